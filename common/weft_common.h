@@ -1,0 +1,195 @@
+/* weft_common.h — result codes, diagnostics, logging and environment shared by every layer. */
+#ifndef WEFT_COMMON_H
+#define WEFT_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#define WEFT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define WEFT_API
+#define WEFT_PRINTF(f, a)
+#endif
+
+/* ---- result codes ----------------------------------------------------------------------- */
+/* X(name, text): one table feeds the enum and weft_result_str(). */
+#define WEFT_RESULTS(X)                                                                            \
+    X(OK, "success")                                                                               \
+    X(ERR_INPUT, "invalid input")                                                                  \
+    X(ERR_USAGE, "invalid usage")                                                                  \
+    X(ERR_NOMEM, "out of memory")                                                                  \
+    X(ERR_SYSTEM, "system error")                                                                  \
+    X(ERR_UNSUPPORTED, "not supported")                                                            \
+    X(ERR_CUDA, "CUDA error")                                                                      \
+    X(ERR_NCCL, "NCCL error")                                                                      \
+    X(ERR_TIMEOUT, "timed out")                                                                    \
+    X(ERR_INTERNAL, "internal error")
+
+typedef enum weft_result {
+#define WEFT_X_(n, t) WEFT_##n,
+    WEFT_RESULTS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_RESULT_COUNT
+} weft_result;
+
+WEFT_API const char *weft_result_str(weft_result r);
+
+/* Called by WEFT_CHECK on the way up so that a failure leaves a file:line trail at TRACE level. */
+void weft_trace_failure(const char *file, int line, weft_result r);
+
+/* Every fallible function declares `weft_result res = WEFT_OK;` and ends in a `fail:` label that
+ * frees in reverse order and returns res. */
+#define WEFT_CHECK(call)                                                                           \
+    do {                                                                                           \
+        weft_result weft_r_ = (call);                                                              \
+        if (weft_r_ != WEFT_OK) {                                                                  \
+            weft_trace_failure(__FILE__, __LINE__, weft_r_);                                       \
+            res = weft_r_;                                                                         \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+#define WEFT_CHECK_ALLOC(ptr)                                                                      \
+    do {                                                                                           \
+        if ((ptr) == NULL) {                                                                       \
+            weft_trace_failure(__FILE__, __LINE__, WEFT_ERR_NOMEM);                                \
+            res = WEFT_ERR_NOMEM;                                                                  \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+#define WEFT_FAIL(code)                                                                            \
+    do {                                                                                           \
+        res = (code);                                                                              \
+        weft_trace_failure(__FILE__, __LINE__, res);                                               \
+        goto fail;                                                                                 \
+    } while (0)
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+#define WEFT_SEVERITIES(X)                                                                         \
+    X(ERROR, "error")                                                                              \
+    X(WARNING, "warning")                                                                          \
+    X(NOTE, "note")                                                                                \
+    X(INFO, "info")
+
+typedef enum weft_severity {
+#define WEFT_X_(n, t) WEFT_SEV_##n,
+    WEFT_SEVERITIES(WEFT_X_)
+#undef WEFT_X_
+} weft_severity;
+
+typedef struct weft_diag_entry {
+    weft_severity sev;
+    char *file;    /* may be NULL */
+    int line;      /* 1-based, 0 = none */
+    int col;       /* 1-based, 0 = none */
+    char *msg;
+    char *source;  /* the source line for a caret, or NULL */
+    int caret_len; /* length of the underlined span, >= 1 when source is set */
+} weft_diag_entry;
+
+/* A collector of diagnostics. Every library function that can reject input takes a weft_diag*;
+ * NULL is allowed and discards messages. Stores at most WEFT_DIAG_MAX entries so that garbage
+ * input cannot make it grow without bound; the overflow is counted. */
+typedef struct weft_diag weft_diag;
+#define WEFT_DIAG_MAX 200
+
+/* Owned by the caller; free with weft_diag_free. */
+WEFT_API weft_diag *weft_diag_new(void);
+WEFT_API void weft_diag_free(weft_diag *d);
+WEFT_API void weft_diag_add(weft_diag *d, weft_severity sev, const char *file, int line, int col,
+                            const char *fmt, ...) WEFT_PRINTF(6, 7);
+WEFT_API void weft_diag_vadd(weft_diag *d, weft_severity sev, const char *file, int line, int col,
+                             const char *fmt, va_list ap);
+/* As weft_diag_add, with the source line and the length of the span to underline. */
+WEFT_API void weft_diag_add_src(weft_diag *d, weft_severity sev, const char *file, int line,
+                                int col, const char *source_line, int caret_len, const char *fmt,
+                                ...) WEFT_PRINTF(8, 9);
+WEFT_API size_t weft_diag_size(const weft_diag *d);
+WEFT_API const weft_diag_entry *weft_diag_get(const weft_diag *d, size_t i);
+/* Number of entries of this severity, including those dropped past WEFT_DIAG_MAX. */
+WEFT_API size_t weft_diag_count(const weft_diag *d, weft_severity sev);
+/* Prints entries at least as severe as min_sev (ERROR < WARNING < NOTE < INFO), in order. */
+WEFT_API void weft_diag_print(const weft_diag *d, FILE *out, weft_severity min_sev);
+/* Formats one entry as it would be printed; returns a malloc'd string owned by the caller. */
+WEFT_API char *weft_diag_format(const weft_diag_entry *e);
+WEFT_API void weft_diag_clear(weft_diag *d);
+WEFT_API const char *weft_severity_str(weft_severity s);
+
+/* ---- environment ------------------------------------------------------------------------ */
+/* X(id, name, alias or NULL, help). Every variable weft reads is listed here and read only
+ * through weft_env_get(); the first read logs it at INFO when set. */
+#define WEFT_ENV_VARS(X)                                                                           \
+    X(ALGO_DIR, "WEFT_ALGO_DIR", "MSCCL_ALGO_DIR",                                                 \
+      "colon-separated algorithm directories or files (.xml, .weft)")                              \
+    X(DISABLE, "WEFT_DISABLE", NULL, "1: behave exactly like stock NCCL")                          \
+    X(DEBUG, "WEFT_DEBUG", NULL, "log level: WARN, INFO or TRACE")                                 \
+    X(DEBUG_FILE, "WEFT_DEBUG_FILE", NULL, "write the log to this file (%h host, %p pid)")         \
+    X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it")   \
+    X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL, "watchdog: abort a stalled collective after this")      \
+    X(TRACE, "WEFT_TRACE", NULL, "record a per-step timeline to this path")
+
+typedef enum weft_env_id {
+#define WEFT_X_(id, n, a, h) WEFT_ENV_##id,
+    WEFT_ENV_VARS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_ENV_COUNT
+} weft_env_id;
+
+/* The value (never NULL: "" when unset), read once and cached. Thread-safe. */
+WEFT_API const char *weft_env_get(weft_env_id id);
+WEFT_API int weft_env_is_set(weft_env_id id);
+/* Integer value, or def when unset or not an integer (a WARN is logged for the latter). */
+WEFT_API long long weft_env_int(weft_env_id id, long long def);
+WEFT_API const char *weft_env_name(weft_env_id id);
+/* Forget cached values (tests change the environment between cases). */
+WEFT_API void weft_env_reset(void);
+
+/* ---- logging ---------------------------------------------------------------------------- */
+#define WEFT_LOG_LEVELS(X)                                                                         \
+    X(NONE, "NONE")                                                                                \
+    X(WARN, "WARN")                                                                                \
+    X(INFO, "INFO")                                                                                \
+    X(TRACE, "TRACE")
+
+typedef enum weft_log_level {
+#define WEFT_X_(n, t) WEFT_LOG_##n,
+    WEFT_LOG_LEVELS(WEFT_X_)
+#undef WEFT_X_
+} weft_log_level;
+
+/* Level from WEFT_DEBUG (default WARN); output to WEFT_DEBUG_FILE or stderr, each line prefixed
+ * "host:pid weft LEVEL". */
+WEFT_API weft_log_level weft_log_level_get(void);
+WEFT_API void weft_log(weft_log_level lvl, const char *fmt, ...) WEFT_PRINTF(2, 3);
+#define WEFT_WARN(...) weft_log(WEFT_LOG_WARN, __VA_ARGS__)
+#define WEFT_INFO(...)                                                                             \
+    do {                                                                                           \
+        if (weft_log_level_get() >= WEFT_LOG_INFO) weft_log(WEFT_LOG_INFO, __VA_ARGS__);           \
+    } while (0)
+#define WEFT_TRACE(...)                                                                            \
+    do {                                                                                           \
+        if (weft_log_level_get() >= WEFT_LOG_TRACE) weft_log(WEFT_LOG_TRACE, __VA_ARGS__);         \
+    } while (0)
+/* Re-read WEFT_DEBUG / WEFT_DEBUG_FILE (after weft_env_reset). */
+WEFT_API void weft_log_reset(void);
+
+/* ---- small helpers shared by the layers -------------------------------------------------- */
+/* Reads a whole file; *data is malloc'd, NUL-terminated, owned by the caller. */
+WEFT_API weft_result weft_read_file(const char *path, char **data, size_t *len, weft_diag *d);
+WEFT_API char *weft_strdup(const char *s);
+WEFT_API char *weft_asprintf(const char *fmt, ...) WEFT_PRINTF(1, 2);
+
+/* Growable array helper: ensures capacity for n+1 elements of size sz; returns 0 on success. */
+int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,196 @@
+/* ir.c — IR tables, construction, copying and comparison. */
+#include "weft_ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    unsigned char in_seg, out_seg, reduces, rooted, runnable;
+} coll_table[] = {
+#define WEFT_X_(id, n, is, os, red, root, run) {n, is, os, red, root, run},
+    WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static const char *const proto_names[] = {
+#define WEFT_X_(id, n) n,
+    WEFT_PROTOS(WEFT_X_)
+#undef WEFT_X_
+};
+
+const char *weft_coll_name(weft_coll c) {
+    return (unsigned)c < WEFT_COLL_COUNT ? coll_table[c].name : "?";
+}
+const char *weft_proto_name(weft_proto p) {
+    return (unsigned)p < WEFT_PROTO_COUNT ? proto_names[p] : "?";
+}
+int weft_coll_from_name(const char *name) {
+    if (strcmp(name, "reduce_scatter") == 0) return WEFT_COLL_REDUCESCATTER;
+    for (int i = 0; i < WEFT_COLL_COUNT; i++)
+        if (strcmp(name, coll_table[i].name) == 0) return i;
+    return -1;
+}
+int weft_proto_from_name(const char *name) {
+    for (int i = 0; i < WEFT_PROTO_COUNT; i++)
+        if (strcmp(name, proto_names[i]) == 0) return i;
+    return -1;
+}
+int weft_coll_reduces(weft_coll c) {
+    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].reduces;
+}
+int weft_coll_rooted(weft_coll c) {
+    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].rooted;
+}
+int weft_coll_runnable(weft_coll c) {
+    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].runnable;
+}
+int weft_coll_large(weft_coll c, weft_buf b) {
+    if ((unsigned)c >= WEFT_COLL_COUNT) return 0;
+    if (b == WEFT_BUF_INPUT) return coll_table[c].in_seg == 0;
+    if (b == WEFT_BUF_OUTPUT) return coll_table[c].out_seg == 0;
+    return 0;
+}
+
+int32_t weft_algo_size_mult(const weft_algo *a) {
+    return weft_coll_large(a->coll, WEFT_BUF_INPUT) || weft_coll_large(a->coll, WEFT_BUF_OUTPUT)
+               ? a->ngpus
+               : 1;
+}
+
+int32_t weft_algo_chunks_per_seg(const weft_algo *a) {
+    int32_t m = weft_algo_size_mult(a);
+    return m > 0 ? a->nchunksperloop / m : 0;
+}
+
+int64_t weft_algo_nsteps(const weft_algo *a) {
+    int64_t n = 0;
+    for (int32_t r = 0; r < a->ngpus; r++)
+        for (int32_t t = 0; t < a->gpus[r].ntbs; t++) n += a->gpus[r].tbs[t].nsteps;
+    return n;
+}
+
+weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus, int32_t nchunksperloop) {
+    if (ngpus < 0) return NULL;
+    weft_algo *a = calloc(1, sizeof *a);
+    if (a == NULL) return NULL;
+    a->name = weft_strdup(name ? name : "");
+    a->gpus = calloc(ngpus > 0 ? (size_t)ngpus : 1, sizeof *a->gpus);
+    if (a->name == NULL || a->gpus == NULL) {
+        weft_algo_free(a);
+        return NULL;
+    }
+    a->coll = coll;
+    a->proto = WEFT_PROTO_SIMPLE;
+    a->ngpus = ngpus;
+    a->nchunksperloop = nchunksperloop;
+    a->outofplace = 1;
+    for (int32_t r = 0; r < ngpus; r++) a->gpus[r].id = r;
+    return a;
+}
+
+static void gpu_free(weft_gpu *g) {
+    for (int32_t t = 0; t < g->ntbs; t++) free(g->tbs[t].steps);
+    free(g->tbs);
+}
+
+void weft_algo_free(weft_algo *a) {
+    if (a == NULL) return;
+    if (a->gpus)
+        for (int32_t r = 0; r < a->ngpus; r++) gpu_free(&a->gpus[r]);
+    free(a->gpus);
+    free(a->name);
+    free(a->file);
+    free(a);
+}
+
+weft_tb *weft_gpu_add_tb(weft_gpu *g, int32_t send, int32_t recv, int32_t chan) {
+    size_t cap = (size_t)g->cap;
+    if (weft_grow((void **)&g->tbs, &cap, (size_t)g->ntbs, sizeof *g->tbs) != 0) return NULL;
+    g->cap = (int32_t)cap;
+    weft_tb *tb = &g->tbs[g->ntbs];
+    memset(tb, 0, sizeof *tb);
+    tb->id = g->ntbs++;
+    tb->send = send;
+    tb->recv = recv;
+    tb->chan = chan;
+    return tb;
+}
+
+int32_t weft_tb_add_step(weft_tb *tb, const weft_step *s) {
+    size_t cap = (size_t)tb->cap;
+    if (weft_grow((void **)&tb->steps, &cap, (size_t)tb->nsteps, sizeof *tb->steps) != 0)
+        return -1;
+    tb->cap = (int32_t)cap;
+    tb->steps[tb->nsteps] = *s;
+    return tb->nsteps++;
+}
+
+weft_algo *weft_algo_clone(const weft_algo *a) {
+    weft_algo *c = weft_algo_new(a->name, a->coll, a->ngpus, a->nchunksperloop);
+    if (c == NULL) return NULL;
+    weft_gpu *saved = c->gpus;
+    char *saved_name = c->name;
+    *c = *a;
+    c->gpus = saved;
+    c->name = saved_name;
+    c->file = a->file ? weft_strdup(a->file) : NULL;
+    if (a->file && c->file == NULL) goto fail;
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        weft_gpu *h = &c->gpus[r];
+        *h = *g;
+        h->tbs = NULL;
+        h->ntbs = h->cap = 0;
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            const weft_tb *tb = &g->tbs[t];
+            weft_tb *u = weft_gpu_add_tb(h, tb->send, tb->recv, tb->chan);
+            if (u == NULL) goto fail;
+            u->id = tb->id;
+            u->line = tb->line;
+            for (int32_t s = 0; s < tb->nsteps; s++)
+                if (weft_tb_add_step(u, &tb->steps[s]) < 0) goto fail;
+        }
+    }
+    return c;
+fail:
+    weft_algo_free(c);
+    return NULL;
+}
+
+#define DIFF(...)                                                                                  \
+    do {                                                                                           \
+        if (why) snprintf(why, whylen, __VA_ARGS__);                                               \
+        return 0;                                                                                  \
+    } while (0)
+
+int weft_algo_equal(const weft_algo *a, const weft_algo *b, char *why, size_t whylen) {
+    if (a->proto != b->proto) DIFF("proto differs");
+    if (a->coll != b->coll) DIFF("coll differs");
+    if (a->nchannels != b->nchannels) DIFF("nchannels differs");
+    if (a->nchunksperloop != b->nchunksperloop) DIFF("nchunksperloop differs");
+    if (a->ngpus != b->ngpus) DIFF("ngpus differs");
+    if (a->inplace != b->inplace || a->outofplace != b->outofplace) DIFF("buffer modes differ");
+    if (a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes) DIFF("size range differs");
+    if (weft_coll_rooted(a->coll) && a->root != b->root) DIFF("root differs");
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r], *h = &b->gpus[r];
+        if (g->i_chunks != h->i_chunks || g->o_chunks != h->o_chunks || g->s_chunks != h->s_chunks)
+            DIFF("gpu %d: chunk counts differ", r);
+        if (g->ntbs != h->ntbs) DIFF("gpu %d: tb count differs", r);
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            const weft_tb *x = &g->tbs[t], *y = &h->tbs[t];
+            if (x->send != y->send || x->recv != y->recv || x->chan != y->chan)
+                DIFF("gpu %d tb %d: send/recv/chan differ", r, t);
+            if (x->nsteps != y->nsteps) DIFF("gpu %d tb %d: step count differs", r, t);
+            for (int32_t s = 0; s < x->nsteps; s++) {
+                const weft_step *p = &x->steps[s], *q = &y->steps[s];
+                if (p->type != q->type || p->srcbuf != q->srcbuf || p->dstbuf != q->dstbuf ||
+                    p->srcoff != q->srcoff || p->dstoff != q->dstoff || p->cnt != q->cnt ||
+                    p->depid != q->depid || p->deps != q->deps || p->hasdep != q->hasdep)
+                    DIFF("gpu %d tb %d step %d differs", r, t, s);
+            }
+        }
+    }
+    return 1;
+}

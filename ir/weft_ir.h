@@ -1,0 +1,167 @@
+/* weft_ir.h — the MSCCL XML IR: types, tables, reader, writer, validation, verifier, CPU executor. */
+#ifndef WEFT_IR_H
+#define WEFT_IR_H
+
+#include "weft_common.h"
+#include "weft_semantics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- enumerations (one X-macro table each; see weft_semantics.h for step types, data types,
+ *      reduction ops and buffers, which device code shares) ------------------------------- */
+
+/* X(id, xml name, input segments, output segments, reduces, rooted, runnable)
+ * segments: 1 = the buffer holds `count` elements; 0 = it holds N x count (the "large" side,
+ * N = ngpus), cut into N segments of `count`. nchunksperloop K = (N if any side is large else 1)
+ * x k, where k is the number of chunks per segment. `runnable` = 0: accepted by the reader and
+ * writer, but neither verified nor executed (no NCCL collective matches it). */
+#define WEFT_COLLS(X)                                                                              \
+    X(ALLREDUCE, "allreduce", 1, 1, 1, 0, 1)                                                       \
+    X(ALLGATHER, "allgather", 1, 0, 0, 0, 1)                                                       \
+    X(REDUCESCATTER, "reducescatter", 0, 1, 1, 0, 1)                                               \
+    X(ALLTOALL, "alltoall", 0, 0, 0, 0, 1)                                                         \
+    X(BROADCAST, "broadcast", 1, 1, 0, 1, 1)                                                       \
+    X(REDUCE, "reduce", 1, 1, 1, 1, 1)                                                             \
+    X(GATHER, "gather", 1, 0, 0, 1, 1)                                                             \
+    X(SCATTER, "scatter", 0, 1, 0, 1, 1)                                                           \
+    X(ALLTOALLV, "alltoallv", 0, 0, 0, 0, 0)                                                       \
+    X(SEND, "send", 1, 1, 0, 0, 0)                                                                 \
+    X(RECV, "recv", 1, 1, 0, 0, 0)                                                                 \
+    X(CUSTOM, "custom", 1, 1, 0, 0, 0)
+
+typedef enum weft_coll {
+#define WEFT_X_(id, n, is, os, red, root, run) WEFT_COLL_##id,
+    WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_COLL_COUNT
+} weft_coll;
+
+/* X(id, xml name) */
+#define WEFT_PROTOS(X)                                                                             \
+    X(SIMPLE, "Simple")                                                                            \
+    X(LL, "LL")                                                                                    \
+    X(LL128, "LL128")
+
+typedef enum weft_proto {
+#define WEFT_X_(id, n) WEFT_PROTO_##id,
+    WEFT_PROTOS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_PROTO_COUNT
+} weft_proto;
+
+WEFT_API const char *weft_coll_name(weft_coll c);
+WEFT_API const char *weft_proto_name(weft_proto p);
+/* Lookups by name; return -1 when unknown. weft_coll_from_name accepts "reduce_scatter". */
+WEFT_API int weft_coll_from_name(const char *name);
+WEFT_API int weft_proto_from_name(const char *name);
+WEFT_API int weft_coll_reduces(weft_coll c);
+WEFT_API int weft_coll_rooted(weft_coll c);
+WEFT_API int weft_coll_runnable(weft_coll c);
+/* 1 when buffer b (INPUT or OUTPUT) of collective c holds N x count elements. */
+WEFT_API int weft_coll_large(weft_coll c, weft_buf b);
+
+/* ---- the IR ----------------------------------------------------------------------------- */
+/* A step's index inside its tb is its position in tb->steps (the XML `s`). `line` is the
+ * XML line the element came from (0 when built in memory), for diagnostics. */
+typedef struct weft_step {
+    weft_step_type type;
+    weft_buf srcbuf, dstbuf;
+    int32_t srcoff, dstoff, cnt;
+    int32_t depid, deps; /* -1 = none */
+    uint8_t hasdep;
+    int32_t line;
+} weft_step;
+
+typedef struct weft_tb {
+    int32_t id; /* == its index in gpu->tbs */
+    int32_t send, recv; /* peer rank or -1 */
+    int32_t chan;
+    int32_t nsteps, cap;
+    weft_step *steps;
+    int32_t line;
+} weft_tb;
+
+typedef struct weft_gpu {
+    int32_t id; /* == its index in algo->gpus */
+    int32_t i_chunks, o_chunks, s_chunks;
+    int32_t ntbs, cap;
+    weft_tb *tbs;
+    int32_t line;
+} weft_gpu;
+
+typedef struct weft_algo {
+    char *name;
+    char *file; /* path it was read from, for diagnostics; may be NULL */
+    weft_proto proto;
+    weft_coll coll;
+    int32_t nchannels, nchunksperloop, ngpus;
+    uint8_t inplace, outofplace;
+    int64_t min_bytes, max_bytes; /* as in the file: max_bytes 0 = unbounded */
+    /* weft extension (attribute `root`, written only for rooted collectives): the root rank
+     * of broadcast, reduce, gather and scatter. MSCCL runtimes ignore unknown attributes. */
+    int32_t root;
+    uint8_t legacy; /* the file lacked outofplace/minBytes/maxBytes; defaults were applied */
+    int32_t line;
+    weft_gpu *gpus; /* ngpus entries, indexed by rank */
+} weft_algo;
+
+/* ---- building and freeing (ir.c) -------------------------------------------------------- */
+/* A new algo with ngpus empty gpus (ids set), proto Simple, inplace 0, outofplace 1, no size
+ * bounds. Owned by the caller; free with weft_algo_free. NULL on allocation failure. */
+WEFT_API weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus,
+                                  int32_t nchunksperloop);
+WEFT_API void weft_algo_free(weft_algo *a);
+/* Deep copy, owned by the caller. */
+WEFT_API weft_algo *weft_algo_clone(const weft_algo *a);
+/* Appends a tb with the next id; returns it (owned by gpu), NULL on allocation failure. */
+WEFT_API weft_tb *weft_gpu_add_tb(weft_gpu *g, int32_t send, int32_t recv, int32_t chan);
+/* Appends a copy of *s; returns the new step's index, -1 on allocation failure. */
+WEFT_API int32_t weft_tb_add_step(weft_tb *tb, const weft_step *s);
+/* Structural equality (ignores name, file and lines). When different and why != NULL, writes
+ * the first difference there. */
+WEFT_API int weft_algo_equal(const weft_algo *a, const weft_algo *b, char *why, size_t whylen);
+/* Multiplier from the per-segment count to the large buffer: ngpus or 1. */
+WEFT_API int32_t weft_algo_size_mult(const weft_algo *a);
+/* Chunks per segment k = nchunksperloop / size_mult. */
+WEFT_API int32_t weft_algo_chunks_per_seg(const weft_algo *a);
+/* Total steps over all ranks and tbs. */
+WEFT_API int64_t weft_algo_nsteps(const weft_algo *a);
+
+/* ---- XML (xml_read.c, xml_write.c) ------------------------------------------------------ */
+/* Reads an MSCCL XML algorithm. Errors are reported as `file:line: message` naming the element
+ * and attribute; legacy files get defaults with an INFO note. On success *out is owned by the
+ * caller. The structural validation below runs as part of reading. */
+WEFT_API weft_result weft_ir_read_file(const char *path, weft_algo **out, weft_diag *d);
+/* As above from memory; `name` is used in diagnostics. */
+WEFT_API weft_result weft_ir_read_memory(const char *data, size_t len, const char *name,
+                                         weft_algo **out, weft_diag *d);
+/* Writes exactly the shape the MSCCL executor and RCCL parse: one element per line, all ten
+ * step attributes, double quotes, no XML declaration, no tabs. Deterministic. */
+WEFT_API weft_result weft_ir_write(const weft_algo *a, FILE *out);
+/* As weft_ir_write into a malloc'd string owned by the caller. */
+WEFT_API weft_result weft_ir_write_string(const weft_algo *a, char **out);
+
+/* ---- structural validation (validate.c) ------------------------------------------------- */
+/* One send and one recv peer per tb, one tb per (peer, channel, direction), dependencies point
+ * at existing steps marked hasdep, offsets within the declared chunk counts, nchannels and
+ * nchunksperloop consistent. Limits of the MSCCL runtimes become warnings. Returns
+ * WEFT_ERR_INPUT when any error was reported. */
+WEFT_API weft_result weft_ir_validate(const weft_algo *a, weft_diag *d);
+
+/* ---- listing (show.c) ------------------------------------------------------------------- */
+/* Readable per-rank, per-tb listing and a summary (ranks, tbs, channels, steps by type, chunks
+ * moved per peer pair). */
+WEFT_API weft_result weft_ir_show(const weft_algo *a, FILE *out, int summary_only);
+
+/* ---- semantic verification (verify.c) --------------------------------------------------- */
+/* section owned by the verifier */
+
+/* ---- CPU reference executor (exec.c) ---------------------------------------------------- */
+/* section owned by the CPU executor */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

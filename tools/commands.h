@@ -1,0 +1,16 @@
+/* commands.h — the table of `weft` subcommands: X(name, summary). One line per command; each is
+ * implemented as `int weft_cmd_<name>(int argc, char **argv)` in tools/cmd_<name>.c. */
+#ifndef WEFT_TOOLS_COMMANDS_H
+#define WEFT_TOOLS_COMMANDS_H
+
+#define WEFT_COMMANDS(X)                                                                           \
+    X(env, "list the environment variables weft reads, with their values")
+
+#define WEFT_X_(n, s) int weft_cmd_##n(int argc, char **argv);
+WEFT_COMMANDS(WEFT_X_)
+#undef WEFT_X_
+
+/* Exit codes shared by every subcommand. */
+enum { WEFT_EXIT_OK = 0, WEFT_EXIT_INPUT = 1, WEFT_EXIT_USAGE = 2 };
+
+#endif
