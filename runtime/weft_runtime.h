@@ -1,0 +1,107 @@
+/* weft_runtime.h — the GPU runtime's C API: algorithm registry and selection, attaching weft to
+ * NCCL communicators, launching collectives. Used by applications and by libweft_nccl.so. */
+#ifndef WEFT_RUNTIME_H
+#define WEFT_RUNTIME_H
+
+#include "weft_ir.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the NCCL entry points the runtime uses --------------------------------------------- *
+ * The runtime never calls NCCL by symbol: inside libweft_nccl.so those symbols are weft's own
+ * interposers. The shim fills this table with the real implementations (pncclX via
+ * RTLD_NEXT); a plain application gets a table resolved from the process (dlsym). */
+#define WEFT_NCCL_FUNCS(X)                                                                         \
+    X(ncclResult_t, GetVersion, (int *))                                                           \
+    X(const char *, GetErrorString, (ncclResult_t))                                                \
+    X(ncclResult_t, CommCount, (const ncclComm_t, int *))                                          \
+    X(ncclResult_t, CommUserRank, (const ncclComm_t, int *))                                       \
+    X(ncclResult_t, CommCuDevice, (const ncclComm_t, int *))                                       \
+    X(ncclResult_t, MemAlloc, (void **, size_t))                                                   \
+    X(ncclResult_t, MemFree, (void *))                                                             \
+    X(ncclResult_t, CommWindowRegister, (ncclComm_t, void *, size_t, ncclWindow_t *, int))        \
+    X(ncclResult_t, CommWindowDeregister, (ncclComm_t, ncclWindow_t))                              \
+    X(ncclResult_t, AllReduce,                                                                     \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))       \
+    X(ncclResult_t, AllGather,                                                                     \
+      (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))                    \
+    X(ncclResult_t, GroupStart, (void))                                                            \
+    X(ncclResult_t, GroupEnd, (void))
+
+typedef struct weft_nccl_api {
+#define WEFT_X_(ret, name, args) ret(*name) args;
+    WEFT_NCCL_FUNCS(WEFT_X_)
+#undef WEFT_X_
+    /* ncclDevCommCreate / ncclDevCommDestroy, typed as void* here because their argument types
+     * are C++ (nccl_device/); the .cu code casts them back. */
+    void *DevCommCreate;
+    void *DevCommDestroy;
+} weft_nccl_api;
+
+/* Installs the table the runtime uses from now on (the shim calls this once, before any
+ * attach). Without it the first attach resolves ncclX with dlsym(RTLD_DEFAULT). */
+WEFT_API void weft_runtime_set_nccl_api(const weft_nccl_api *api);
+
+/* ---- registry --------------------------------------------------------------------------- */
+typedef struct weft_registry weft_registry;
+
+/* Owned by the caller; free with weft_registry_free. */
+WEFT_API weft_result weft_registry_new(weft_registry **out);
+WEFT_API void weft_registry_free(weft_registry *r);
+/* Loads every algorithm named by a colon-separated list of directories and files (.xml; .weft
+ * when the compiler is built in), in a deterministic order (files sorted by name). A file that
+ * fails to read or to verify is reported in d and skipped; the others still load. Returns
+ * WEFT_OK when the list could be walked, even if some files were skipped. */
+WEFT_API weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d);
+/* Adds an algorithm (takes ownership of a, also on failure). It is verified first. */
+WEFT_API weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d);
+WEFT_API size_t weft_registry_size(const weft_registry *r);
+WEFT_API const weft_algo *weft_registry_get(const weft_registry *r, size_t i);
+
+/* One collective call, as the application made it. */
+typedef struct weft_call {
+    weft_coll coll;
+    weft_dtype dtype;
+    weft_redop op;
+    size_t count; /* NCCL's count argument */
+    int inplace;
+    int root; /* rooted collectives */
+    int nranks;
+} weft_call;
+
+/* The first algorithm that serves the call (collective, rank count, message bytes within
+ * [minBytes, maxBytes], buffer mode, type and op, root), or -1; when -1 and why is not NULL, a
+ * static string says why the last candidate was rejected. A pure function of its arguments, so
+ * every rank decides the same. */
+WEFT_API int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why);
+
+/* ---- communicators ---------------------------------------------------------------------- */
+typedef struct weft_comm weft_comm;
+
+/* Attaches weft to NCCL communicators (collective: every rank of each communicator calls it;
+ * several communicators of one process are attached together, as ncclCommInitAll creates
+ * them). Creates weft-owned symmetric windows, the device communicator, FIFOs, and uploads the
+ * step tables of the registry's algorithms that fit each communicator. All ranks agree on the
+ * outcome: when any rank fails, every rank gets an error and a NULL weft_comm. The registry
+ * must outlive the weft_comms. out[i] is owned by the caller; release with weft_comm_detach. */
+WEFT_API weft_result weft_comm_attach(int ncomms, ncclComm_t *comms, const weft_registry *reg,
+                                      weft_comm **out, weft_diag *d);
+/* Collective like ncclCommDestroy; frees everything weft created for the communicator. */
+WEFT_API weft_result weft_comm_detach(weft_comm *c);
+
+/* Launches one collective on stream: returns WEFT_OK when weft served it, WEFT_ERR_UNSUPPORTED
+ * when no loaded algorithm fits (nothing was launched: the caller uses NCCL), another error
+ * when the launch failed. Never allocates or synchronizes the host; capturable in CUDA graphs.
+ * *served, when not NULL, receives the name of the algorithm that ran. */
+WEFT_API weft_result weft_comm_launch(weft_comm *c, const weft_call *call, const void *sendbuff,
+                                      void *recvbuff, cudaStream_t stream, const char **served);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
