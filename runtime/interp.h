@@ -222,7 +222,7 @@ template <class P, class T, class Op> struct Interp {
                     weft_dsrc s = a.xsrc[st.xsrc + r];
                     const char *x = chunk(s.buf, s.off + j, e0, en, &l);
                     lim = l < lim ? l : lim;
-                    if (p.tid() == r) sr[r] = x;
+                    if (r % p.nthreads() == p.tid()) sr[r] = x;
                 }
                 p.sync();
                 q.nred = st.nsrc;
