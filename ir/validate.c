@@ -360,7 +360,8 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
         const weft_step *st = &a->gpus[first_big[0]].tbs[first_big[1]].steps[first_big[2]];
         char more[64] = "";
         if (big_cnt > 1)
-            snprintf(more, sizeof more, " (and %lld more steps)", (long long)big_cnt - 1);
+            snprintf(more, sizeof more, " (and %lld more step%s)", (long long)big_cnt - 1,
+                     big_cnt > 2 ? "s" : "");
         vreport(&v, WEFT_SEV_WARNING, st->line, (int32_t)first_big[0], (int32_t)first_big[1],
                 (int32_t)first_big[2], "cnt=\"%d\"%s: the MSCCL runtimes accept cnt below %d only",
                 st->cnt, more, MSCCL_MAX_CNT);

@@ -315,17 +315,28 @@ static int child_element(reader *r, const xmlNode *n, const char *parent) {
     }
 }
 
+/* An element's name as written: <m:gpu>, or <gpu xmlns="urn:x"> for a default namespace. */
+static void elem_name(char *out, size_t len, const xmlNode *n) {
+    char b[48], h[48];
+    const char *name = shown((const char *)n->name, b, sizeof b);
+    if (n->ns && n->ns->prefix)
+        snprintf(out, len, "<%s:%s>", shown((const char *)n->ns->prefix, h, sizeof h), name);
+    else if (n->ns && n->ns->href)
+        snprintf(out, len, "<%s xmlns=\"%s\">", name,
+                 shown((const char *)n->ns->href, h, sizeof h));
+    else
+        snprintf(out, len, "<%s>", name);
+}
+
 static void unexpected_element(reader *r, const xmlNode *n, const char *parent,
                                const char *expected) {
-    char b[48];
-    const char *pre = n->ns && n->ns->prefix ? (const char *)n->ns->prefix : "";
+    char e[128];
+    elem_name(e, sizeof e, n);
     if (expected)
-        report(r, WEFT_SEV_ERROR, line_of(n),
-               "unexpected element <%s%s%s> inside <%s> (expected <%s>)", pre, *pre ? ":" : "",
-               shown((const char *)n->name, b, sizeof b), parent, expected);
+        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s> (expected <%s>)",
+               e, parent, expected);
     else
-        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element <%s%s%s> inside <%s>", pre,
-               *pre ? ":" : "", shown((const char *)n->name, b, sizeof b), parent);
+        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s>", e, parent);
 }
 
 typedef struct step_in {
@@ -655,9 +666,9 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     if (!is_elem(root, "algo")) {
-        char b[48];
-        report(&r, WEFT_SEV_ERROR, line_of(root), "root element is <%s>, expected <algo>",
-               shown((const char *)root->name, b, sizeof b));
+        char e[128];
+        elem_name(e, sizeof e, root);
+        report(&r, WEFT_SEV_ERROR, line_of(root), "root element is %s, expected <algo>", e);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     WEFT_CHECK(read_algo(&r, root, &a));
