@@ -420,7 +420,7 @@ static weft_result read_tb(reader *r, const xmlNode *n, weft_gpu *g, int32_t ran
     }
     if (bad) goto fail;
     /* Steps may come in any order (the MSCCL runtimes index them by `s`). */
-    qsort(steps, nsteps, sizeof *steps, cmp_step_in);
+    if (nsteps > 1) qsort(steps, nsteps, sizeof *steps, cmp_step_in);
     for (size_t i = 1; i < nsteps; i++)
         if (steps[i].s == steps[i - 1].s) {
             report(r, WEFT_SEV_ERROR, steps[i].st.line,
@@ -479,7 +479,7 @@ static weft_result read_gpu(reader *r, const xmlNode *n, weft_gpu *g, int32_t *i
     if (r->nerr != before) bad = 1;
     if (bad) goto fail;
     /* tbs may come in any order; their ids must be exactly 0..n-1. */
-    qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
+    if (g->ntbs > 1) qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
     for (int32_t t = 1; t < g->ntbs; t++)
         if (g->tbs[t].id == g->tbs[t - 1].id) {
             report(r, WEFT_SEV_ERROR, g->tbs[t].line,
