@@ -206,7 +206,7 @@ static const char *const hint_names[] = {
 };
 
 weft_result weft_cc_write_ops(const weft_cc_program *p, FILE *out) {
-    fprintf(out, "# %s: %s, %d ranks, %d chunks, %s, %s%s%s, instances %d\n", p->name,
+    fprintf(out, "# %s: %s, %d ranks, chunks %d, %s, %s%s%s, instances %d\n", p->name,
             weft_coll_name(p->coll), p->nranks, p->chunks, weft_proto_name(p->proto),
             p->inplace ? "inplace" : "", p->inplace && p->outofplace ? " " : "",
             p->outofplace ? "outofplace" : "", p->instances);

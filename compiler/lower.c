@@ -14,11 +14,23 @@
 
 enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
 
+/* Sort key of a step: chain head position, then 2 x own position (odd values are for local
+ * steps moved just before a chain step that needs them), then own position. */
+typedef struct key {
+    int64_t h, x, z;
+} key;
+
+static int key_less(key a, key b) {
+    if (a.h != b.h) return a.h < b.h;
+    if (a.x != b.x) return a.x < b.x;
+    return a.z < b.z;
+}
+
 typedef struct half {
     uint8_t kind;
     int32_t rank, op, step;
     int32_t node; /* union-find node: the connection end or thread block it lives in */
-    int64_t kh, kx;
+    key k;
     int64_t dep0;
     int32_t ndeps;
 } half;
@@ -27,7 +39,6 @@ typedef struct lstep {
     weft_step_type type;
     int32_t rank, tb;
     int32_t recv, send, local; /* halves, -1 when absent */
-    int64_t kh, kx;
     int32_t idx, final_idx, nwaits;
     int64_t wait0; /* waits in lowerer.waits: (tb, abstract index) pairs */
     uint8_t hasdep;
@@ -38,9 +49,9 @@ typedef struct lstep {
 typedef struct node {
     int32_t parent;
     int32_t rank, send, recv, chan, label;
-    int32_t tb;      /* final thread block index on its rank (roots) */
-    int64_t firstkh; /* ordering of unlabelled blocks */
-    int64_t firstkx;
+    int32_t tb;    /* final thread block index on its rank (roots) */
+    key first;     /* ordering of unlabelled blocks */
+    uint8_t used;  /* holds a step */
 } node;
 
 typedef struct lowerer {
@@ -80,7 +91,8 @@ static int32_t new_node(lowerer *L, int32_t rank) {
     n->parent = (int32_t)L->nnodes;
     n->rank = rank;
     n->send = n->recv = n->chan = n->label = n->tb = -1;
-    n->firstkh = n->firstkx = INT64_MAX;
+    n->first = (key){INT64_MAX, INT64_MAX, INT64_MAX};
+    n->used = 0;
     return (int32_t)L->nnodes++;
 }
 
@@ -289,16 +301,25 @@ out:
 
 /* ---- keys ------------------------------------------------------------------------------- */
 
-static int key_less(int64_t ah, int64_t ax, int64_t bh, int64_t bx) {
-    return ah < bh || (ah == bh && ax < bx);
-}
-
-/* Would half r, given key (kh, kx), still come after everything it depends on? */
-static int deps_before(const lowerer *L, int32_t r, int64_t kh, int64_t kx) {
+/* Would half r, given key k, still come after everything it depends on? Local steps in the
+ * way (a copy placed just before the chain in program order, typically) are moved earlier
+ * when their own dependencies allow it. */
+static int deps_before(lowerer *L, int32_t r, key k) {
     const half *h = &L->h[r];
+    int32_t moves[64], nmoves = 0;
     for (int32_t i = 0; i < h->ndeps; i++) {
-        const half *d = &L->h[L->deps[h->dep0 + i]];
-        if (!key_less(d->kh, d->kx, kh, kx)) return 0;
+        int32_t di = L->deps[h->dep0 + i];
+        const half *d = &L->h[di];
+        if (key_less(d->k, k)) continue;
+        if (d->kind != H_LOCAL || nmoves == 64) return 0;
+        key nk = {k.h, k.x - 1, d->k.z};
+        for (int32_t j = 0; j < d->ndeps; j++)
+            if (!key_less(L->h[L->deps[d->dep0 + j]].k, nk)) return 0;
+        moves[nmoves++] = di;
+    }
+    for (int32_t i = 0; i < nmoves; i++) {
+        half *d = &L->h[moves[i]];
+        d->k = (key){k.h, k.x - 1, d->k.z};
     }
     return 1;
 }
@@ -359,13 +380,21 @@ static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
 /* qsort has no context argument; lowering is not reentrant across threads for this reason
  * only during the two sorts below. */
 static const lowerer *sort_L;
+
+static int32_t step_half(const lstep *s) {
+    return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
+}
+
+static key step_key(const lowerer *L, const lstep *s) {
+    return L->h[step_half(s)].k;
+}
+
 static int cmp_step_ids(const void *a, const void *b) {
     const lstep *x = &sort_L->steps[*(const int32_t *)a], *y = &sort_L->steps[*(const int32_t *)b];
     if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
     if (x->tb != y->tb) return x->tb < y->tb ? -1 : 1;
-    if (key_less(x->kh, x->kx, y->kh, y->kx)) return -1;
-    if (key_less(y->kh, y->kx, x->kh, x->kx)) return 1;
-    return 0;
+    key kx = step_key(sort_L, x), ky = step_key(sort_L, y);
+    return key_less(kx, ky) ? -1 : key_less(ky, kx) ? 1 : 0;
 }
 
 /* XML offset of a chunk in instance c: each segment of k chunks becomes k x I chunks, copy c
@@ -477,13 +506,7 @@ static int cmp_roots(const void *a, const void *b) {
     if (u->rank != v->rank) return u->rank < v->rank ? -1 : 1;
     if ((u->label >= 0) != (v->label >= 0)) return u->label >= 0 ? -1 : 1;
     if (u->label >= 0) return u->label < v->label ? -1 : u->label > v->label;
-    if (key_less(u->firstkh, u->firstkx, v->firstkh, v->firstkx)) return -1;
-    if (key_less(v->firstkh, v->firstkx, u->firstkh, u->firstkx)) return 1;
-    return 0;
-}
-
-static int32_t step_half(const lstep *s) {
-    return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
+    return key_less(u->first, v->first) ? -1 : key_less(v->first, u->first) ? 1 : 0;
 }
 
 static weft_result build(lowerer *L, weft_algo **out) {
@@ -512,10 +535,8 @@ static weft_result build(lowerer *L, weft_algo **out) {
     for (size_t i = 0; i < L->nsteps; i++) {
         lstep *s = &L->steps[i];
         node *root = &L->nodes[find(L, L->h[step_half(s)].node)];
-        if (key_less(s->kh, s->kx, root->firstkh, root->firstkx)) {
-            root->firstkh = s->kh;
-            root->firstkx = s->kx;
-        }
+        root->used = 1;
+        if (key_less(step_key(L, s), root->first)) root->first = step_key(L, s);
     }
     roots = malloc((L->nnodes + 1) * sizeof *roots);
     ntbs = calloc((size_t)N + 1, sizeof *ntbs);
@@ -524,7 +545,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
     WEFT_CHECK_ALLOC(ntbs);
     WEFT_CHECK_ALLOC(rootfirst);
     for (size_t i = 0; i < L->nnodes; i++)
-        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].firstkh != INT64_MAX)
+        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used)
             roots[nroots++] = (int32_t)i;
     sort_L = L;
     qsort(roots, nroots, sizeof *roots, cmp_roots);
@@ -710,6 +731,7 @@ fail:
 weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     lowerer L;
+    int32_t *consumer = NULL;
     memset(&L, 0, sizeof L);
     L.p = p;
     L.d = d;
@@ -780,10 +802,9 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             int32_t st = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE,
                                   hs->rank);
             if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-            hs->kh = hs->kx = (int64_t)i;
+            hs->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             hs->step = st;
             L.steps[st].local = si;
-            L.steps[st].kh = L.steps[st].kx = (int64_t)i;
             continue;
         }
         int32_t from = p->fuse_from[i];
@@ -795,17 +816,15 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             char why[160];
             if (rp->kind == H_RECV && ps && ps->send < 0 && chan_of(pop) == chan_of(op) &&
                 conflict(&L, rp->node, hs->node, why, sizeof why) == NULL &&
-                deps_before(&L, ri, rp->kh, (int64_t)i)) {
+                deps_before(&L, ri, (key){rp->k.h, 2 * (int64_t)i, (int64_t)i})) {
                 unite(&L, rp->node, hs->node);
                 ps->send = si;
                 ps->type = ps->type == WEFT_STEP_RECV
                                ? WEFT_STEP_RCS
                                : (p->dead[from] ? WEFT_STEP_RRS : WEFT_STEP_RRCS);
                 hs->step = rp->step;
-                hs->kh = rp->kh;
-                hs->kx = rp->kx;
-                hr->kh = rp->kh;
-                hr->kx = (int64_t)i;
+                hs->k = rp->k;
+                hr->k = (key){rp->k.h, 2 * (int64_t)i, (int64_t)i};
                 fused = 1;
             }
         }
@@ -813,17 +832,14 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             int32_t st = new_step(&L, WEFT_STEP_SEND, hs->rank);
             if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
             hs->step = st;
-            hs->kh = hs->kx = hr->kh = hr->kx = (int64_t)i;
+            hs->k = hr->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             L.steps[st].send = si;
-            L.steps[st].kh = L.steps[st].kx = (int64_t)i;
         }
         int32_t rt = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC,
                               hr->rank);
         if (rt < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
         hr->step = rt;
         L.steps[rt].recv = ri;
-        L.steps[rt].kh = hr->kh;
-        L.steps[rt].kx = hr->kx;
     }
 
     /* the send and receive ends towards one peer on one channel share a block */
@@ -838,32 +854,54 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             unite(&L, hs->node, back);
     }
 
-    /* local steps: into the block of their latest dependency, or a local block */
-    for (size_t i = 0; i < p->nops; i++) {
-        const cc_op *op = &p->ops[i];
-        half *hl = &L.h[2 * i];
-        if (hl->kind != H_LOCAL || hl->node >= 0) continue;
-        int32_t best = -1;
-        for (int32_t k = 0; k < hl->ndeps; k++) {
-            int32_t dh = L.deps[hl->dep0 + k];
-            if (L.h[dh].node < 0) continue;
-            if (best < 0 || key_less(L.h[best].kh, L.h[best].kx, L.h[dh].kh, L.h[dh].kx))
-                best = dh;
-        }
-        int32_t want = op->hint[CC_HINT_CHAN];
-        if (best >= 0) {
-            node *root = &L.nodes[find(&L, L.h[best].node)];
-            if (want < 0 || root->chan == want) {
-                hl->node = root - L.nodes;
-                continue;
+    /* local steps: into the block of the step they wait for last, which then needs no
+     * dependency; without any, into the block of their first consumer; else a local block */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            consumer = malloc((p->nops + 1) * sizeof *consumer);
+            WEFT_CHECK_ALLOC(consumer);
+            for (size_t i = 0; i < p->nops; i++) consumer[i] = -1;
+            for (int64_t hi = 0; hi < L.nhalves; hi++) {
+                const half *c = &L.h[hi];
+                if (c->kind == H_NONE || c->node < 0) continue;
+                for (int32_t k = 0; k < c->ndeps; k++) {
+                    const half *dh = &L.h[L.deps[c->dep0 + k]];
+                    int32_t *cur = &consumer[dh->op];
+                    if (dh->kind != H_LOCAL || dh->node >= 0) continue;
+                    if (*cur < 0 || key_less(c->k, L.h[*cur].k)) *cur = (int32_t)hi;
+                }
             }
         }
-        hl->node = get_node(&L, hl->rank, NK_LOCAL, -1, want < 0 ? 0 : want);
-        if (hl->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+        for (size_t i = 0; i < p->nops; i++) {
+            const cc_op *op = &p->ops[i];
+            half *hl = &L.h[2 * i];
+            if (hl->kind != H_LOCAL || hl->node >= 0) continue;
+            int32_t want = op->hint[CC_HINT_CHAN];
+            int32_t best = -1;
+            if (pass == 0) {
+                for (int32_t k = 0; k < hl->ndeps; k++) {
+                    int32_t dh = L.deps[hl->dep0 + k];
+                    if (L.h[dh].node < 0) continue;
+                    if (best < 0 || key_less(L.h[best].k, L.h[dh].k)) best = dh;
+                }
+            } else if (pass == 1) {
+                best = consumer[i];
+            }
+            if (best >= 0) {
+                node *root = &L.nodes[find(&L, L.h[best].node)];
+                if (want < 0 || root->chan == want) hl->node = (int32_t)(root - L.nodes);
+                continue;
+            }
+            if (pass == 2) {
+                hl->node = get_node(&L, hl->rank, NK_LOCAL, -1, want < 0 ? 0 : want);
+                if (hl->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            }
+        }
     }
     if (L.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
     WEFT_CHECK(build(&L, out));
 fail:
+    free(consumer);
     cc_flush_suppressed(p, d);
     free(L.h);
     free(L.deps);

@@ -70,6 +70,20 @@ weft_lang_node *weft_lang_tree(weft_lang_parser *p, weft_lang_kind kind, char *n
     n->a = a;
     n->b = b;
     n->c = c;
+    int32_t d = 0;
+    if (a && a->depth > d) d = a->depth;
+    if (b && b->depth > d) d = b->depth;
+    if (c && c->depth > d) d = c->depth;
+    n->depth = d + 1;
+    if (n->depth > WEFT_LANG_MAX_DEPTH) {
+        if (!p->too_deep) {
+            p->too_deep = 1;
+            weft_lang_parse_error(p, loc, "nested too deeply (more than %d levels)",
+                                  WEFT_LANG_MAX_DEPTH);
+        }
+        weft_lang_node_free(n);
+        return NULL;
+    }
     return n;
 }
 
@@ -105,6 +119,7 @@ weft_lang_node *weft_lang_append(weft_lang_parser *p, weft_lang_node *list, weft
         list->capkids = cap;
     }
     list->kids[list->nkids++] = kid;
+    if (kid->depth + 1 > list->depth) list->depth = kid->depth + 1;
     return list;
 }
 
@@ -117,6 +132,7 @@ weft_lang_node *weft_lang_adopt(weft_lang_node *to, weft_lang_node *from) {
     to->kids = from->kids;
     to->nkids = from->nkids;
     to->capkids = from->capkids;
+    if (from->depth > to->depth) to->depth = from->depth;
     from->kids = NULL;
     from->nkids = from->capkids = 0;
     weft_lang_node_free(from);

@@ -25,6 +25,8 @@ struct weft_lang_sources {
 };
 
 #define WEFT_LANG_MAX_NEST 256
+/* Deepest tree the parser builds: evaluation and printing recurse over it. */
+#define WEFT_LANG_MAX_DEPTH 2000
 
 /* State of one file's parse, shared by the lexer (as its extra data) and the grammar. */
 typedef struct weft_lang_parser {
@@ -40,6 +42,7 @@ typedef struct weft_lang_parser {
     int32_t open_at[WEFT_LANG_MAX_NEST];
     char open_ch[WEFT_LANG_MAX_NEST];
     int nopen;
+    int too_deep; /* reported once */
 } weft_lang_parser;
 
 /* sources.c */

@@ -40,7 +40,9 @@ static char *canonical(const char *path) {
 static char *find_include(reader *r, const char *from, const char *name) {
     if (name[0] == '/') return access(name, R_OK) == 0 ? weft_strdup(name) : NULL;
     char *dir = dir_of(from);
-    char *cand = dir ? weft_asprintf("%s/%s", dir, name) : NULL;
+    char *cand = dir == NULL ? NULL
+                 : strcmp(dir, ".") == 0 ? weft_strdup(name)
+                                         : weft_asprintf("%s/%s", dir, name);
     free(dir);
     if (cand && access(cand, R_OK) == 0) return cand;
     free(cand);

@@ -106,6 +106,7 @@ fields:
 field:
     IDENT expr ';'              { $$ = weft_lang_tree(p, T(FIELD), $1, $2, NULL, NULL, @$); }
   | IDENT ';'                   { $$ = weft_lang_tree(p, T(FIELD), $1, NULL, NULL, NULL, @$); }
+  | IDENT "reduce" ';'          { $$ = weft_lang_tree(p, T(FIELD), $1, weft_lang_leaf(p, T(NAME), weft_strdup("reduce"), @2), NULL, NULL, @$); }
   | error ';'                   { $$ = NULL; }
   ;
 
@@ -216,22 +217,47 @@ args:
 
 %%
 
-/* How a token is named in a message: keywords and punctuation in single quotes, identifiers and
- * numbers with their text. */
+/* How a token is named in a message: keywords and punctuation in single quotes; identifiers,
+ * numbers and strings by their kind. */
 static void symbol_text(yysymbol_kind_t sym, char *buf, size_t n) {
     const char *name = yysymbol_name(sym);
-    size_t len = strlen(name);
-    if (len >= 2 && name[0] == '"' && name[len - 1] == '"')
-        snprintf(buf, n, "'%.*s'", (int)(len - 2), name + 1);
-    else
+    if (sym == YYSYMBOL_IDENT || sym == YYSYMBOL_INT || sym == YYSYMBOL_STRING ||
+        sym == YYSYMBOL_YYEOF || sym == YYSYMBOL_YYerror || sym == YYSYMBOL_YYUNDEF ||
+        name[0] == '\'')
         snprintf(buf, n, "%s", name);
+    else
+        snprintf(buf, n, "'%s'", name);
+}
+
+/* Binary operators can follow almost any expression; listing them all hides what matters. */
+static int is_operator(yysymbol_kind_t sym) {
+    switch (sym) {
+    case YYSYMBOL_EQ: case YYSYMBOL_NE: case YYSYMBOL_LE: case YYSYMBOL_GE: case YYSYMBOL_AND:
+    case YYSYMBOL_OR: return 1;
+    default: break;
+    }
+    const char *name = yysymbol_name(sym);
+    return name[0] == '\'' && name[1] && name[2] == '\'' && strchr("+-*/%<>?", name[1]);
+}
+
+static int is_comparison(yysymbol_kind_t sym) {
+    const char *name = yysymbol_name(sym);
+    return sym == YYSYMBOL_EQ || sym == YYSYMBOL_NE || sym == YYSYMBOL_LE || sym == YYSYMBOL_GE ||
+           strcmp(name, "'<'") == 0 || strcmp(name, "'>'") == 0;
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, weft_lang_parser *p) {
     (void)scanner;
-    enum { MAXEXP = 6 };
-    yysymbol_kind_t exp[MAXEXP + 1];
-    int nexp = yypcontext_expected_tokens(ctx, exp, MAXEXP + 1);
+    enum { MAXEXP = 6, ALL = YYNTOKENS };
+    yysymbol_kind_t all[ALL], exp[ALL];
+    int nall = yypcontext_expected_tokens(ctx, all, ALL), nexp = 0, ops = 0;
+    /* a long list is shown without the binary operators, which are then summarised */
+    for (int i = 0; i < nall; i++) {
+        if (nall > MAXEXP && is_operator(all[i]))
+            ops = 1;
+        else
+            exp[nexp++] = all[i];
+    }
     yysymbol_kind_t got = yypcontext_token(ctx);
     const WEFT_LANG_YYLTYPE *loc = yypcontext_location(ctx);
     size_t len = 0;
@@ -252,9 +278,14 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, weft
             char t[64];
             symbol_text(exp[i], t, sizeof t);
             m += snprintf(msg + m, sizeof msg - (size_t)m, "%s%s",
-                          i == 0 ? "" : i == nexp - 1 ? " or " : ", ", t);
+                          i == 0 ? "" : i == nexp - 1 && !ops ? " or " : ", ", t);
         }
+        if (ops && m < (int)sizeof msg)
+            m += snprintf(msg + m, sizeof msg - (size_t)m, " or an operator");
     }
+    if (is_comparison(got) && ops && m < (int)sizeof msg)
+        m += snprintf(msg + m, sizeof msg - (size_t)m,
+                      " (comparisons do not chain: write a < b && b < c)");
     if (got == YYSYMBOL_YYEOF && p->nopen > 0 && p->nopen <= WEFT_LANG_MAX_NEST) {
         int line, col;
         int32_t at = p->open_at[p->nopen - 1];
@@ -270,6 +301,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, weft
 static void weft_lang_yyerror(WEFT_LANG_YYLTYPE *loc, yyscan_t scanner, weft_lang_parser *p,
                               const char *msg) {
     (void)scanner;
+    /* with custom error reporting the only message left is bison's stack overflow */
+    if (strcmp(msg, "memory exhausted") == 0) msg = "nested too deeply";
     weft_lang_parse_error(p, *loc, "%s", msg);
 }
 

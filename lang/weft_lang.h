@@ -99,6 +99,7 @@ struct weft_lang_node {
     weft_lang_op op;
     weft_lang_loc loc;
     int64_t ival;
+    int32_t depth; /* height of the subtree (bounded so that walking it cannot overflow) */
     char *name;
     weft_lang_node *a, *b, *c;
     weft_lang_node **kids;
