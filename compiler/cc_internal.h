@@ -5,17 +5,12 @@
 #include "weft_compiler.h"
 
 /* Sizes the compiler accepts; beyond them it says so instead of running out of memory. */
-#define CC_MAX_RANKS 65536
-#define CC_MAX_SLOTS (8 * 1024 * 1024) /* chunks over all ranks and buffers */
-#define CC_MAX_OPS (4 * 1024 * 1024)
+#define CC_MAX_RANKS      65536
+#define CC_MAX_SLOTS      (8 * 1024 * 1024) /* chunks over all ranks and buffers */
+#define CC_MAX_OPS        (4 * 1024 * 1024)
 #define CC_MAX_ITERATIONS (256LL * 1024 * 1024)
 #define CC_MAX_CALL_DEPTH 64
-#define CC_MAX_CHANNELS 32
-
-/* MSCCL runtime limits (warnings). */
-#define CC_LIMIT_STEPS_PER_TB 64
-#define CC_LIMIT_TBS_PER_RANK 64
-#define CC_LIMIT_CNT 72
+#define CC_MAX_CHANNELS   32
 
 /* Buffers of a program: 0 input, 1 output, then the scratch buffers in declaration order. */
 enum { CC_BUF_INPUT = 0, CC_BUF_OUTPUT = 1, CC_BUF_SCRATCH0 = 2 };
@@ -57,12 +52,12 @@ typedef struct cc_term {
 
 typedef struct cc_op {
     cc_op_kind kind;
-    cc_ref src, dst;                /* ENSURE: dst is the checked chunk */
-    int32_t hint[CC_HINT_COUNT];    /* -1 = not given */
+    cc_ref src, dst;             /* ENSURE: dst is the checked chunk */
+    int32_t hint[CC_HINT_COUNT]; /* -1 = not given */
     weft_lang_loc hint_loc[CC_HINT_COUNT];
     weft_lang_loc loc;
-    int32_t frame;                  /* innermost evaluation frame, -1 at top level */
-    int32_t term0, nterms;          /* ENSURE: terms in program.terms */
+    int32_t frame;         /* innermost evaluation frame, -1 at top level */
+    int32_t term0, nterms; /* ENSURE: terms in program.terms */
 } cc_op;
 
 /* Where an operation was evaluated: loop iterations and calls, for `note:` lines. */

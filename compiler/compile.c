@@ -39,7 +39,8 @@ static int seen_insert(cc_seen *s, uint64_t key) {
         for (size_t i = 0; i < s->cap; i++)
             if (s->keys[i]) {
                 size_t h = (size_t)(s->keys[i] * 0x9E3779B97F4A7C15ULL) & (cap - 1);
-                while (k[h]) h = (h + 1) & (cap - 1);
+                while (k[h])
+                    h = (h + 1) & (cap - 1);
                 k[h] = s->keys[i];
             }
         free(s->keys);
@@ -122,7 +123,18 @@ const char *cc_source_text(const weft_cc_program *p, weft_lang_loc loc, int *len
 
 static void notes(const weft_cc_program *p, weft_diag *d, int32_t frame) {
     char buf[512];
+    int shown = 0;
     while (frame >= 0) {
+        if (shown == 4) {
+            int more = 0;
+            for (int32_t g = frame; g >= 0; g = p->frames[g].parent)
+                more++;
+            weft_diag_add(d, WEFT_SEV_NOTE, weft_lang_source_path(p->src->sources, 0), 0, 0,
+                          "... and %d more enclosing loop%s or call%s", more, more == 1 ? "" : "s",
+                          more == 1 ? "" : "s");
+            return;
+        }
+        shown++;
         const cc_frame *f = &p->frames[frame];
         int line, col;
         if (f->is_call) {
@@ -143,8 +155,8 @@ static void notes(const weft_cc_program *p, weft_diag *d, int32_t frame) {
             m += snprintf(buf + m, sizeof buf - (size_t)m, "%s%s=%lld", i == n - 1 ? "" : ", ",
                           p->frames[chain[i]].name, (long long)p->frames[chain[i]].value);
         weft_lang_linecol(p->src->sources, f->loc.file, f->loc.start, &line, &col);
-        weft_diag_add(d, WEFT_SEV_NOTE, weft_lang_source_path(p->src->sources, f->loc.file),
-                      line, col, "in iteration %s", buf);
+        weft_diag_add(d, WEFT_SEV_NOTE, weft_lang_source_path(p->src->sources, f->loc.file), line,
+                      col, "in iteration %s", buf);
         frame = g;
     }
 }
@@ -175,7 +187,8 @@ void cc_report(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_l
 
 void weft_cc_program_free(weft_cc_program *p) {
     if (p == NULL) return;
-    for (size_t i = 0; i < p->nframes; i++) free(p->frames[i].args);
+    for (size_t i = 0; i < p->nframes; i++)
+        free(p->frames[i].args);
     free(p->frames);
     free(p->name);
     free(p->scratch);
@@ -254,7 +267,13 @@ static weft_result compile(weft_lang_program *prog, const weft_cc_options *opts,
     WEFT_CHECK(weft_cc_eval(prog, opts, &p, d));
     WEFT_CHECK(weft_cc_check(p, d));
     WEFT_CHECK(weft_cc_lower(p, out, d));
+    /* the IR's own checks: a failure here is a compiler bug; warnings are the runtimes' limits */
+    WEFT_CHECK(weft_ir_validate(*out, d));
 fail:
+    if (res != WEFT_OK) {
+        weft_algo_free(*out);
+        *out = NULL;
+    }
     weft_cc_program_free(p);
     return res;
 }

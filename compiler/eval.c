@@ -412,7 +412,8 @@ static cc_op *new_op(evaluator *e) {
     }
     cc_op *op = &p->ops[p->nops];
     memset(op, 0, sizeof *op);
-    for (int h = 0; h < CC_HINT_COUNT; h++) op->hint[h] = -1;
+    for (int h = 0; h < CC_HINT_COUNT; h++)
+        op->hint[h] = -1;
     return op;
 }
 
@@ -446,8 +447,9 @@ static int eval_hints(evaluator *e, const weft_lang_node *n, cc_op *op, int remo
             err(e, h->loc, "%s=%lld is out of range 0..65535", h->name, (long long)v);
             bad = 1;
         } else if (!remote && (k == CC_HINT_SENDTB || k == CC_HINT_RECVTB)) {
-            err(e, h->loc, "%s= applies to operations between two ranks; this one stays on rank "
-                           "%d (use tb=)",
+            err(e, h->loc,
+                "%s= applies to operations between two ranks; this one stays on rank "
+                "%d (use tb=)",
                 h->name, rank);
             bad = 1;
         } else {
@@ -574,8 +576,9 @@ static void exec_call(evaluator *e, const weft_lang_node *n) {
     const weft_lang_node *def = find_def(e, n->name);
     if (def == NULL) {
         if (builtin_index(n->name) >= 0)
-            err(e, n->loc, "%s() is a built-in function; it gives a value and cannot be a "
-                           "statement",
+            err(e, n->loc,
+                "%s() is a built-in function; it gives a value and cannot be a "
+                "statement",
                 n->name);
         else
             err(e, n->loc, "undefined def '%s'", n->name);
@@ -604,7 +607,8 @@ static void exec_call(evaluator *e, const weft_lang_node *n) {
         return;
     }
     evframe *f = &e->stack[e->nstack - 1];
-    for (int32_t i = 0; i < n->nkids && i < 8; i++) f->args[i] = args[i];
+    for (int32_t i = 0; i < n->nkids && i < 8; i++)
+        f->args[i] = args[i];
     f->nargs = n->nkids < 8 ? (int)n->nkids : 8;
     size_t saved_base = e->base, scope = e->nenv;
     e->base = e->nenv;
@@ -666,7 +670,8 @@ static void exec_stmt(evaluator *e, const weft_lang_node *n, size_t scope) {
 
 static void exec_block(evaluator *e, const weft_lang_node *b) {
     size_t scope = e->nenv;
-    for (int32_t i = 0; i < b->nkids && !e->stop; i++) exec_stmt(e, b->kids[i], scope);
+    for (int32_t i = 0; i < b->nkids && !e->stop; i++)
+        exec_stmt(e, b->kids[i], scope);
     e->nenv = scope;
 }
 
@@ -735,8 +740,9 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         for (int j = 0; j < F_COUNT; j++)
             if (strcmp(fields[j].name, f->name) == 0) k = j;
         if (k < 0) {
-            err(e, f->loc, "unknown header field '%s' (expected collective, ranks, chunks, "
-                           "protocol, inplace, outofplace, instances, minbytes, maxbytes or root)",
+            err(e, f->loc,
+                "unknown header field '%s' (expected collective, ranks, chunks, "
+                "protocol, inplace, outofplace, instances, minbytes, maxbytes or root)",
                 f->name);
             continue;
         }
@@ -759,27 +765,29 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         }
     }
     int64_t v;
+    int coll_ok = 0;
+    if (!given[F_COLLECTIVE] || !given[F_RANKS])
+        err(e, n->loc, "missing %s in the algorithm block",
+            !given[F_COLLECTIVE] && !given[F_RANKS] ? "'collective' and 'ranks'"
+            : !given[F_COLLECTIVE]                  ? "'collective'"
+                                                    : "'ranks'");
     if (given[F_COLLECTIVE]) {
         const weft_lang_node *f = given[F_COLLECTIVE];
         int c = weft_coll_from_name(f->a->name), ok = 0;
         for (size_t i = 0; i < sizeof user_colls / sizeof *user_colls; i++)
             if (c == user_colls[i] && strcmp(f->a->name, "reduce_scatter") != 0) ok = 1;
         if (!ok)
-            err(e, f->a->loc, "unknown collective '%s' (expected allreduce, allgather, "
-                              "reducescatter, alltoall, broadcast, reduce, gather, scatter or "
-                              "custom)",
+            err(e, f->a->loc,
+                "unknown collective '%s' (expected allreduce, allgather, "
+                "reducescatter, alltoall, broadcast, reduce, gather, scatter or "
+                "custom)",
                 f->a->name);
         else
-            p->coll = (weft_coll)c;
+            p->coll = (weft_coll)c, coll_ok = 1;
         p->coll_loc = f->loc;
-    } else {
-        err(e, n->loc, "missing 'collective' in the algorithm block");
     }
-    if (given[F_RANKS]) {
-        if (field_int(e, given[F_RANKS], 1, CC_MAX_RANKS, &v) == 0) p->nranks = (int32_t)v;
-    } else {
-        err(e, n->loc, "missing 'ranks' in the algorithm block");
-    }
+    if (given[F_RANKS] && field_int(e, given[F_RANKS], 1, CC_MAX_RANKS, &v) == 0)
+        p->nranks = (int32_t)v;
     p->chunks = 1;
     if (given[F_CHUNKS] && field_int(e, given[F_CHUNKS], 1, CC_MAX_SLOTS, &v) == 0)
         p->chunks = (int32_t)v;
@@ -788,8 +796,7 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         int pr = weft_proto_from_name(given[F_PROTOCOL]->a->name);
         if (pr < 0)
             err(e, given[F_PROTOCOL]->a->loc,
-                "unknown protocol '%s' (expected Simple, LL or LL128)",
-                given[F_PROTOCOL]->a->name);
+                "unknown protocol '%s' (expected Simple, LL or LL128)", given[F_PROTOCOL]->a->name);
         else
             p->proto = (weft_proto)pr;
     }
@@ -807,11 +814,10 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
                 (long long)v, (long long)p->min_bytes);
     }
     if (given[F_ROOT]) {
-        if (e->errors == errs && !weft_coll_rooted(p->coll))
+        if (coll_ok && !weft_coll_rooted(p->coll))
             err(e, given[F_ROOT]->loc,
                 "'root' applies only to broadcast, reduce, gather and scatter");
-        else if (p->nranks > 0 &&
-                 field_int(e, given[F_ROOT], 0, p->nranks - 1, &v) == 0)
+        else if (p->nranks > 0 && field_int(e, given[F_ROOT], 0, p->nranks - 1, &v) == 0)
             p->root = (int32_t)v;
     }
     if (e->errors != errs) return;
@@ -820,8 +826,9 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
     p->in_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_INPUT) ? big : k);
     p->out_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? big : k);
     if (big > CC_MAX_SLOTS || (int64_t)nr * (p->in_chunks + p->out_chunks) > CC_MAX_SLOTS) {
-        err(e, n->loc, "buffers too large: %d ranks x %d chunks; the compiler handles at most "
-                       "%d chunks over all ranks",
+        err(e, n->loc,
+            "buffers too large: %d ranks x %d chunks; the compiler handles at most "
+            "%d chunks over all ranks",
             nr, k, CC_MAX_SLOTS);
         return;
     }
@@ -842,19 +849,19 @@ static void exec_scratch(evaluator *e, const weft_lang_node *n) {
         }
     if (eval(e, n->a, &v) != 0) return;
     if (v < 1 || v > CC_MAX_SLOTS) {
-        err(e, n->a->loc, "scratch size must be in 1..%d (got %lld)", CC_MAX_SLOTS,
-            (long long)v);
+        err(e, n->a->loc, "scratch size must be in 1..%d (got %lld)", CC_MAX_SLOTS, (long long)v);
         return;
     }
     int64_t total = (int64_t)p->scratch_total + v;
     if ((int64_t)p->nranks * (p->in_chunks + p->out_chunks + total) > CC_MAX_SLOTS) {
-        err(e, n->loc, "buffers too large: scratch would make %lld chunks over all ranks; the "
-                       "compiler handles at most %d",
+        err(e, n->loc,
+            "buffers too large: scratch would make %lld chunks over all ranks; the "
+            "compiler handles at most %d",
             (long long)p->nranks * (p->in_chunks + p->out_chunks + total), CC_MAX_SLOTS);
         return;
     }
-    if (weft_grow((void **)&p->scratch, &p->capscratch, (size_t)p->nscratch,
-                  sizeof *p->scratch) != 0) {
+    if (weft_grow((void **)&p->scratch, &p->capscratch, (size_t)p->nscratch, sizeof *p->scratch) !=
+        0) {
         e->stop = 1;
         return;
     }
@@ -882,10 +889,14 @@ static int parse_define(evaluator *e, const char *s, define *out) {
     int base = (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) ? 16 : 10;
     unsigned long long u = strtoull(v, &end, base);
     unsigned long long mult = 1;
-    if (*end == 'K') mult = 1024ULL, end++;
-    else if (*end == 'M') mult = 1024ULL * 1024, end++;
-    else if (*end == 'G') mult = 1024ULL * 1024 * 1024, end++;
-    if (end == v || *end != '\0' || (v[0] < '0' || v[0] > '9') || u > (unsigned long long)INT64_MAX / mult) {
+    if (*end == 'K')
+        mult = 1024ULL, end++;
+    else if (*end == 'M')
+        mult = 1024ULL * 1024, end++;
+    else if (*end == 'G')
+        mult = 1024ULL * 1024 * 1024, end++;
+    if (end == v || *end != '\0' || (v[0] < '0' || v[0] > '9') ||
+        u > (unsigned long long)INT64_MAX / mult) {
         weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0, "-D %s: VALUE must be an integer", s);
         return -1;
     }
@@ -949,8 +960,7 @@ static void exec_param(evaluator *e, const weft_lang_node *n) {
 
 static int is_body(const weft_lang_node *n) {
     return n->kind == WEFT_LANG_FOR || n->kind == WEFT_LANG_IF || n->kind == WEFT_LANG_COPY ||
-           n->kind == WEFT_LANG_REDUCE || n->kind == WEFT_LANG_ENSURE ||
-           n->kind == WEFT_LANG_CALL;
+           n->kind == WEFT_LANG_REDUCE || n->kind == WEFT_LANG_ENSURE || n->kind == WEFT_LANG_CALL;
 }
 
 static void exec_top(evaluator *e, const weft_lang_node *file) {
@@ -960,9 +970,9 @@ static void exec_top(evaluator *e, const weft_lang_node *file) {
                    n->kind == WEFT_LANG_SCRATCH;
         if (decl && e->body_line) {
             err(e, n->loc, "'%s' must come before the first statement (line %d)",
-                n->kind == WEFT_LANG_PARAM ? "param" : n->kind == WEFT_LANG_ALGORITHM
-                                                           ? "algorithm"
-                                                           : "scratch",
+                n->kind == WEFT_LANG_PARAM       ? "param"
+                : n->kind == WEFT_LANG_ALGORITHM ? "algorithm"
+                                                 : "scratch",
                 (int)e->body_line);
             if (n->kind == WEFT_LANG_ALGORITHM) e->stop = 1;
             continue;
@@ -993,8 +1003,7 @@ static void exec_top(evaluator *e, const weft_lang_node *file) {
         case WEFT_LANG_INCLUDE: break;
         case WEFT_LANG_LET: {
             int64_t v;
-            if (eval(e, n->a, &v) == 0 && bind(e, 0, n->name, v, n->loc) == 0)
-                e->nglobal = e->nenv;
+            if (eval(e, n->a, &v) == 0 && bind(e, 0, n->name, v, n->loc) == 0) e->nglobal = e->nenv;
             break;
         }
         default: exec_stmt(e, n, 0); break;
@@ -1027,8 +1036,8 @@ weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *o
             }
             for (size_t j = 0; j < e.ndefines; j++)
                 if (strcmp(e.defines[j].name, e.defines[e.ndefines].name) == 0) {
-                    weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0,
-                                  0, "-D %s is given twice", e.defines[j].name);
+                    weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0, 0,
+                                  "-D %s is given twice", e.defines[j].name);
                     e.errors++;
                 }
             e.ndefines++;
@@ -1060,7 +1069,8 @@ weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *o
     *out = p;
     p = NULL;
 fail:
-    for (size_t i = 0; i < e.ndefines; i++) free(e.defines[i].name);
+    for (size_t i = 0; i < e.ndefines; i++)
+        free(e.defines[i].name);
     free(e.defines);
     free(e.env);
     free(e.defs);

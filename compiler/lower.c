@@ -49,9 +49,9 @@ typedef struct lstep {
 typedef struct node {
     int32_t parent;
     int32_t rank, send, recv, chan, label;
-    int32_t tb;    /* final thread block index on its rank (roots) */
-    key first;     /* ordering of unlabelled blocks */
-    uint8_t used;  /* holds a step */
+    int32_t tb;   /* final thread block index on its rank (roots) */
+    key first;    /* ordering of unlabelled blocks */
+    uint8_t used; /* holds a step */
 } node;
 
 typedef struct lowerer {
@@ -128,7 +128,8 @@ static int32_t get_node(lowerer *L, int32_t rank, int kind, int32_t peer, int32_
         for (size_t i = 0; i < L->mcap; i++)
             if (L->mkeys[i]) {
                 size_t j = (size_t)(L->mkeys[i] * 0x9E3779B97F4A7C15ULL) & (cap - 1);
-                while (k[j]) j = (j + 1) & (cap - 1);
+                while (k[j])
+                    j = (j + 1) & (cap - 1);
                 k[j] = L->mkeys[i];
                 v[j] = L->mvals[i];
             }
@@ -255,8 +256,10 @@ static int compute_deps(lowerer *L) {
     s.readers = malloc(((size_t)lay.nslots + 1) * sizeof *s.readers);
     s.stamp = malloc(((size_t)L->nhalves + 1) * sizeof *s.stamp);
     if (!s.writer || !s.readers || !s.stamp) goto out;
-    for (int64_t i = 0; i < lay.nslots; i++) s.writer[i] = s.readers[i] = -1;
-    for (int64_t i = 0; i < L->nhalves; i++) s.stamp[i] = -1;
+    for (int64_t i = 0; i < lay.nslots; i++)
+        s.writer[i] = s.readers[i] = -1;
+    for (int64_t i = 0; i < L->nhalves; i++)
+        s.stamp[i] = -1;
     for (size_t qi = 0; qi < p->nops && !L->nomem; qi++) {
         const cc_op *op = &p->ops[qi];
         half *hs = &L->h[2 * qi], *hr = &L->h[2 * qi + 1];
@@ -268,9 +271,11 @@ static int compute_deps(lowerer *L) {
         int32_t writer = hs->kind == H_LOCAL ? (int32_t)(2 * qi) : (int32_t)(2 * qi + 1);
         /* reader half: RAW on the source */
         L->h[reader].dep0 = L->ndeps;
-        for (int32_t i = 0; i < cnt; i++) add_dep(L, &s, reader, s.writer[s0 + i]);
+        for (int32_t i = 0; i < cnt; i++)
+            add_dep(L, &s, reader, s.writer[s0 + i]);
         if (hs->kind != H_LOCAL) {
-            for (int32_t i = 0; i < cnt; i++) add_reader(L, &s, s0 + i, reader);
+            for (int32_t i = 0; i < cnt; i++)
+                add_reader(L, &s, s0 + i, reader);
             hr->dep0 = L->ndeps;
         }
         /* writer half: WAW, WAR, and RAW for a reduce */
@@ -407,8 +412,9 @@ static int32_t map_off(const weft_cc_program *p, int32_t buf, int32_t off, int32
 }
 
 static weft_buf xml_buf(int32_t buf) {
-    return buf == CC_BUF_INPUT ? WEFT_BUF_INPUT
-                               : buf == CC_BUF_OUTPUT ? WEFT_BUF_OUTPUT : WEFT_BUF_SCRATCH;
+    return buf == CC_BUF_INPUT    ? WEFT_BUF_INPUT
+           : buf == CC_BUF_OUTPUT ? WEFT_BUF_OUTPUT
+                                  : WEFT_BUF_SCRATCH;
 }
 
 static void fill_step(const lowerer *L, const lstep *ls, int32_t c, int32_t sper, weft_step *st) {
@@ -434,42 +440,6 @@ static void fill_step(const lowerer *L, const lstep *ls, int32_t c, int32_t sper
     st->srcoff = map_off(p, src.buf, src.off, c, sper);
     st->dstoff = map_off(p, dst.buf, dst.off, c, sper);
     st->cnt = dst.cnt;
-}
-
-static void warn_limits(lowerer *L, const weft_algo *a) {
-    const weft_cc_program *p = L->p;
-    const char *path = weft_lang_source_path(p->src->sources, 0);
-    int32_t worst_r = -1, worst_t = -1, worst = 0, over = 0, most_tbs = 0, most_r = -1;
-    for (int32_t r = 0; r < a->ngpus; r++) {
-        if (a->gpus[r].ntbs > most_tbs) {
-            most_tbs = a->gpus[r].ntbs;
-            most_r = r;
-        }
-        for (int32_t t = 0; t < a->gpus[r].ntbs; t++) {
-            int32_t n = a->gpus[r].tbs[t].nsteps;
-            if (n > CC_LIMIT_STEPS_PER_TB) over++;
-            if (n > worst) {
-                worst = n;
-                worst_r = r;
-                worst_t = t;
-            }
-        }
-    }
-    if (over)
-        weft_diag_add(L->d, WEFT_SEV_WARNING, path, 0, 0,
-                      "%d thread block%s more than %d steps (the most: rank %d tb %d, %d steps); "
-                      "the MSCCL executor accepts at most %d per thread block",
-                      over, over == 1 ? " has" : "s have", CC_LIMIT_STEPS_PER_TB, worst_r,
-                      worst_t, worst, CC_LIMIT_STEPS_PER_TB);
-    if (most_tbs > CC_LIMIT_TBS_PER_RANK)
-        weft_diag_add(L->d, WEFT_SEV_WARNING, path, 0, 0,
-                      "rank %d has %d thread blocks; RCCL accepts at most %d (the MSCCL executor "
-                      "1024)",
-                      most_r, most_tbs, CC_LIMIT_TBS_PER_RANK);
-    if (a->nchannels > CC_MAX_CHANNELS)
-        weft_diag_add(L->d, WEFT_SEV_WARNING, path, 0, 0,
-                      "the schedule uses %d channels; the MSCCL runtimes accept at most %d",
-                      a->nchannels, CC_MAX_CHANNELS);
 }
 
 static int check_segments(lowerer *L) {
@@ -513,10 +483,9 @@ static weft_result build(lowerer *L, weft_algo **out) {
     weft_result res = WEFT_OK;
     const weft_cc_program *p = L->p;
     int32_t N = p->nranks, I = p->instances;
-    int32_t mult = weft_coll_large(p->coll, WEFT_BUF_INPUT) ||
-                           weft_coll_large(p->coll, WEFT_BUF_OUTPUT)
-                       ? N
-                       : 1;
+    int32_t mult =
+        weft_coll_large(p->coll, WEFT_BUF_INPUT) || weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? N
+                                                                                              : 1;
     weft_algo *a = NULL;
     int32_t *roots = NULL, *order = NULL, *ntbs = NULL, *rootfirst = NULL, *maxscr = NULL;
     int32_t *known = NULL, *need = NULL, *tbpos = NULL, *tbnode = NULL;
@@ -530,6 +499,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
     a->min_bytes = p->min_bytes;
     a->max_bytes = p->max_bytes;
     a->root = weft_coll_rooted(p->coll) ? p->root : 0;
+    a->file = weft_strdup(weft_lang_source_path(p->src->sources, 0));
 
     /* blocks: the roots that hold steps */
     for (size_t i = 0; i < L->nsteps; i++) {
@@ -545,11 +515,11 @@ static weft_result build(lowerer *L, weft_algo **out) {
     WEFT_CHECK_ALLOC(ntbs);
     WEFT_CHECK_ALLOC(rootfirst);
     for (size_t i = 0; i < L->nnodes; i++)
-        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used)
-            roots[nroots++] = (int32_t)i;
+        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used) roots[nroots++] = (int32_t)i;
     sort_L = L;
     qsort(roots, nroots, sizeof *roots, cmp_roots);
-    for (int32_t r = 0; r <= N; r++) rootfirst[r] = (int32_t)nroots;
+    for (int32_t r = 0; r <= N; r++)
+        rootfirst[r] = (int32_t)nroots;
     for (size_t i = nroots; i-- > 0;) {
         node *n = &L->nodes[roots[i]];
         rootfirst[n->rank] = (int32_t)i;
@@ -569,7 +539,8 @@ static weft_result build(lowerer *L, weft_algo **out) {
     tbpos = malloc((nroots + 1) * sizeof *tbpos);
     WEFT_CHECK_ALLOC(order);
     WEFT_CHECK_ALLOC(tbpos);
-    for (size_t i = 0; i < L->nsteps; i++) order[i] = (int32_t)i;
+    for (size_t i = 0; i < L->nsteps; i++)
+        order[i] = (int32_t)i;
     qsort(order, L->nsteps, sizeof *order, cmp_step_ids);
     {
         int32_t cur_r = -1, cur_t = -1, idx = 0;
@@ -598,9 +569,11 @@ static weft_result build(lowerer *L, weft_algo **out) {
         lstep *s = &L->steps[order[i]];
         if ((size_t)s->rank != cur_r) {
             cur_r = (size_t)s->rank;
-            for (size_t k = 0; k < (size_t)maxtbs * (size_t)maxtbs; k++) known[k] = -1;
+            for (size_t k = 0; k < (size_t)maxtbs * (size_t)maxtbs; k++)
+                known[k] = -1;
         }
-        for (int32_t t = 0; t < ntbs[s->rank]; t++) need[t] = -1;
+        for (int32_t t = 0; t < ntbs[s->rank]; t++)
+            need[t] = -1;
         int32_t parts[3] = {s->recv, s->send, s->local};
         for (int j = 0; j < 3; j++) {
             if (parts[j] < 0) continue;
@@ -660,8 +633,8 @@ static weft_result build(lowerer *L, weft_algo **out) {
         const cc_ref *refs[2] = {&op->src, &op->dst};
         for (int j = 0; j < 2; j++)
             if (refs[j]->buf >= CC_BUF_SCRATCH0) {
-                int32_t end = p->scratch[refs[j]->buf - CC_BUF_SCRATCH0].base + refs[j]->off +
-                              refs[j]->cnt;
+                int32_t end =
+                    p->scratch[refs[j]->buf - CC_BUF_SCRATCH0].base + refs[j]->off + refs[j]->cnt;
                 if (end > maxscr[refs[j]->rank]) maxscr[refs[j]->rank] = end;
                 if (end > sper) sper = end;
             }
@@ -711,7 +684,6 @@ static weft_result build(lowerer *L, weft_algo **out) {
             if (weft_tb_add_step(tb, &st) < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
         }
     a->nchannels = C * I;
-    warn_limits(L, a);
     *out = a;
     a = NULL;
 fail:
@@ -799,8 +771,8 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
         half *hs = &L.h[si], *hr = &L.h[ri];
         if (hs->kind == H_NONE) continue;
         if (hs->kind == H_LOCAL) {
-            int32_t st = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE,
-                                  hs->rank);
+            int32_t st =
+                new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank);
             if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
             hs->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             hs->step = st;
@@ -835,8 +807,8 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             hs->k = hr->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             L.steps[st].send = si;
         }
-        int32_t rt = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC,
-                              hr->rank);
+        int32_t rt =
+            new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC, hr->rank);
         if (rt < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
         hr->step = rt;
         L.steps[rt].recv = ri;
@@ -860,7 +832,8 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
         if (pass == 1) {
             consumer = malloc((p->nops + 1) * sizeof *consumer);
             WEFT_CHECK_ALLOC(consumer);
-            for (size_t i = 0; i < p->nops; i++) consumer[i] = -1;
+            for (size_t i = 0; i < p->nops; i++)
+                consumer[i] = -1;
             for (int64_t hi = 0; hi < L.nhalves; hi++) {
                 const half *c = &L.h[hi];
                 if (c->kind == H_NONE || c->node < 0) continue;

@@ -163,7 +163,8 @@ static int init_memory(tracer *t) {
     t->v = calloc((size_t)t->nslots + 1, sizeof *t->v);
     t->writer = malloc(((size_t)t->nslots + 1) * sizeof *t->writer);
     if (t->v == NULL || t->writer == NULL) return -1;
-    for (int64_t i = 0; i < t->nslots; i++) t->writer[i] = -1;
+    for (int64_t i = 0; i < t->nslots; i++)
+        t->writer[i] = -1;
     for (int32_t r = 0; r < p->nranks; r++) {
         if (only_root_input(p) && r != p->root) continue;
         for (int32_t j = 0; j < p->in_chunks; j++) {
@@ -179,7 +180,8 @@ static int init_memory(tracer *t) {
 }
 
 static void free_memory(tracer *t) {
-    for (int64_t i = 0; t->v && i < t->nslots; i++) val_unref(t->v[i]);
+    for (int64_t i = 0; t->v && i < t->nslots; i++)
+        val_unref(t->v[i]);
     free(t->v);
     free(t->writer);
     t->v = NULL;
@@ -230,19 +232,18 @@ static void trace_op(tracer *t, int32_t qi) {
     const char *what = q->kind == CC_OP_COPY ? "copy" : "reduce";
     if (t->mode == MODE_OUT && q->dst.buf == CC_BUF_INPUT) {
         cc_ref_str(p, &q->dst, b, sizeof b);
-        perr(t, q->loc, q->frame,
-             "writes %s, but the input is read-only in an out-of-place %s", b,
+        perr(t, q->loc, q->frame, "writes %s, but the input is read-only in an out-of-place %s", b,
              weft_coll_name(p->coll));
     }
     if (q->src.rank == q->dst.rank && s0 < d0 + cnt && d0 < s0 + cnt) {
         if (s0 == d0 && q->kind == CC_OP_COPY) {
             t->noop[qi] = 1;
-            for (int32_t i = 0; i < cnt; i++) note_read(t, s0 + i);
+            for (int32_t i = 0; i < cnt; i++)
+                note_read(t, s0 + i);
             return;
         }
         perr(t, q->loc, q->frame, "the source and destination overlap%s",
-             t->mode == MODE_IN && q->src.buf != q->dst.buf ? " (they share memory in-place)"
-                                                            : "");
+             t->mode == MODE_IN && q->src.buf != q->dst.buf ? " (they share memory in-place)" : "");
         return;
     }
     int bad = 0;
@@ -269,8 +270,7 @@ static void trace_op(tracer *t, int32_t qi) {
             if (t->writer[s0 + i] != w) w = -1;
         if (w >= 0) {
             const cc_op *pw = &p->ops[w];
-            if (pw->src.rank != pw->dst.rank && pw->dst.rank == q->src.rank &&
-                pw->dst.cnt == cnt &&
+            if (pw->src.rank != pw->dst.rank && pw->dst.rank == q->src.rank && pw->dst.cnt == cnt &&
                 slot(t, pw->dst.buf, pw->dst.rank, pw->dst.off) == s0)
                 t->cand[qi] = w;
         }
@@ -379,14 +379,17 @@ static int32_t expected(const weft_cc_program *p, int32_t r, int32_t j, uint32_t
     int32_t n = p->nranks, k = p->chunks;
     switch (p->coll) {
     case WEFT_COLL_ALLREDUCE:
-        for (int32_t q = 0; q < n; q++) ids[q] = contribution(p, q, j);
+        for (int32_t q = 0; q < n; q++)
+            ids[q] = contribution(p, q, j);
         return n;
     case WEFT_COLL_REDUCE:
         if (r != p->root) return -1;
-        for (int32_t q = 0; q < n; q++) ids[q] = contribution(p, q, j);
+        for (int32_t q = 0; q < n; q++)
+            ids[q] = contribution(p, q, j);
         return n;
     case WEFT_COLL_REDUCESCATTER:
-        for (int32_t q = 0; q < n; q++) ids[q] = contribution(p, q, r * k + j);
+        for (int32_t q = 0; q < n; q++)
+            ids[q] = contribution(p, q, r * k + j);
         return n;
     case WEFT_COLL_ALLGATHER: ids[0] = contribution(p, j / k, j % k); return 1;
     case WEFT_COLL_GATHER:
@@ -430,7 +433,7 @@ static void check_post(tracer *t) {
             int32_t wi = t->writer[s];
             if (wi >= 0)
                 perr(t, p->ops[wi].loc, p->ops[wi].frame,
-                     "at the end, %s holds %s; %s needs %s (last written here)", a, have,
+                     "at the end, %s holds %s; %s needs %s (written last here)", a, have,
                      weft_coll_name(p->coll), want);
             else
                 perr(t, p->coll_loc, -1, "at the end, %s holds %s; %s needs %s", a, have,
@@ -518,14 +521,15 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
     uint8_t all = (uint8_t)((p->outofplace ? 1u : 0u) | (p->inplace ? 2u : 0u));
     for (size_t i = 0; i < t.npend; i++) {
         const pending *q = &t.pend[i];
-        const char *suffix = q->modes == all ? "" : q->modes == 1 ? " (out-of-place)" : " (in-place)";
-        cc_report(p, d, WEFT_SEV_ERROR, q->loc, q->frame, "%s%s", q->msg, suffix);
+        const char *mode = q->modes == all ? "" : q->modes == 1 ? "out-of-place: " : "in-place: ";
+        cc_report(p, d, WEFT_SEV_ERROR, q->loc, q->frame, "%s%s", mode, q->msg);
     }
     cc_flush_suppressed(p, d);
     if (t.npend > 0) WEFT_FAIL(WEFT_ERR_INPUT);
     p->checked = 1;
 fail:
-    for (size_t i = 0; i < t.npend; i++) free(t.pend[i].msg);
+    for (size_t i = 0; i < t.npend; i++)
+        free(t.pend[i].msg);
     free(t.pend);
     free(t.cand);
     free(t.reads_of);

@@ -1,4 +1,5 @@
-/* weft_compiler.h — the weft compiler: evaluates a parsed program, checks it, lowers it to the IR. */
+/* weft_compiler.h — the weft compiler: evaluates a parsed program, checks it, lowers it to the IR.
+ */
 #ifndef WEFT_COMPILER_H
 #define WEFT_COMPILER_H
 

@@ -154,7 +154,8 @@ void weft_lang_node_free(weft_lang_node *n) {
     weft_lang_node_free(n->a);
     weft_lang_node_free(n->b);
     weft_lang_node_free(n->c);
-    for (int32_t i = 0; i < n->nkids; i++) weft_lang_node_free(n->kids[i]);
+    for (int32_t i = 0; i < n->nkids; i++)
+        weft_lang_node_free(n->kids[i]);
     free(n->kids);
     free(n);
 }

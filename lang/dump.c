@@ -83,9 +83,7 @@ static void block(const weft_lang_node *n, int ind, FILE *out) {
 static void stmt(const weft_lang_node *n, int ind, FILE *out) {
     fprintf(out, "%*s(%s", ind, "", weft_lang_kind_name(n->kind));
     switch (n->kind) {
-    case WEFT_LANG_FILE:
-        block(n, ind + 2, out);
-        break;
+    case WEFT_LANG_FILE: block(n, ind + 2, out); break;
     case WEFT_LANG_PARAM:
     case WEFT_LANG_LET:
     case WEFT_LANG_SCRATCH:

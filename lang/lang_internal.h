@@ -8,7 +8,7 @@
 typedef struct weft_lang_yyltype {
     int32_t start, end;
 } weft_lang_yyltype;
-#define WEFT_LANG_YYLTYPE weft_lang_yyltype
+#define WEFT_LANG_YYLTYPE             weft_lang_yyltype
 #define WEFT_LANG_YYLTYPE_IS_DECLARED 1
 
 struct weft_lang_source {
@@ -33,11 +33,11 @@ typedef struct weft_lang_parser {
     weft_lang_sources *sources;
     int32_t file;
     weft_diag *d;
-    int32_t pos;     /* byte offset of the next character the lexer reads */
-    int nerrors;     /* lexical and syntax errors reported */
+    int32_t pos;        /* byte offset of the next character the lexer reads */
+    int nerrors;        /* lexical and syntax errors reported */
     int32_t comment_at; /* where the block comment being skipped began */
     weft_lang_node *root;
-    int nomem;       /* an allocation failed while building the tree */
+    int nomem; /* an allocation failed while building the tree */
     /* open brackets, so that an error at the end of the file can say which one is unclosed */
     int32_t open_at[WEFT_LANG_MAX_NEST];
     char open_ch[WEFT_LANG_MAX_NEST];

@@ -21,8 +21,7 @@ typedef struct reader {
     size_t nseen, capseen;
 } reader;
 
-static weft_lang_node *read_text(reader *r, const char *path, char *text, size_t len,
-                                 int included);
+static weft_lang_node *read_text(reader *r, const char *path, char *text, size_t len, int included);
 
 static char *dir_of(const char *path) {
     const char *slash = strrchr(path, '/');
@@ -40,7 +39,7 @@ static char *canonical(const char *path) {
 static char *find_include(reader *r, const char *from, const char *name) {
     if (name[0] == '/') return access(name, R_OK) == 0 ? weft_strdup(name) : NULL;
     char *dir = dir_of(from);
-    char *cand = dir == NULL ? NULL
+    char *cand = dir == NULL             ? NULL
                  : strcmp(dir, ".") == 0 ? weft_strdup(name)
                                          : weft_asprintf("%s/%s", dir, name);
     free(dir);
@@ -63,8 +62,7 @@ static void resolve_includes(reader *r, weft_lang_node *file, const char *path, 
     for (int32_t i = 0; i < file->nkids; i++) {
         weft_lang_node *it = file->kids[i];
         if (included && it->kind != WEFT_LANG_INCLUDE && it->kind != WEFT_LANG_DEF) {
-            report(r, it->loc,
-                   "an included file may contain only 'def' and 'include' (found '%s')",
+            report(r, it->loc, "an included file may contain only 'def' and 'include' (found '%s')",
                    weft_lang_kind_name(it->kind));
             continue;
         }
@@ -138,9 +136,8 @@ static weft_lang_node *read_text(reader *r, const char *path, char *text, size_t
     return root;
 }
 
-static weft_result read_program(const char *path, char *text, size_t len,
-                                const char *const *dirs, size_t ndirs, weft_lang_program **out,
-                                weft_diag *d) {
+static weft_result read_program(const char *path, char *text, size_t len, const char *const *dirs,
+                                size_t ndirs, weft_lang_program **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     reader r;
     memset(&r, 0, sizeof r);
@@ -164,7 +161,8 @@ static weft_result read_program(const char *path, char *text, size_t len,
     if (r.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
     if (r.errors > 0 || (*out)->root == NULL) WEFT_FAIL(WEFT_ERR_INPUT);
 fail:
-    for (size_t i = 0; i < r.nseen; i++) free(r.seen[i]);
+    for (size_t i = 0; i < r.nseen; i++)
+        free(r.seen[i]);
     free(r.seen);
     weft_lang_program_free(prog);
     return res;
@@ -188,8 +186,7 @@ weft_result weft_lang_parse_string(const char *text, size_t len, const char *nam
     if (copy == NULL) return WEFT_ERR_NOMEM;
     memcpy(copy, text, len);
     copy[len] = '\0';
-    return read_program(name ? name : "<string>", copy, len, include_dirs, n_include_dirs, out,
-                        d);
+    return read_program(name ? name : "<string>", copy, len, include_dirs, n_include_dirs, out, d);
 }
 
 void weft_lang_program_free(weft_lang_program *p) {

@@ -104,7 +104,8 @@ void weft_lang_vreport(weft_diag *d, const weft_lang_sources *s, weft_severity s
     const struct weft_lang_source *f = &s->v[loc.file];
     int32_t ls = f->line_starts[line - 1];
     int32_t le = ls;
-    while ((size_t)le < f->len && f->text[le] != '\n') le++;
+    while ((size_t)le < f->len && f->text[le] != '\n')
+        le++;
     if (le > ls && f->text[le - 1] == '\r') le--;
     int32_t start = loc.start < ls ? ls : loc.start;
     int32_t end = loc.end > le ? le : loc.end;

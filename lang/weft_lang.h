@@ -125,9 +125,8 @@ WEFT_API weft_result weft_lang_parse_file(const char *path, const char *const *i
                                           weft_diag *d);
 /* As above from memory; `name` is the path used in diagnostics and for relative includes. */
 WEFT_API weft_result weft_lang_parse_string(const char *text, size_t len, const char *name,
-                                            const char *const *include_dirs,
-                                            size_t n_include_dirs, weft_lang_program **out,
-                                            weft_diag *d);
+                                            const char *const *include_dirs, size_t n_include_dirs,
+                                            weft_lang_program **out, weft_diag *d);
 WEFT_API void weft_lang_program_free(weft_lang_program *p);
 
 /* Writes the tree as indented S-expressions (`weft compile --emit=ast`). */

@@ -59,17 +59,23 @@ int weft_cmd_compile(int argc, char **argv) {
                 rc = usage_error("%s needs an argument", a);
                 goto done;
             }
-            if (a[1] == 'D') defines[ndef++] = argv[++i];
-            else if (a[1] == 'I') dirs[ndirs++] = argv[++i];
-            else outpath = argv[++i];
+            if (a[1] == 'D')
+                defines[ndef++] = argv[++i];
+            else if (a[1] == 'I')
+                dirs[ndirs++] = argv[++i];
+            else
+                outpath = argv[++i];
         } else if (strncmp(a, "-D", 2) == 0) {
             defines[ndef++] = a + 2;
         } else if (strncmp(a, "-I", 2) == 0) {
             dirs[ndirs++] = a + 2;
         } else if (strncmp(a, "--emit=", 7) == 0) {
-            if (strcmp(a + 7, "xml") == 0) emit = EMIT_XML;
-            else if (strcmp(a + 7, "ops") == 0) emit = EMIT_OPS;
-            else if (strcmp(a + 7, "ast") == 0) emit = EMIT_AST;
+            if (strcmp(a + 7, "xml") == 0)
+                emit = EMIT_XML;
+            else if (strcmp(a + 7, "ops") == 0)
+                emit = EMIT_OPS;
+            else if (strcmp(a + 7, "ast") == 0)
+                emit = EMIT_AST;
             else {
                 rc = usage_error("unknown --emit '%s' (expected xml, ops or ast)", a + 7);
                 goto done;

@@ -73,9 +73,11 @@ int main(void) {
     char *deep = malloc(4 * n + 64);
     strcpy(deep, "let x = ");
     size_t m = strlen(deep);
-    for (size_t i = 0; i < n; i++) deep[m++] = '(';
+    for (size_t i = 0; i < n; i++)
+        deep[m++] = '(';
     deep[m++] = '1';
-    for (size_t i = 0; i < n; i++) deep[m++] = ')';
+    for (size_t i = 0; i < n; i++)
+        deep[m++] = ')';
     strcpy(deep + m, ";\n");
     CHECK(parse(deep, &p, d) == WEFT_ERR_INPUT);
     CHECK(weft_diag_count(d, WEFT_SEV_ERROR) >= 1);
