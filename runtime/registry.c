@@ -91,20 +91,14 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
     return WEFT_OK;
 }
 
-/* Structural validation by the IR layer, then weft's own selection checks. Every algorithm in a
- * registry has passed these. */
-static weft_result check_algo(const weft_algo *a, weft_diag *d) {
-    weft_result res = WEFT_OK;
-    WEFT_CHECK(weft_ir_validate(a, d));
-    WEFT_CHECK(check_selectable(a, d));
-fail:
-    return res;
-}
-
-weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
+/* Appends a checked algorithm; validated says whether the IR layer's structural validation has
+ * already run (weft_ir_read_file runs it; in-memory algorithms have not been through it). Every
+ * algorithm in a registry has passed both. Takes ownership of a, also on failure. */
+static weft_result append(weft_registry *r, weft_algo *a, int validated, weft_diag *d) {
     weft_result res = WEFT_OK;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
-    WEFT_CHECK(check_algo(a, d));
+    if (!validated) WEFT_CHECK(weft_ir_validate(a, d));
+    WEFT_CHECK(check_selectable(a, d));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     r->algos[r->n++] = a;
@@ -112,6 +106,10 @@ weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
 fail:
     weft_algo_free(a);
     return res;
+}
+
+weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
+    return append(r, a, 0, d);
 }
 
 /* ---- loading ----------------------------------------------------------------------------- */
@@ -141,7 +139,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = weft_registry_add(r, a, d);
+        res = append(r, a, 1, d);
         a = NULL;
     }
     weft_algo_free(a);
@@ -219,9 +217,9 @@ fail:
     X(COLL, "no algorithm for this collective")                                                    \
     X(RANKS, "no algorithm for this collective and rank count")                                    \
     X(ROOT, "no algorithm for this root")                                                          \
+    X(BYTES, "message size outside the [minBytes, maxBytes] of every fitting algorithm")           \
     X(MODE, "no algorithm for this buffer mode (in-place or out-of-place; rooted collectives "     \
-            "need an algorithm declaring both)")                                                   \
-    X(BYTES, "message size outside the [minBytes, maxBytes] of every fitting algorithm")
+            "need an algorithm declaring both)")
 
 enum {
 #define WEFT_X_(id, s) STAGE_##id,
@@ -285,14 +283,14 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
         if (a->ngpus != c->nranks) goto rejected;
         stage = STAGE_ROOT;
         if (weft_coll_rooted(c->coll) && a->root != c->root) goto rejected;
-        stage = STAGE_MODE;
-        if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
-                                      : !(c->inplace ? a->inplace : a->outofplace))
-            goto rejected;
         stage = STAGE_BYTES;
         uint64_t bytes = call_bytes(c, a);
         if (bytes == 0 || bytes < (uint64_t)a->min_bytes ||
             (a->max_bytes != 0 && bytes > (uint64_t)a->max_bytes))
+            goto rejected;
+        stage = STAGE_MODE;
+        if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
+                                      : !(c->inplace ? a->inplace : a->outofplace))
             goto rejected;
         return (int)i;
     rejected:

@@ -84,8 +84,6 @@ static void resolve(void) {
         return;
     }
     snprintf(real.path, sizeof real.path, "%s", file ? file : (*lib ? lib : "libnccl.so.2"));
-    int v = 0;
-    if (real.GetVersion(&v) == ncclSuccess) real.version = v;
     real.found = 1;
 }
 
@@ -103,10 +101,13 @@ static int missing_first(shim_fn fn) {
 
 ncclResult_t shim_missing_res(shim_fn fn) {
     if (!shim_real_get()->found) return ncclSystemError;
-    if (missing_first(fn))
+    if (missing_first(fn)) {
+        int v = 0;
+        real.GetVersion(&v);
         WEFT_WARN("%s: the real NCCL (%s, version %d) does not provide it; returning "
                   "ncclInvalidUsage",
-                  shim_fn_name(fn), real.path, real.version);
+                  shim_fn_name(fn), real.path, v);
+    }
     return ncclInvalidUsage;
 }
 

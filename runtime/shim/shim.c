@@ -65,15 +65,17 @@ static int shim_serving;        /* set once: weft may serve calls in this proces
 static weft_registry *shim_reg; /* loaded once, kept for the life of the process */
 static weft_nccl_api shim_api;  /* the real NCCL as the runtime sees it */
 
+/* Problems with algorithm files: errors, and the notes saying a file was skipped, at WARN;
+ * warnings (limits of other MSCCL runtimes, algorithms that can never be selected) at INFO. */
 static void log_diag(const weft_diag *d) {
     for (size_t i = 0; i < weft_diag_size(d); i++) {
         const weft_diag_entry *e = weft_diag_get(d, i);
         char *s = weft_diag_format(e);
         if (s == NULL) continue;
-        if (e->sev == WEFT_SEV_INFO)
-            WEFT_INFO("%s", s);
-        else
+        if (e->sev == WEFT_SEV_ERROR || e->sev == WEFT_SEV_NOTE)
             WEFT_WARN("%s", s);
+        else
+            WEFT_INFO("%s", s);
         free(s);
     }
 }

@@ -21,7 +21,6 @@ typedef struct shim_real {
 #undef WEFT_X_
     void *DevCommCreate, *DevCommDestroy; /* nccl_device.h host functions, for the runtime */
     int found;                            /* 0: no NCCL library could be found */
-    int version;                          /* its ncclGetVersion, 0 when unknown */
     char path[512];                       /* the file it came from, for the log */
 } shim_real;
 
