@@ -130,6 +130,13 @@ WEFT_API int32_t weft_algo_chunks_per_seg(const weft_algo *a);
 WEFT_API int64_t weft_algo_nsteps(const weft_algo *a);
 
 /* ---- XML (xml_read.c, xml_write.c) ------------------------------------------------------ */
+/* Hard limits: input beyond them is rejected with a clear message (the MSCCL runtimes' own,
+ * much lower limits are only warnings, see weft_ir_validate). Downstream code (verifier,
+ * executors) may rely on a validated algo staying within them. */
+#define WEFT_IR_MAX_FILE_BYTES (256 << 20) /* XML input size */
+#define WEFT_IR_MAX_RANKS      8192        /* ngpus */
+#define WEFT_IR_MAX_CHANNELS   1024        /* nchannels */
+#define WEFT_IR_MAX_CHUNKS     (1 << 20)   /* nchunksperloop, i/o/s_chunks */
 /* Reads an MSCCL XML algorithm. Errors are reported as `file:line: message` naming the element
  * and attribute; legacy files get defaults with an INFO note. On success *out is owned by the
  * caller. The structural validation below runs as part of reading. */

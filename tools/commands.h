@@ -4,7 +4,9 @@
 #define WEFT_TOOLS_COMMANDS_H
 
 #define WEFT_COMMANDS(X)                                                                           \
-    X(env, "list the environment variables weft reads, with their values")
+    X(env, "list the environment variables weft reads, with their values")                       \
+    X(show, "print an XML algorithm per rank and tb, with a summary")                              \
+    X(fmt, "rewrite an XML algorithm in the canonical MSCCL-loadable shape")
 
 #define WEFT_X_(n, s) int weft_cmd_##n(int argc, char **argv);
 WEFT_COMMANDS(WEFT_X_)

@@ -1,0 +1,153 @@
+/* xml_write.c — writes an algo in exactly the shape the MSCCL executor's and RCCL's hand-written
+ * parsers accept: one element per line, fixed attribute order, double quotes, no declaration. */
+#include "weft_ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) WEFT_PRINTF(2, 3);
+static void put(sbuf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->n;
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)k < room) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t ncap = b->cap ? b->cap * 2 : 4096;
+        while (ncap < b->n + (size_t)k + 1)
+            ncap *= 2;
+        char *q = realloc(b->p, ncap);
+        if (q == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = ncap;
+    }
+}
+
+/* The name is the only free text. Besides the XML specials, line breaks and tabs are written as
+ * character references so that the element stays on one line; other control characters cannot
+ * appear in XML 1.0 at all and become '?'. */
+static void put_escaped(sbuf *b, const char *s) {
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': put(b, "&amp;"); break;
+        case '<': put(b, "&lt;"); break;
+        case '>': put(b, "&gt;"); break;
+        case '"': put(b, "&quot;"); break;
+        case '\n': put(b, "&#10;"); break;
+        case '\r': put(b, "&#13;"); break;
+        case '\t': put(b, "&#9;"); break;
+        default: put(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c); break;
+        }
+    }
+}
+
+static const char buf_codes[] = {
+#define WEFT_X_(id, c, n) c,
+    WEFT_BUFS(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const step_names[] = {
+#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
+    WEFT_STEP_TYPES(WEFT_X_)
+#undef WEFT_X_
+};
+
+/* Values the format cannot express are refused rather than written as garbage. */
+static int writable(const weft_algo *a) {
+    if (a == NULL || a->ngpus < 0 || (a->ngpus > 0 && a->gpus == NULL)) return 0;
+    if ((unsigned)a->proto >= WEFT_PROTO_COUNT || (unsigned)a->coll >= WEFT_COLL_COUNT) return 0;
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        if (g->ntbs < 0 || (g->ntbs > 0 && g->tbs == NULL)) return 0;
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            const weft_tb *tb = &g->tbs[t];
+            if (tb->nsteps < 0 || (tb->nsteps > 0 && tb->steps == NULL)) return 0;
+            for (int32_t s = 0; s < tb->nsteps; s++) {
+                const weft_step *st = &tb->steps[s];
+                if ((unsigned)st->type >= WEFT_STEP_COUNT ||
+                    (unsigned)st->srcbuf >= WEFT_BUF_COUNT ||
+                    (unsigned)st->dstbuf >= WEFT_BUF_COUNT)
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static void write_algo(const weft_algo *a, sbuf *b) {
+    put(b, "<algo name=\"");
+    put_escaped(b, a->name);
+    put(b,
+        "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
+        "inplace=\"%d\" outofplace=\"%d\" minBytes=\"%lld\" maxBytes=\"%lld\"",
+        weft_proto_name(a->proto), a->nchannels, a->nchunksperloop, a->ngpus,
+        weft_coll_name(a->coll), a->inplace, a->outofplace, (long long)a->min_bytes,
+        (long long)a->max_bytes);
+    if (weft_coll_rooted(a->coll)) put(b, " root=\"%d\"", a->root);
+    put(b, ">\n");
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        put(b, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", r,
+            g->i_chunks, g->o_chunks, g->s_chunks);
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            const weft_tb *tb = &g->tbs[t];
+            put(b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", t, tb->send,
+                tb->recv, tb->chan);
+            for (int32_t s = 0; s < tb->nsteps; s++) {
+                const weft_step *st = &tb->steps[s];
+                put(b,
+                    "      <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" "
+                    "dstoff=\"%d\" cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
+                    s, step_names[st->type], buf_codes[st->srcbuf], st->srcoff,
+                    buf_codes[st->dstbuf], st->dstoff, st->cnt, st->depid, st->deps, st->hasdep);
+            }
+            put(b, "    </tb>\n");
+        }
+        put(b, "  </gpu>\n");
+    }
+    put(b, "</algo>\n");
+}
+
+weft_result weft_ir_write_string(const weft_algo *a, char **out) {
+    weft_result res = WEFT_OK;
+    sbuf b = {0};
+    *out = NULL;
+    if (!writable(a)) WEFT_FAIL(WEFT_ERR_INPUT);
+    write_algo(a, &b);
+    if (b.oom) WEFT_FAIL(WEFT_ERR_NOMEM);
+    *out = b.p;
+    b.p = NULL;
+fail:
+    free(b.p);
+    return res;
+}
+
+weft_result weft_ir_write(const weft_algo *a, FILE *out) {
+    weft_result res = WEFT_OK;
+    char *s = NULL;
+    WEFT_CHECK(weft_ir_write_string(a, &s));
+    size_t n = strlen(s);
+    if (fwrite(s, 1, n, out) != n || fflush(out) != 0) WEFT_FAIL(WEFT_ERR_SYSTEM);
+fail:
+    free(s);
+    return res;
+}
