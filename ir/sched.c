@@ -450,6 +450,24 @@ fail:
     return res;
 }
 
+weft_result weft_sg_validate(const weft_algo *a, weft_diag *d, int64_t *errs) {
+    weft_diag *vd = weft_diag_new();
+    if (vd == NULL) return WEFT_ERR_NOMEM;
+    weft_result vr = weft_ir_validate(a, vd);
+    if (vr != WEFT_OK) {
+        for (size_t i = 0; i < weft_diag_size(vd); i++) {
+            const weft_diag_entry *e = weft_diag_get(vd, i);
+            if (e->sev == WEFT_SEV_ERROR)
+                weft_diag_add(d, e->sev, e->file, e->line, e->col, "%s", e->msg);
+        }
+        size_t n = weft_diag_count(vd, WEFT_SEV_ERROR);
+        if (errs) errs[WEFT_VERIFY_STRUCTURE] += n ? (int64_t)n : 1;
+        if (vr != WEFT_ERR_NOMEM) vr = WEFT_ERR_INPUT;
+    }
+    weft_diag_free(vd);
+    return vr;
+}
+
 /* The output of a non-root rank of reduce and gather, and the input of a non-root rank of
  * broadcast and scatter, are not part of the call (NCCL ignores those pointers); in-place
  * broadcast and reduce alias the two on every rank, so there the buffer exists. */
@@ -465,6 +483,12 @@ int weft_sg_buf_exists(const weft_sg *g, int inplace, int32_t rank, weft_buf b) 
     }
 }
 
+/* gather and scatter alias only at the root: other ranks have one of the buffers only */
+int weft_sg_aliased(const weft_sg *g, int inplace, int32_t rank) {
+    return inplace && weft_sg_buf_exists(g, 1, rank, WEFT_BUF_INPUT) &&
+           weft_sg_buf_exists(g, 1, rank, WEFT_BUF_OUTPUT);
+}
+
 int32_t weft_sg_loc(const weft_sg *g, int inplace, int32_t rank, weft_buf b, int32_t x) {
     if (!weft_sg_buf_exists(g, inplace, rank, b)) return -1;
     switch (b) {
@@ -473,10 +497,7 @@ int32_t weft_sg_loc(const weft_sg *g, int inplace, int32_t rank, weft_buf b, int
     case WEFT_BUF_OUTPUT: break;
     default: return -1;
     }
-    /* gather and scatter alias only at the root: other ranks have one of the buffers only */
-    int alias = inplace && (!weft_coll_rooted(g->a->coll) || rank == g->a->root ||
-                            g->nin == g->nout);
-    if (!alias) return g->nin + x;
+    if (!weft_sg_aliased(g, inplace, rank)) return g->nin + x;
     if (g->nin == g->nout) return x;
     if (g->nout > g->nin) {
         int32_t lo = rank * g->k;

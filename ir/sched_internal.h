@@ -49,6 +49,9 @@ typedef struct weft_sg {
  * *out is NULL). *out is owned by the caller: weft_sg_free. */
 weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_sg **out);
 void weft_sg_free(weft_sg *g);
+/* weft_ir_validate, copying only its errors to d (the reader already ran it on files, so its
+ * warnings would repeat), counted as structure errors. */
+weft_result weft_sg_validate(const weft_algo *a, weft_diag *d, int64_t *errs);
 
 /* Where chunk x of buffer b of `rank` lives in the call mode: a location in [0, nlocs), the
  * same for every alias of that memory (in-place calls alias input and output, see
@@ -56,6 +59,10 @@ void weft_sg_free(weft_sg *g);
  * non-root rank of reduce and gather, the input of a non-root rank of broadcast and
  * scatter). Input locations are [0, nin), so location x < nin is input chunk x. */
 int32_t weft_sg_loc(const weft_sg *g, int inplace, int32_t rank, weft_buf b, int32_t x);
+/* Whether input and output are the same memory on rank (in-place calls, as NCCL defines
+ * them: the same pointer when both hold N or 1 segments, else the rank's slice of the large
+ * buffer; a non-root rank of gather or scatter has only one of the two). */
+int weft_sg_aliased(const weft_sg *g, int inplace, int32_t rank);
 /* Whether buffer b exists on rank in that mode (as above). */
 int weft_sg_buf_exists(const weft_sg *g, int inplace, int32_t rank, weft_buf b);
 /* Checks that no step touches a buffer that does not exist in that mode. */

@@ -19,7 +19,7 @@ const char *weft_verify_class_name(weft_verify_class c) {
 
 void weft_verify_opts_init(weft_verify_opts *o) {
     memset(o, 0, sizeof *o);
-    o->fifo_slots = 1;
+    o->fifo_slots = 2;
     o->max_reports = 8;
 }
 
@@ -934,6 +934,33 @@ static void summarize(ctx *c) {
     free(cp);
 }
 
+/* Bounded buffering only removes interleavings, and a run's outcome does not depend on the
+ * interleaving, so deadlock freedom is monotone in the capacity: binary search. A capacity of
+ * the most messages any connection carries behaves as unbounded. */
+static weft_result min_fifo(ctx *c) {
+    weft_result res = WEFT_OK;
+    const weft_sg *g = c->g;
+    int32_t hi = 1;
+    for (int32_t i = 0; i < g->nconns; i++)
+        if (g->conns[i].nsend > hi) hi = g->conns[i].nsend;
+    int32_t lo = 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        weft_sg_run r = {0};
+        r.fifo = mid;
+        res = weft_sg_run_exec(g, &r);
+        int stalled = r.stalled;
+        weft_sg_run_free(&r);
+        if (res != WEFT_OK) return res;
+        if (stalled)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    c->sum->min_fifo = lo;
+    return res;
+}
+
 weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, weft_diag *d,
                            weft_verify_summary *summary) {
     weft_result res = WEFT_OK;
@@ -965,6 +992,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
                       "the algorithm declares neither inplace=\"1\" nor outofplace=\"1\"");
         sum->errors[WEFT_VERIFY_STRUCTURE]++;
     }
+    WEFT_CHECK(weft_sg_validate(a, d, sum->errors));
     res = weft_sg_build(a, d, sum->errors, &g);
     if (res != WEFT_OK) goto fail;
     if ((int64_t)a->ngpus * g->nlocs > INT32_MAX / 2) {
@@ -1003,7 +1031,8 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     for (int32_t i = 0; i < g->nsteps; i++) c.pos[c.order[i]] = i;
     summarize(&c);
     WEFT_CHECK(c.res);
-    if (opts->fifo_slots > 0) {
+    WEFT_CHECK(min_fifo(&c));
+    if (opts->fifo_slots > 0 && opts->fifo_slots < sum->min_fifo) {
         run1.fifo = opts->fifo_slots;
         WEFT_CHECK(weft_sg_run_exec(g, &run1));
         if (run1.stalled) {
@@ -1012,6 +1041,9 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
                      opts->fifo_slots, opts->fifo_slots == 1 ? "" : "s");
             sum->errors[WEFT_VERIFY_FIFO_DEADLOCK] +=
                 weft_sg_report_cycles(g, &run1, d, what, opts->max_reports);
+            weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0,
+                          "the schedule needs connection buffers of at least %d messages",
+                          sum->min_fifo);
         }
     }
     for (int mode = 0; mode < 2; mode++) {
@@ -1041,6 +1073,9 @@ void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_
     fprintf(out, "  %d ranks, %lld tbs, %lld steps, %d channel%s; critical path %lld steps\n",
             s->nranks, (long long)s->ntbs, (long long)s->nsteps, s->nchannels,
             s->nchannels == 1 ? "" : "s", (long long)s->critical_path);
+    if (s->min_fifo > 0)
+        fprintf(out, "  needs connection buffers of %d message%s\n", s->min_fifo,
+                s->min_fifo == 1 ? "" : "s");
     if (s->pair_chunks == NULL) return;
     int64_t npairs = 0, lo = INT64_MAX, hi = 0;
     for (int32_t i = 0; i < s->nranks; i++)

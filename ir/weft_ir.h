@@ -190,7 +190,9 @@ WEFT_API const char *weft_verify_class_name(weft_verify_class c);
 
 typedef struct weft_verify_opts {
     /* Messages one connection buffers before its sender waits, for the bounded-buffer
-     * deadlock check (1, the default, is the strictest; 0 skips that check). */
+     * deadlock check; 0 skips that check. Default 2: the ring schedules msccl-tools generates
+     * send a message and then receive-and-forward, which needs 2 (1 is stricter; the summary
+     * says what a schedule needs). The runtime must buffer at least this many per connection. */
     int32_t fifo_slots;
     /* Findings reported per class and mode before the rest are only counted (default 8). */
     int32_t max_reports;
@@ -203,6 +205,9 @@ typedef struct weft_verify_summary {
     int64_t ntbs, nsteps;
     int64_t critical_path; /* steps on the longest happens-before chain (0: not computed) */
     int64_t chunks_moved;  /* over all messages */
+    /* The fewest messages per connection buffer with which the schedule cannot deadlock
+     * (0: not computed, e.g. it deadlocks even unbounded). */
+    int32_t min_fifo;
     /* nranks x nranks: chunks sent from rank i to rank j at [i * nranks + j]; owned by the
      * summary (weft_verify_summary_free), NULL when not computed. */
     int64_t *pair_chunks;
@@ -223,7 +228,43 @@ WEFT_API void weft_verify_summary_free(weft_verify_summary *s);
 WEFT_API void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_pairs);
 
 /* ---- CPU reference executor (exec.c) ---------------------------------------------------- */
-/* section owned by the CPU executor */
+/* Runs a schedule on host buffers for every rank with real data, one step at a time under a
+ * deterministic scheduler, with the step semantics of weft_semantics.h, the count policy
+ * (chunk slots of ceil(count / k) elements; nothing past a user chunk's valid end is read or
+ * written) and the element operations of weft_elemops.h; then compares every rank's output
+ * with a naive reference collective. Rooted collectives use algo->root. */
+
+WEFT_API const char *weft_dtype_name(weft_dtype t);
+/* Also accepts NCCL's spellings (e.g. "float16", "bf16", "fp32", "int"); -1 when unknown. */
+WEFT_API int weft_dtype_from_name(const char *name);
+WEFT_API const char *weft_redop_name(weft_redop op);
+WEFT_API int weft_redop_from_name(const char *name);
+
+typedef struct weft_exec_opts {
+    int64_t count;       /* elements per segment: NCCL's count argument (default 1024) */
+    weft_dtype dtype;    /* default float */
+    weft_redop op;       /* default sum; ignored by collectives that do not reduce */
+    uint8_t inplace;     /* 1: in-place call (the algo must declare the mode) */
+    uint64_t seed;       /* input data */
+    uint64_t sched_seed; /* 0: round robin over the tbs that can run; else a seeded random order */
+    int32_t fifo_slots;  /* messages a connection holds before its sender waits; 0 unbounded */
+    int32_t max_reports; /* mismatching elements and blocked tbs listed (default 8) */
+} weft_exec_opts;
+
+WEFT_API void weft_exec_opts_init(weft_exec_opts *o);
+
+typedef struct weft_exec_report {
+    int64_t steps_run, steps_total;
+    int64_t mismatches; /* elements that differ from the reference, over all ranks */
+    uint8_t stalled;    /* no tb could progress before the end */
+} weft_exec_report;
+
+/* Executes a; report may be NULL. Returns WEFT_OK when every rank's result equals the
+ * reference; WEFT_ERR_INPUT (diagnostics in d) when the schedule is malformed, stalls (every
+ * blocked tb is listed with what it waits for) or computes a wrong result (first elements and
+ * a count per rank); WEFT_ERR_USAGE for options that do not fit the algo; WEFT_ERR_NOMEM. */
+WEFT_API weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag *d,
+                                  weft_exec_report *report);
 
 #ifdef __cplusplus
 }
