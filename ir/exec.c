@@ -167,7 +167,8 @@ static void gen_input(const ex *x, int32_t r, int64_t e, void *out) {
 /* What output and scratch memory holds before the call: values no input produces, so that a
  * chunk a schedule forgets to fill, or reduces into, shows. */
 static void gen_poison(const ex *x, int32_t r, int64_t e, int which, void *out) {
-    uint64_t h = mix(~x->o->seed ^ mix(((uint64_t)r << 40) ^ ((uint64_t)which << 36) ^ (uint64_t)e));
+    uint64_t h =
+        mix(~x->o->seed ^ mix(((uint64_t)r << 40) ^ ((uint64_t)which << 36) ^ (uint64_t)e));
     weft_dtype t = x->o->dtype;
     if (!dtype_float[t]) {
         memcpy(out, &h, x->es);
@@ -333,7 +334,8 @@ static weft_result alloc_buffers(ex *x) {
         /* poison first, then the input (which may lie inside the output) */
         for (int64_t e = 0; rb->out && e < rb->out_elems; e++)
             gen_poison(x, r, e, 0, rb->out + (size_t)e * x->es);
-        for (int64_t e = 0; e < ns; e++) gen_poison(x, r, e, 1, rb->scr + (size_t)e * x->es);
+        for (int64_t e = 0; e < ns; e++)
+            gen_poison(x, r, e, 1, rb->scr + (size_t)e * x->es);
         for (int64_t e = 0; rb->in && e < rb->in_elems; e++)
             gen_input(x, r, e, rb->in + (size_t)e * x->es);
     }
@@ -358,7 +360,8 @@ static int reference(const ex *x, char **in, int32_t r, char *out) {
     case WEFT_COLL_ALLGATHER:
     case WEFT_COLL_GATHER:
         if (a->coll == WEFT_COLL_GATHER && r != R) return 0;
-        for (int32_t q = 0; q < N; q++) memcpy(out + (size_t)((int64_t)q * n) * es, in[q], (size_t)n * es);
+        for (int32_t q = 0; q < N; q++)
+            memcpy(out + (size_t)((int64_t)q * n) * es, in[q], (size_t)n * es);
         return 1;
     case WEFT_COLL_ALLTOALL:
         for (int32_t q = 0; q < N; q++)
@@ -479,7 +482,8 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     /* the reference works from copies: an in-place run overwrites its input */
     saved = calloc((size_t)x.N, sizeof *saved);
     WEFT_CHECK_ALLOC(saved);
-    int64_t in_max = (int64_t)(g->nin / g->k) * x.count, out_max = (int64_t)(g->nout / g->k) * x.count;
+    int64_t in_max = (int64_t)(g->nin / g->k) * x.count,
+            out_max = (int64_t)(g->nout / g->k) * x.count;
     for (int32_t r = 0; r < x.N; r++) {
         saved[r] = calloc((size_t)in_max * x.es + 1, 1);
         WEFT_CHECK_ALLOC(saved[r]);
@@ -507,9 +511,8 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
             int32_t s = g->tbs[t].first + run.pc[t];
             weft_sg_describe_wait(g, &run, t, why, sizeof why);
             weft_sg_step_name(g, s, name, sizeof name);
-            weft_diag_add(d, WEFT_SEV_NOTE, a->file, weft_sg_ir_step(g, s)->line, 0,
-                          "%s ('%s') %s", name, weft_sg_step_type_name(weft_sg_ir_step(g, s)->type),
-                          why);
+            weft_diag_add(d, WEFT_SEV_NOTE, a->file, weft_sg_ir_step(g, s)->line, 0, "%s ('%s') %s",
+                          name, weft_sg_step_type_name(weft_sg_ir_step(g, s)->type), why);
         }
         if (blocked > limit)
             weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0, "%d more blocked tbs not listed",
@@ -535,7 +538,8 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     if (rep->mismatches) res = WEFT_ERR_INPUT;
 fail:
     if (x.payload)
-        for (int32_t s = 0; s < (g ? g->nsteps : 0); s++) free(x.payload[s]);
+        for (int32_t s = 0; s < (g ? g->nsteps : 0); s++)
+            free(x.payload[s]);
     free(x.payload);
     if (x.rb)
         for (int32_t r = 0; r < x.N; r++) {
@@ -544,7 +548,8 @@ fail:
             free(x.rb[r].scr);
         }
     if (saved)
-        for (int32_t r = 0; r < x.N; r++) free(saved[r]);
+        for (int32_t r = 0; r < x.N; r++)
+            free(saved[r]);
     free(saved);
     free(want);
     free(x.rb);

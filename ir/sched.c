@@ -52,8 +52,7 @@ static void vdiag_at(const weft_algo *a, weft_diag *d, weft_severity sev, int li
     va_end(ap2);
     char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (msg == NULL) {
-        weft_diag_add(d, sev, a->file, line, 0, "%s: (out of memory formatting a message)",
-                      prefix);
+        weft_diag_add(d, sev, a->file, line, 0, "%s: (out of memory formatting a message)", prefix);
         return;
     }
     vsnprintf(msg, (size_t)n + 1, fmt, ap);
@@ -136,7 +135,8 @@ static uint64_t conn_key(int32_t src, int32_t dst, int32_t chan) {
 
 static int32_t *conn_slot(conn_map *m, uint64_t key) {
     size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (m->cap - 1);
-    while (m->vals[h] >= 0 && m->keys[h] != key) h = (h + 1) & (m->cap - 1);
+    while (m->vals[h] >= 0 && m->keys[h] != key)
+        h = (h + 1) & (m->cap - 1);
     m->keys[h] = key;
     return &m->vals[h];
 }
@@ -188,13 +188,14 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
         const weft_gpu *gp = &a->gpus[r];
         g->rank_tb[r] = (int32_t)ntbs;
         if (gp->s_chunks < 0) {
-            weft_diag_add(d, WEFT_SEV_ERROR, a->file, gp->line, 0, "rank %d: s_chunks=%d is negative",
-                          r, gp->s_chunks);
+            weft_diag_add(d, WEFT_SEV_ERROR, a->file, gp->line, 0,
+                          "rank %d: s_chunks=%d is negative", r, gp->s_chunks);
             COUNT_ERR(STRUCTURE);
         } else if (gp->s_chunks > g->smax)
             g->smax = gp->s_chunks;
         ntbs += gp->ntbs;
-        for (int32_t t = 0; t < gp->ntbs; t++) nsteps += gp->tbs[t].nsteps;
+        for (int32_t t = 0; t < gp->ntbs; t++)
+            nsteps += gp->tbs[t].nsteps;
     }
     g->rank_tb[N] = (int32_t)ntbs;
     if (nsteps > INT32_MAX / 2 || ntbs > INT32_MAX / 2 ||
@@ -213,7 +214,8 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
 
     /* tbs and connections */
     map.cap = 16;
-    while (map.cap < 4 * (size_t)ntbs) map.cap *= 2;
+    while (map.cap < 4 * (size_t)ntbs)
+        map.cap *= 2;
     map.keys = calloc(map.cap, sizeof *map.keys);
     map.vals = malloc(map.cap * sizeof *map.vals);
     WEFT_CHECK_ALLOC(map.keys);
@@ -332,16 +334,18 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                         int32_t n = weft_sg_buf_chunks(g, r, b);
                         if (off < 0 || (int64_t)off + s->cnt > n) {
                             if (s->cnt == 1)
-                                diag_step_ir(a, d, r, t, i, "%s %s chunk %d, but the %s has %d "
+                                diag_step_ir(a, d, r, t, i,
+                                             "%s %s chunk %d, but the %s has %d "
                                              "chunk%s",
                                              side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
                                              off, weft_sg_buf_names[b], n, n == 1 ? "" : "s");
                             else
-                                diag_step_ir(a, d, r, t, i, "%s %s chunks %d..%lld, but the %s "
+                                diag_step_ir(a, d, r, t, i,
+                                             "%s %s chunks %d..%lld, but the %s "
                                              "has %d chunk%s",
                                              side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
-                                             off, (long long)off + s->cnt - 1,
-                                             weft_sg_buf_names[b], n, n == 1 ? "" : "s");
+                                             off, (long long)off + s->cnt - 1, weft_sg_buf_names[b],
+                                             n, n == 1 ? "" : "s");
                             COUNT_ERR(BOUNDS);
                         }
                     }
@@ -349,14 +353,16 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                 if (s->depid >= 0) {
                     if (s->depid >= gp->ntbs || s->deps < 0 ||
                         s->deps >= gp->tbs[s->depid].nsteps) {
-                        diag_step_ir(a, d, r, t, i, "depends on tb %d step %d, which does not exist",
-                                     s->depid, s->deps);
+                        diag_step_ir(a, d, r, t, i,
+                                     "depends on tb %d step %d, which does not exist", s->depid,
+                                     s->deps);
                         COUNT_ERR(STRUCTURE);
                     } else if (!gp->tbs[s->depid].steps[s->deps].hasdep) {
-                        diag_step_ir(a, d, r, t, i,
-                                     "depends on tb %d step %d, which lacks hasdep=\"1\" (the MSCCL "
-                                     "runtimes never signal its completion)",
-                                     s->depid, s->deps);
+                        diag_step_ir(
+                            a, d, r, t, i,
+                            "depends on tb %d step %d, which lacks hasdep=\"1\" (the MSCCL "
+                            "runtimes never signal its completion)",
+                            s->depid, s->deps);
                         COUNT_ERR(STRUCTURE);
                     } else {
                         gs->dep = g->tbs[g->rank_tb[r] + s->depid].first + s->deps;
@@ -602,8 +608,7 @@ weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r) {
                 on = -1, why = WEFT_SG_WAIT_MSG;
             else {
                 const weft_sg_step *ms = &g->steps[s->match];
-                if (pc[ms->tb] <= ms->idx)
-                    on = ms->tb, need = ms->idx + 1, why = WEFT_SG_WAIT_MSG;
+                if (pc[ms->tb] <= ms->idx) on = ms->tb, need = ms->idx + 1, why = WEFT_SG_WAIT_MSG;
             }
         }
         if (on == -2 && (s->flags & WEFT_STEP_F_SEND) && r->fifo > 0 && s->sconn >= 0 &&
@@ -614,8 +619,7 @@ weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r) {
                 on = -1, why = WEFT_SG_WAIT_SLOT;
             else {
                 const weft_sg_step *rs = &g->steps[c->recvs[j]];
-                if (pc[rs->tb] <= rs->idx)
-                    on = rs->tb, need = rs->idx + 1, why = WEFT_SG_WAIT_SLOT;
+                if (pc[rs->tb] <= rs->idx) on = rs->tb, need = rs->idx + 1, why = WEFT_SG_WAIT_SLOT;
             }
         }
         if (on != -2) {
@@ -676,8 +680,10 @@ void weft_sg_describe_wait(const weft_sg *g, const weft_sg_run *r, int32_t t, ch
     case WEFT_SG_WAIT_MSG: {
         const weft_sg_conn *c = &g->conns[s->rconn];
         if (s->match < 0) {
-            snprintf(buf, len, "waits for message %d from rank %d on channel %d, which no step "
-                     "sends", s->rmsg, c->src, c->chan);
+            snprintf(buf, len,
+                     "waits for message %d from rank %d on channel %d, which no step "
+                     "sends",
+                     s->rmsg, c->src, c->chan);
         } else {
             step_ref(g, s->match, other, sizeof other);
             snprintf(buf, len, "waits for message %d from rank %d on channel %d, sent by %s",
@@ -689,11 +695,14 @@ void weft_sg_describe_wait(const weft_sg *g, const weft_sg_run *r, int32_t t, ch
         const weft_sg_conn *c = &g->conns[s->sconn];
         int32_t j = s->smsg - r->fifo;
         if (j >= c->nrecv) {
-            snprintf(buf, len, "waits for a free slot to send message %d to rank %d on channel "
-                     "%d, but message %d is never received", s->smsg, c->dst, c->chan, j);
+            snprintf(buf, len,
+                     "waits for a free slot to send message %d to rank %d on channel "
+                     "%d, but message %d is never received",
+                     s->smsg, c->dst, c->chan, j);
         } else {
             step_ref(g, c->recvs[j], other, sizeof other);
-            snprintf(buf, len, "waits for a free slot to send message %d to rank %d on channel "
+            snprintf(buf, len,
+                     "waits for a free slot to send message %d to rank %d on channel "
                      "%d (%d message%s unreceived), freed when %s receives message %d",
                      s->smsg, c->dst, c->chan, r->fifo, r->fifo == 1 ? "" : "s", other, j);
         }
@@ -713,7 +722,8 @@ int weft_sg_report_cycles(const weft_sg *g, const weft_sg_run *r, weft_diag *d, 
                       what);
         return 1;
     }
-    for (int32_t t = 0; t < T; t++) mark[t] = -1;
+    for (int32_t t = 0; t < T; t++)
+        mark[t] = -1;
     for (int32_t t0 = 0; t0 < T; t0++) {
         if (mark[t0] >= 0 || r->pc[t0] >= g->tbs[t0].nsteps) continue;
         int32_t t = t0;

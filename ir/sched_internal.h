@@ -16,7 +16,7 @@ typedef struct weft_sg_step {
 } weft_sg_step;
 
 typedef struct weft_sg_tb {
-    int32_t rank, local;  /* rank and tb id inside the rank */
+    int32_t rank, local;   /* rank and tb id inside the rank */
     int32_t first, nsteps; /* global ids first .. first+nsteps-1 */
     int32_t sconn, rconn;  /* connections it sends on / receives from, or -1 */
 } weft_sg_tb;
@@ -90,18 +90,18 @@ enum { WEFT_SG_WAIT_NONE, WEFT_SG_WAIT_DEP, WEFT_SG_WAIT_MSG, WEFT_SG_WAIT_SLOT 
 
 typedef struct weft_sg_run {
     /* inputs */
-    int32_t fifo;   /* messages a connection holds; 0 = unbounded */
-    uint64_t seed;  /* 0: round robin over ready tbs; otherwise a seeded random choice */
+    int32_t fifo;  /* messages a connection holds; 0 = unbounded */
+    uint64_t seed; /* 0: round robin over ready tbs; otherwise a seeded random choice */
     int (*fire)(void *user, int32_t step); /* nonzero stops the run with that weft_result */
     void *user;
     int32_t *order; /* optional, nsteps entries: the steps in the order they ran */
     /* outputs */
     int64_t nfired;
     int stalled;
-    int32_t *pc;       /* per tb: steps completed */
-    int32_t *wait_tb;  /* per blocked tb: the tb it waits for (-1 none possible) */
+    int32_t *pc;        /* per tb: steps completed */
+    int32_t *wait_tb;   /* per blocked tb: the tb it waits for (-1 none possible) */
     int32_t *wait_need; /* ... to have completed this many steps */
-    uint8_t *wait_why; /* WEFT_SG_WAIT_* */
+    uint8_t *wait_why;  /* WEFT_SG_WAIT_* */
     /* engine internals */
     int32_t *ready, *whead, *wnext;
 } weft_sg_run;

@@ -88,7 +88,7 @@ typedef struct ctx {
     int inplace, both_modes;
     int32_t N, L, nw;
     arena A;
-    sval **val;     /* [N * L] */
+    sval **val;      /* [N * L] */
     int32_t *writer; /* [N * L] step that last wrote the location, -1 */
     sval ***payload; /* [nsteps] what a send step sent */
     uint64_t *tmp;   /* scratch for overlaps, nw * 64 words */
@@ -159,7 +159,8 @@ static sval *sv_reduce(ctx *c, const sval *a, const sval *b) {
         uint64_t lb = j < b->ng ? sv_group(c, b, j)[0] : UINT64_MAX;
         if (la == lb) {
             const uint64_t *ga = sv_group(c, a, i), *gb = sv_group(c, b, j);
-            for (int32_t k = 0; k < nw; k++) ov += (size_t)__builtin_popcountll(ga[1 + k] & gb[1 + k]);
+            for (int32_t k = 0; k < nw; k++)
+                ov += (size_t)__builtin_popcountll(ga[1 + k] & gb[1 + k]);
             i++, j++;
         } else if (la < lb) {
             i++;
@@ -246,7 +247,8 @@ static size_t sv_terms(const ctx *c, const sval *v, term *out) {
                 int32_t q = k * 64 + bit;
                 uint64_t id = gp[0] * (uint64_t)c->N + (uint64_t)q;
                 int32_t m = 1;
-                while (xi < v->nx && ex[2 * xi] < id) xi++;
+                while (xi < v->nx && ex[2 * xi] < id)
+                    xi++;
                 if (xi < v->nx && ex[2 * xi] == id) m += (int32_t)ex[2 * xi + 1];
                 out[n].loc = (int32_t)gp[0];
                 out[n].q = q;
@@ -283,7 +285,8 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     if (n < 0) return;
     if (b->n + (size_t)n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->n + (size_t)n + 1) cap *= 2;
+        while (cap < b->n + (size_t)n + 1)
+            cap *= 2;
         char *p = realloc(b->p, cap);
         if (p == NULL) {
             b->oom = 1;
@@ -450,7 +453,8 @@ static int expected(ctx *c, int32_t r, int32_t y) {
     sv_set_single(c, e, loc, q < 0 ? 0 : q);
     if (q < 0) {
         uint64_t *gp = sv_group(c, e, 0);
-        for (int32_t i = 0; i < N; i++) gp[1 + i / 64] |= 1ull << (i % 64);
+        for (int32_t i = 0; i < N; i++)
+            gp[1 + i / 64] |= 1ull << (i % 64);
     }
     return 1;
 }
@@ -519,14 +523,15 @@ static void check_postconditions(ctx *c) {
                 if (sv_equal(c, v, c->expect)) continue;
                 if (!report_ok(c, WEFT_VERIFY_POSTCONDITION, &nrep)) continue;
                 char what[96];
-                snprintf(what, sizeof what, "input chunk %d (which out-of-place calls must leave "
-                         "unchanged)", x);
+                snprintf(what, sizeof what,
+                         "input chunk %d (which out-of-place calls must leave "
+                         "unchanged)",
+                         x);
                 report_value(c, r, x, what, v, c->expect);
             }
     }
     if (nrep > c->o->max_reports)
-        weft_diag_add(c->d, WEFT_SEV_NOTE, c->a->file, 0, 0,
-                      "%lld more wrong chunks not shown%s",
+        weft_diag_add(c->d, WEFT_SEV_NOTE, c->a->file, 0, 0, "%lld more wrong chunks not shown%s",
                       (long long)(nrep - c->o->max_reports), mode_suffix(c));
 }
 
@@ -564,8 +569,8 @@ static int add_query(ctx *c, races *R, int32_t a, int32_t b, int32_t loc, int aw
     }
     if (weft_grow((void **)&R->q, &R->capq, R->nq, sizeof *R->q) != 0)
         return (int)(c->res = WEFT_ERR_NOMEM);
-    R->q[R->nq++] = (rquery){a,  b, loc, c->g->steps[a].tb, c->pos[a], c->pos[b], (uint8_t)aw,
-                             (uint8_t)bw};
+    R->q[R->nq++] =
+        (rquery){a, b, loc, c->g->steps[a].tb, c->pos[a], c->pos[b], (uint8_t)aw, (uint8_t)bw};
     return 0;
 }
 
@@ -639,7 +644,8 @@ static int resolve_batch(ctx *c, rquery *q, size_t n, uint8_t *open, const int32
                          int32_t ntb, const int32_t *steps, int32_t nsteps, int32_t *row,
                          int32_t *clk, int local) {
     const weft_sg *g = c->g;
-    for (int32_t i = 0; i < nsteps; i++) row[steps[i]] = i;
+    for (int32_t i = 0; i < nsteps; i++)
+        row[steps[i]] = i;
     for (int32_t i = 0; i < nsteps; i++) {
         int32_t sid = steps[i];
         const weft_sg_step *s = &g->steps[sid];
@@ -668,10 +674,11 @@ static int resolve_batch(ctx *c, rquery *q, size_t n, uint8_t *open, const int32
 
 /* Resolves the open queries in q[0..n) (sorted by source tb) over `steps`, in batches of at
  * most `width` source tbs. */
-static int resolve(ctx *c, rquery *q, size_t n, uint8_t *open, const int32_t *steps,
-                   int32_t nsteps, int local, int32_t *row) {
-        int32_t width = 64;
-    while (width > 1 && (size_t)width * (size_t)nsteps > ((size_t)1 << 23)) width /= 2;
+static int resolve(ctx *c, rquery *q, size_t n, uint8_t *open, const int32_t *steps, int32_t nsteps,
+                   int local, int32_t *row) {
+    int32_t width = 64;
+    while (width > 1 && (size_t)width * (size_t)nsteps > ((size_t)1 << 23))
+        width /= 2;
     int32_t *clk = malloc((size_t)width * ((size_t)nsteps + 1) * sizeof *clk);
     int32_t *tbs = malloc((size_t)width * sizeof *tbs);
     rquery *sub = malloc((n + 1) * sizeof *sub);
@@ -744,14 +751,14 @@ static void check_races(ctx *c) {
          * would read what it writes: the result depends on the order inside the step */
         if ((s->flags & WEFT_STEP_F_READS_SRC) && (s->flags & WEFT_STEP_F_WRITE)) {
             for (int32_t i = 0; i < st->cnt; i++) {
-                size_t at = (size_t)r * c->L + weft_sg_loc(g, c->inplace, r, st->dstbuf,
-                                                           st->dstoff + i);
+                size_t at =
+                    (size_t)r * c->L + weft_sg_loc(g, c->inplace, r, st->dstbuf, st->dstoff + i);
                 mark[at] = sid;
                 mark_i[at] = i;
             }
             for (int32_t i = 0; i < st->cnt; i++) {
-                size_t at = (size_t)r * c->L + weft_sg_loc(g, c->inplace, r, st->srcbuf,
-                                                           st->srcoff + i);
+                size_t at =
+                    (size_t)r * c->L + weft_sg_loc(g, c->inplace, r, st->srcbuf, st->srcoff + i);
                 if (mark[at] != sid || mark_i[at] == i) continue;
                 if (report_ok(c, WEFT_VERIFY_RACE, &nrep))
                     weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, sid,
@@ -826,7 +833,8 @@ static void check_races(ctx *c) {
     }
     /* what the rank's own edges do not order may still be ordered through messages */
     size_t nopen = 0;
-    for (size_t i = 0; i < R.nq; i++) nopen += open[i];
+    for (size_t i = 0; i < R.nq; i++)
+        nopen += open[i];
     if (nopen && resolve(c, R.q, R.nq, open, c->order, g->nsteps, 0, row)) goto done;
     /* report in the order of the run */
     {
@@ -979,7 +987,8 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     sum->nranks = a->ngpus;
     sum->nchannels = a->nchannels;
     sum->nsteps = weft_algo_nsteps(a);
-    for (int32_t r = 0; r < a->ngpus; r++) sum->ntbs += a->gpus[r].ntbs;
+    for (int32_t r = 0; r < a->ngpus; r++)
+        sum->ntbs += a->gpus[r].ntbs;
     if (!weft_coll_runnable(a->coll)) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "weft does not verify %s schedules (no NCCL collective runs them)",
@@ -1028,7 +1037,8 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
             weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    for (int32_t i = 0; i < g->nsteps; i++) c.pos[c.order[i]] = i;
+    for (int32_t i = 0; i < g->nsteps; i++)
+        c.pos[c.order[i]] = i;
     summarize(&c);
     WEFT_CHECK(c.res);
     WEFT_CHECK(min_fifo(&c));

@@ -47,8 +47,8 @@ WEFT_HD uint16_t weft_float_to_half(float f) {
     uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
     if (ax >= 0x7f800000u) return (uint16_t)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
     if (ax >= 0x47800000u) return (uint16_t)(sign | 0x7c00u); /* >= 65536: past the last tie */
-    if (ax < 0x38800000u) {                                    /* below 2^-14: subnormal */
-        if (ax < 0x33000000u) return (uint16_t)sign;           /* <= 2^-25 rounds to zero */
+    if (ax < 0x38800000u) {                                   /* below 2^-14: subnormal */
+        if (ax < 0x33000000u) return (uint16_t)sign;          /* <= 2^-25 rounds to zero */
         uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
         uint32_t shift = 126u - e; /* 14 .. 24 */
         uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
@@ -79,7 +79,7 @@ WEFT_HD uint16_t weft_float_to_bf16(float f) {
         case WEFT_OP_PROD: return (T)((UT)((UT)a * (UT)b));                                        \
         case WEFT_OP_MIN: return a < b ? a : b;                                                    \
         case WEFT_OP_MAX: return a > b ? a : b;                                                    \
-        default: return (T)((UT)((UT)a + (UT)b));                                                 \
+        default: return (T)((UT)((UT)a + (UT)b));                                                  \
         }                                                                                          \
     }
 WEFT_ELEM_INT_(i8, int8_t, uint8_t)
@@ -116,8 +116,8 @@ WEFT_HD uint16_t weft_elem_bf16(weft_redop op, uint16_t a, uint16_t b) {
 
 /* ---- arrays (host loops over the scalar definitions) ---------------------------------- */
 /* dst[i] = a[i] (op) b[i] for n elements of type t; dst may alias a or b. */
-WEFT_HD void weft_elem_reduce(weft_dtype t, weft_redop op, void *dst, const void *a,
-                              const void *b, int64_t n) {
+WEFT_HD void weft_elem_reduce(weft_dtype t, weft_redop op, void *dst, const void *a, const void *b,
+                              int64_t n) {
 #define WEFT_LOOP_(T, f)                                                                           \
     for (int64_t i = 0; i < n; i++) {                                                              \
         T x, y;                                                                                    \

@@ -37,9 +37,11 @@ static int run_cpu(const run_args *ra, const weft_algo *a, int inplace, weft_dia
     }
     if (r == WEFT_ERR_INPUT)
         fprintf(stderr, "%s: cpu: %s %s, count %lld, %s%s%s: %s\n", ra->file,
-                weft_coll_name(a->coll), inplace ? "in-place" : "out-of-place",
-                (long long)eo.count, weft_dtype_name(eo.dtype), *what ? " " : "", what,
-                rep.stalled ? "stalled" : rep.mismatches ? "wrong result" : "rejected");
+                weft_coll_name(a->coll), inplace ? "in-place" : "out-of-place", (long long)eo.count,
+                weft_dtype_name(eo.dtype), *what ? " " : "", what,
+                rep.stalled      ? "stalled"
+                : rep.mismatches ? "wrong result"
+                                 : "rejected");
     else
         fprintf(stderr, "weft run: %s: %s\n", ra->file, weft_result_str(r));
     return r == WEFT_ERR_USAGE ? WEFT_EXIT_USAGE : WEFT_EXIT_INPUT;

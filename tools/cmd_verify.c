@@ -8,22 +8,23 @@
 #include <string.h>
 
 static void verify_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft verify [options] FILE.xml...\n\n"
-            "Proves for every rank and each call mode a file declares (in-place, out-of-place)\n"
-            "that the schedule computes its collective (every output chunk holds each required\n"
-            "input chunk exactly once), cannot deadlock in any interleaving, has no data race\n"
-            "between thread blocks, and stays inside its buffers. Findings name the rank, tb and\n"
-            "step with its line; in(q,x) is input chunk x of rank q, out(q,y) and scratch(q,x)\n"
-            "what an output or scratch chunk held before the call. See docs/verify.md.\n\n"
-            "options:\n"
-            "  --fifo N          connection buffers of N messages for the bounded-buffer deadlock\n"
-            "                    check (default 2; 1 is the strictest, 0 skips it)\n"
-            "  --max-reports N   findings shown per kind and mode (default 8)\n"
-            "  -q, --quiet       print nothing for files that verify\n"
-            "  -v, --verbose     also print info notes, and every peer pair in the summary\n"
-            "  -h, --help        this text\n\n"
-            "Exit codes: 0 every file verified, 1 a file failed or is unreadable, 2 usage error.\n");
+    fprintf(
+        out,
+        "usage: weft verify [options] FILE.xml...\n\n"
+        "Proves for every rank and each call mode a file declares (in-place, out-of-place)\n"
+        "that the schedule computes its collective (every output chunk holds each required\n"
+        "input chunk exactly once), cannot deadlock in any interleaving, has no data race\n"
+        "between thread blocks, and stays inside its buffers. Findings name the rank, tb and\n"
+        "step with its line; in(q,x) is input chunk x of rank q, out(q,y) and scratch(q,x)\n"
+        "what an output or scratch chunk held before the call. See docs/verify.md.\n\n"
+        "options:\n"
+        "  --fifo N          connection buffers of N messages for the bounded-buffer deadlock\n"
+        "                    check (default 2; 1 is the strictest, 0 skips it)\n"
+        "  --max-reports N   findings shown per kind and mode (default 8)\n"
+        "  -q, --quiet       print nothing for files that verify\n"
+        "  -v, --verbose     also print info notes, and every peer pair in the summary\n"
+        "  -h, --help        this text\n\n"
+        "Exit codes: 0 every file verified, 1 a file failed or is unreadable, 2 usage error.\n");
 }
 
 static int parse_int(const char *s, int lo, int *out) {
