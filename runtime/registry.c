@@ -93,12 +93,17 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
 
 /* Appends a checked algorithm; validated says whether the IR layer's structural validation has
  * already run (weft_ir_read_file runs it; in-memory algorithms have not been through it). Every
- * algorithm in a registry has passed both. Takes ownership of a, also on failure. */
+ * algorithm in a registry has passed structural validation, weft's selection checks and the
+ * verifier's proof (its collective, no deadlock with the FIFO depth the runtime provides, no
+ * race, in bounds) for every buffer mode it declares. Takes ownership of a, also on failure. */
 static weft_result append(weft_registry *r, weft_algo *a, int validated, weft_diag *d) {
     weft_result res = WEFT_OK;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (!validated) WEFT_CHECK(weft_ir_validate(a, d));
     WEFT_CHECK(check_selectable(a, d));
+    weft_verify_opts opts;
+    weft_verify_opts_init(&opts);
+    WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     r->algos[r->n++] = a;

@@ -196,6 +196,12 @@ static void test_bad_files(void) {
     snprintf(src, sizeof src, "%s/allreduce_2r_small.xml", algos_dir);
     char *good = slurp(src);
     write_file(dir, "a_good.xml", good);
+    /* structurally valid, but it does not reduce: the verifier rejects it */
+    char *wrong = weft_strdup(good), *rrc;
+    while ((rrc = strstr(wrong, "type=\"rrc\"")) != NULL)
+        memcpy(rrc, "type=\"r\"  ", 11);
+    write_file(dir, "b_wrong.xml", wrong);
+    free(wrong);
     write_file(dir, "b_broken.xml", "<algo name=\"x\" proto=\"Simple\"\n");
     write_file(dir, "c_source.weft", "allreduce ring\n");
     write_file(dir, "d_notes.txt", "not an algorithm\n");
@@ -212,8 +218,8 @@ static void test_bad_files(void) {
     CHECK_STR(weft_registry_get(r, 0)->name, "ar2_small");
     char path[700], msg[1200];
     /* each bad file: its own errors, then one note that it was skipped */
-    const char *bad[] = {"b_broken.xml", "c_source.weft"};
-    for (int i = 0; i < 2; i++) {
+    const char *bad[] = {"b_broken.xml", "b_wrong.xml", "c_source.weft"};
+    for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bad[i]);
         snprintf(msg, sizeof msg, "%s: note: algorithm skipped", path);
         CHECK(count_diag(d, msg) == 1);
@@ -234,13 +240,13 @@ static void test_bad_files(void) {
     CHECK(mentions(d, path) == 0);
     CHECK(mentions(d, sub) == 0);
     CHECK(count_diag(d, "/nonexistent/weft: error: cannot open: No such file or directory") == 1);
-    CHECK(weft_diag_count(d, WEFT_SEV_NOTE) == 3);
+    CHECK(weft_diag_count(d, WEFT_SEV_NOTE) == 4);
     weft_registry_free(r);
     weft_diag_free(d);
 
-    const char *names[] = {"a_good.xml", "b_broken.xml", "c_source.weft", "d_notes.txt",
-                           ".e_hidden.xml"};
-    for (int i = 0; i < 5; i++) {
+    const char *names[] = {"a_good.xml",    "b_broken.xml", "b_wrong.xml",
+                           "c_source.weft", "d_notes.txt",  ".e_hidden.xml"};
+    for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }
