@@ -5,7 +5,8 @@
 #
 #   tests/gpu/shim_device.sh CARRY OUT PHASE...
 #     CARRY: libweft_nccl.so, nccl-tests/ (all_reduce_perf ...), algos/ (the algorithms to serve)
-#     PHASE: stock shim shim-graph disable broken overhead compare torch
+#     PHASE: stock shim shim-graph disable broken overhead compare torch; stock, shim, shim-graph
+#            and disable take an optional :coll,coll list (all five by default)
 set -uo pipefail
 carry=$(cd "$1" && pwd) out=$2
 shift 2
@@ -14,7 +15,7 @@ out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lib=$carry/libweft_nccl.so bins=$carry/nccl-tests algos=$carry/algos
 summary=$out/summary.txt
-colls="all_reduce all_gather reduce_scatter alltoall broadcast"
+all_colls="all_reduce all_gather reduce_scatter alltoall broadcast"
 
 ncclib=$(python3 -c "import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], 'lib'))")
 export LD_LIBRARY_PATH=$ncclib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -44,8 +45,10 @@ weft_env() { # what a run with weft passes to the ranks
   echo "LD_PRELOAD=$lib WEFT_ALGO_DIR=$1 WEFT_DEBUG=INFO WEFT_DEBUG_FILE=$out/$2.weft.%h.%p.log"
 }
 
-for phase in "$@"; do
-  say "== phase $phase"
+for arg in "$@"; do
+  phase=${arg%%:*} colls=$all_colls
+  [ "$phase" != "$arg" ] && colls=${arg#*:} && colls=${colls//,/ }
+  say "== phase $phase ($colls)"
   case $phase in
   stock)
     for c in $colls; do nt "$c.stock" "" "$c" -b 8 -e 1G -f 4 -c 1 -n 5 -w 2; done ;;
