@@ -47,7 +47,8 @@ static weft_algo *compile_file(const char *path, const char **defs, size_t ndefs
     weft_algo *a = NULL;
     if (weft_cc_compile_file(path, &o, &a, d) != WEFT_OK) {
         fprintf(stderr, "%s:", path);
-        for (size_t i = 0; i < ndefs; i++) fprintf(stderr, " -D %s", defs[i]);
+        for (size_t i = 0; i < ndefs; i++)
+            fprintf(stderr, " -D %s", defs[i]);
         fprintf(stderr, ": does not compile\n");
         weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     }
@@ -139,7 +140,8 @@ static char *random_allreduce(int n, int k, int mode) {
     for (int j = 0; j < k; j++) {
         ops[j] = calloc((size_t)(4 * n + 4), sizeof **ops);
         int perm[64];
-        for (int r = 0; r < n; r++) perm[r] = r;
+        for (int r = 0; r < n; r++)
+            perm[r] = r;
         for (int r = n - 1; r > 0; r--) {
             int x = (int)rnd((uint32_t)r + 1), t = perm[r];
             perm[r] = perm[x];
@@ -150,13 +152,13 @@ static char *random_allreduce(int n, int k, int mode) {
             int a = perm[t - 1], b = perm[t], ch = (int)rnd(3);
             const char *src = t == 1 && mode == 0 ? "input" : buf;
             if (rnd(4) == 0) {
-                snprintf(line, sizeof line, "copy %s[%d][%d] -> s[%d][%d] chan=%d;\n", src, a, j,
-                         b, j, ch);
+                snprintf(line, sizeof line, "copy %s[%d][%d] -> s[%d][%d] chan=%d;\n", src, a, j, b,
+                         j, ch);
                 ops[j][nops[j]++] = weft_strdup(line);
                 snprintf(line, sizeof line, "reduce s[%d][%d] -> %s[%d][%d];\n", b, j, buf, b, j);
             } else {
-                snprintf(line, sizeof line, "reduce %s[%d][%d] -> %s[%d][%d] chan=%d;\n", src, a,
-                         j, buf, b, j, ch);
+                snprintf(line, sizeof line, "reduce %s[%d][%d] -> %s[%d][%d] chan=%d;\n", src, a, j,
+                         buf, b, j, ch);
             }
             ops[j][nops[j]++] = weft_strdup(line);
         }
@@ -171,13 +173,19 @@ static char *random_allreduce(int n, int k, int mode) {
         }
     }
     text t = {0};
-    put(&t, "algorithm rnd { collective allreduce; ranks %d; chunks %d; %s }\nscratch s[%d];\n",
-        n, k, mode == 0 ? "outofplace;" : mode == 1 ? "inplace;" : "inplace; outofplace;", k);
+    put(&t, "algorithm rnd { collective allreduce; ranks %d; chunks %d; %s }\nscratch s[%d];\n", n,
+        k,
+        mode == 0   ? "outofplace;"
+        : mode == 1 ? "inplace;"
+                    : "inplace; outofplace;",
+        k);
     if (mode != 1)
-        for (int r = 0; r < n; r++) put(&t, "copy input[%d][0..%d] -> output[%d][0..%d];\n", r, k, r, k);
+        for (int r = 0; r < n; r++)
+            put(&t, "copy input[%d][0..%d] -> output[%d][0..%d];\n", r, k, r, k);
     for (;;) {
         int left = 0;
-        for (int j = 0; j < k; j++) left += nops[j] - next[j];
+        for (int j = 0; j < k; j++)
+            left += nops[j] - next[j];
         if (left == 0) break;
         int pick = (int)rnd((uint32_t)left);
         for (int j = 0; j < k; j++) {
@@ -190,7 +198,8 @@ static char *random_allreduce(int n, int k, int mode) {
             pick -= l;
         }
     }
-    for (int j = 0; j < k; j++) free(ops[j]);
+    for (int j = 0; j < k; j++)
+        free(ops[j]);
     free(ops);
     free(nops);
     free(next);
