@@ -1,6 +1,6 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, and the per-call
  * selection every rank computes identically. CPU-only C; no CUDA or NCCL calls. */
-#include "weft_runtime.h"
+#include "registry_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -305,4 +305,45 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
 none:
     if (why) *why = reason;
     return -1;
+}
+
+/* ---- digest ------------------------------------------------------------------------------ */
+
+static uint64_t fnv(uint64_t h, int64_t v) {
+    for (int i = 0; i < 8; i++) {
+        h ^= (uint64_t)(v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t weft_registry_digest(const weft_registry *r, int nranks) {
+    uint64_t h = fnv(0xcbf29ce484222325ull, nranks);
+    for (size_t i = 0; r && i < r->n; i++) {
+        const weft_algo *a = r->algos[i];
+        if (a->ngpus != nranks) continue;
+        int64_t head[] = {a->coll,       a->proto,
+                          a->nchannels,  a->nchunksperloop,
+                          a->ngpus,      a->inplace,
+                          a->outofplace, a->min_bytes,
+                          a->max_bytes,  weft_coll_rooted(a->coll) ? a->root : 0};
+        for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+            h = fnv(h, head[k]);
+        for (int32_t g = 0; g < a->ngpus; g++) {
+            const weft_gpu *gpu = &a->gpus[g];
+            h = fnv(fnv(fnv(fnv(h, gpu->i_chunks), gpu->o_chunks), gpu->s_chunks), gpu->ntbs);
+            for (int32_t t = 0; t < gpu->ntbs; t++) {
+                const weft_tb *tb = &gpu->tbs[t];
+                h = fnv(fnv(fnv(fnv(h, tb->send), tb->recv), tb->chan), tb->nsteps);
+                for (int32_t s = 0; s < tb->nsteps; s++) {
+                    const weft_step *st = &tb->steps[s];
+                    int64_t f[] = {st->type, st->srcbuf, st->dstbuf, st->srcoff, st->dstoff,
+                                   st->cnt,  st->depid,  st->deps,   st->hasdep};
+                    for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+                        h = fnv(h, f[k]);
+                }
+            }
+        }
+    }
+    return h;
 }

@@ -1,7 +1,7 @@
 /* test_registry.c — registry loading (order, bad files reported once and skipped) and per-call
  * selection (collective, ranks, byte ranges, buffer modes, types, ops, roots, purity). */
 #include "check.h"
-#include "weft_runtime.h"
+#include "registry_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,6 +153,39 @@ static void test_pure(void) {
     weft_registry_free(b);
 }
 
+/* The digest ranks compare at attach: equal for equal files, different when anything selection
+ * or execution reads differs, independent of algorithms for other rank counts. */
+static void test_digest(void) {
+    weft_registry *a = load(algos_dir, NULL), *b = load(algos_dir, NULL);
+    CHECK(weft_registry_digest(a, 2) == weft_registry_digest(b, 2));
+    CHECK(weft_registry_digest(a, 2) != weft_registry_digest(a, 3));
+    weft_registry *e = NULL;
+    CHECK(weft_registry_new(&e) == WEFT_OK);
+    CHECK(weft_registry_digest(e, 3) == weft_registry_digest(a, 3)); /* no 3-rank algorithm */
+    CHECK(weft_registry_digest(e, 2) != weft_registry_digest(a, 2));
+    /* one more algorithm, equal but for its byte range or one step */
+    weft_algo *x = weft_algo_clone(weft_registry_get(a, 2));
+    x->max_bytes = 1 << 20;
+    uint64_t before = weft_registry_digest(b, 2);
+    CHECK(weft_registry_add(b, weft_algo_clone(weft_registry_get(a, 2)), NULL) == WEFT_OK);
+    uint64_t same_added = weft_registry_digest(b, 2);
+    CHECK(same_added != before);
+    CHECK(weft_registry_add(a, x, NULL) == WEFT_OK);
+    CHECK(weft_registry_digest(a, 2) != same_added);
+    weft_algo *y = weft_algo_clone(weft_registry_get(b, 2)); /* ar2_small on channel 1 */
+    y->gpus[0].tbs[0].chan = y->gpus[1].tbs[0].chan = 1;
+    y->nchannels = 2;
+    weft_registry *c = load(algos_dir, NULL), *d = load(algos_dir, NULL);
+    CHECK(weft_registry_add(c, y, NULL) == WEFT_OK);
+    CHECK(weft_registry_add(d, weft_algo_clone(weft_registry_get(b, 2)), NULL) == WEFT_OK);
+    CHECK(weft_registry_digest(c, 2) != weft_registry_digest(d, 2));
+    weft_registry_free(a);
+    weft_registry_free(b);
+    weft_registry_free(c);
+    weft_registry_free(d);
+    weft_registry_free(e);
+}
+
 static void write_file(const char *dir, const char *name, const char *text) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -286,6 +319,7 @@ int main(int argc, char **argv) {
     test_order();
     test_select();
     test_pure();
+    test_digest();
     test_bad_files();
     test_add();
     CHECK_DONE();
