@@ -1021,7 +1021,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK(weft_sg_validate(a, d, sum->errors));
     res = weft_sg_build(a, d, sum->errors, &g);
     if (res != WEFT_OK) goto fail;
-    if ((int64_t)a->ngpus * g->nlocs > INT32_MAX / 2) {
+    if ((int64_t)a->ngpus * g->nlocs > (1 << 25)) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "%d ranks of %d chunks are more than the verifier handles", a->ngpus,
                       g->nlocs);

@@ -3,7 +3,7 @@
  * mutant runs on the CPU executor (several counts, types, ops, call modes, interleavings and
  * buffer sizes) and through the verifier; every mutant that computes a wrong result or stalls
  * must be rejected by the verifier. Prints what the verifier rejects beyond that, by kind.
- *   test_verify_mutation [--mutants N] [--seed S] [-v]   (N per schedule, default 24) */
+ *   test_verify_mutation [--mutants N] [--seed S] [-v]   (N per schedule, default 40) */
 #include "check.h"
 #include "gen.h"
 #include "weft_ir.h"
@@ -260,7 +260,7 @@ static void run_source(const weft_algo *src, const char *name, int nmut, stats *
 }
 
 int main(int argc, char **argv) {
-    int nmut = 24;
+    int nmut = 40;
     uint64_t seed = 20240601;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mutants") == 0 && i + 1 < argc)
