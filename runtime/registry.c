@@ -1,6 +1,7 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, and the per-call
  * selection every rank computes identically. CPU-only C; no CUDA or NCCL calls. */
 #include "registry_internal.h"
+#include "weft_compiler.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -129,13 +130,13 @@ static int has_suffix(const char *s, const char *suffix) {
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
+    int validated = 1; /* the XML reader validates; compiled programs are validated here */
     if (has_suffix(path, ".xml")) {
         res = weft_ir_read_file(path, &a, d);
     } else if (has_suffix(path, ".weft")) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
-                      "this weft was built without the .weft compiler; compile the source with "
-                      "`weft compile` and load the .xml");
-        res = WEFT_ERR_UNSUPPORTED;
+        /* compiled with the parameters' defaults (`weft compile -D` makes other instances) */
+        res = weft_cc_compile_file(path, NULL, &a, d);
+        validated = 0;
     } else {
         weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
                       "not an algorithm file (expected a .xml or .weft name)");
@@ -144,7 +145,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = append(r, a, 1, d);
+        res = append(r, a, validated, d);
         a = NULL;
     }
     weft_algo_free(a);
