@@ -23,8 +23,7 @@ const char *weft_sg_step_type_name(weft_step_type t) {
 }
 
 const weft_step *weft_sg_ir_step(const weft_sg *g, int32_t step) {
-    const weft_sg_step *s = &g->steps[step];
-    return &g->a->gpus[s->rank].tbs[g->tbs[s->tb].local].steps[s->idx];
+    return g->steps[step].ir;
 }
 
 void weft_sg_step_name(const weft_sg *g, int32_t step, char *buf, size_t len) {
@@ -294,6 +293,7 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                 const weft_step *s = &tb->steps[i];
                 int32_t id = g->tbs[gt].first + i;
                 weft_sg_step *gs = &g->steps[id];
+                gs->ir = s;
                 gs->rank = r;
                 gs->tb = gt;
                 gs->idx = i;
@@ -435,14 +435,18 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
         if (cn->nsend > cn->nrecv) {
             weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->sends[n],
                               "sends message %d to rank %d on channel %d, which is never received "
-                              "(rank %d sends %d messages on this connection, rank %d receives %d)",
-                              n, cn->dst, cn->chan, cn->src, cn->nsend, cn->dst, cn->nrecv);
+                              "(rank %d sends %d message%s on this connection, rank %d receives "
+                              "%d)",
+                              n, cn->dst, cn->chan, cn->src, cn->nsend, cn->nsend == 1 ? "" : "s",
+                              cn->dst, cn->nrecv);
             COUNT_ERR(MATCH);
         } else if (cn->nrecv > cn->nsend) {
             weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->recvs[n],
                               "receives message %d from rank %d on channel %d, which is never sent "
-                              "(rank %d sends %d messages on this connection, rank %d receives %d)",
-                              n, cn->src, cn->chan, cn->src, cn->nsend, cn->dst, cn->nrecv);
+                              "(rank %d sends %d message%s on this connection, rank %d receives "
+                              "%d)",
+                              n, cn->src, cn->chan, cn->src, cn->nsend, cn->nsend == 1 ? "" : "s",
+                              cn->dst, cn->nrecv);
             COUNT_ERR(MATCH);
         }
     }
@@ -524,9 +528,10 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
             if (weft_sg_buf_exists(g, inplace, gs->rank, b)) continue;
             weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
                               "%s the %s buffer, which a non-root rank of %s does not have "
-                              "(%s)",
+                              "(root=\"%d\", %s)",
                               side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
-                              weft_coll_name(g->a->coll), inplace ? "in-place" : "out-of-place");
+                              weft_coll_name(g->a->coll), g->a->root,
+                              inplace ? "in-place" : "out-of-place");
             COUNT_ERR(BOUNDS);
         }
     }
@@ -594,6 +599,7 @@ weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r) {
         int32_t t = q[qh];
         qh = (qh + 1) % T;
         qn--;
+    again:;
         const weft_sg_tb *tb = &g->tbs[t];
         int32_t sid = tb->first + pc[t];
         const weft_sg_step *s = &g->steps[sid];
@@ -657,6 +663,7 @@ weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r) {
             }
         }
         if (pc[t] < tb->nsteps) {
+            if (r->burst) goto again;
             q[(qh + qn) % T] = t;
             qn++;
         }

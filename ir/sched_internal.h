@@ -7,6 +7,7 @@
 #include "weft_ir.h"
 
 typedef struct weft_sg_step {
+    const weft_step *ir;   /* the step in the algo */
     int32_t rank, tb, idx; /* tb: global tb id; idx: position in the tb */
     int32_t dep;           /* global step id of the dependency, or -1 */
     int32_t rconn, sconn;  /* connection received from / sent on, or -1 */
@@ -92,6 +93,8 @@ typedef struct weft_sg_run {
     /* inputs */
     int32_t fifo;  /* messages a connection holds; 0 = unbounded */
     uint64_t seed; /* 0: round robin over ready tbs; otherwise a seeded random choice */
+    int burst;     /* run a tb until it blocks before taking the next (fewer cache misses; the
+                      outcome does not depend on the interleaving) */
     int (*fire)(void *user, int32_t step); /* nonzero stops the run with that weft_result */
     void *user;
     int32_t *order; /* optional, nsteps entries: the steps in the order they ran */

@@ -370,6 +370,10 @@ static void format_diff(const ctx *c, sbuf *b, const term *h, size_t nh, const t
         if (n == 0) continue;
         sb_printf(b, pass == 0 ? "; missing " : "; extra ");
         format_terms(c, b, scratch, n);
+        int uninit = 0;
+        for (size_t i = 0; i < n; i++)
+            uninit |= scratch[i].loc >= c->g->nin;
+        if (pass == 1 && uninit) sb_printf(b, " (what those chunks held before the call)");
     }
 }
 
@@ -453,8 +457,8 @@ static int expected(ctx *c, int32_t r, int32_t y) {
     sv_set_single(c, e, loc, q < 0 ? 0 : q);
     if (q < 0) {
         uint64_t *gp = sv_group(c, e, 0);
-        for (int32_t i = 0; i < N; i++)
-            gp[1 + i / 64] |= 1ull << (i % 64);
+        for (int32_t i = 0; i < c->nw; i++)
+            gp[1 + i] = N - 64 * i >= 64 ? ~0ull : (1ull << (N - 64 * i)) - 1;
     }
     return 1;
 }
@@ -762,11 +766,14 @@ static void check_races(ctx *c) {
                 if (mark[at] != sid || mark_i[at] == i) continue;
                 if (report_ok(c, WEFT_VERIFY_RACE, &nrep))
                     weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, sid,
-                                      "reads %s chunk %d and writes it as %s chunk %d of the same "
-                                      "step: source and destination overlap at different "
-                                      "positions%s",
-                                      weft_sg_buf_names[st->srcbuf], st->srcoff + i,
-                                      weft_sg_buf_names[st->dstbuf], st->dstoff + mark_i[at],
+                                      "its source (%s chunks %d..%d) and destination (%s chunks "
+                                      "%d..%d) overlap shifted: %s chunk %d is source %d and "
+                                      "destination %d, so the result depends on the order inside "
+                                      "the step%s",
+                                      weft_sg_buf_names[st->srcbuf], st->srcoff,
+                                      st->srcoff + st->cnt - 1, weft_sg_buf_names[st->dstbuf],
+                                      st->dstoff, st->dstoff + st->cnt - 1,
+                                      weft_sg_buf_names[st->srcbuf], st->srcoff + i, i, mark_i[at],
                                       mode_suffix(c));
                 break;
             }
@@ -894,10 +901,19 @@ static weft_result check_mode(ctx *c, int inplace) {
     if (weft_sg_check_mode(g, inplace, c->d, c->sum->errors) != WEFT_OK) goto fail;
     for (int32_t i = 0; i < g->nsteps; i++)
         if (eval_step(c, c->order[i])) WEFT_FAIL(c->res ? c->res : WEFT_ERR_NOMEM);
-    check_postconditions(c);
-    WEFT_CHECK(c->res);
+    /* races first: with one, the values below are those of one interleaving only */
+    int64_t races_before = c->sum->errors[WEFT_VERIFY_RACE];
     check_races(c);
     WEFT_CHECK(c->res);
+    int64_t post_before = c->sum->errors[WEFT_VERIFY_POSTCONDITION];
+    check_postconditions(c);
+    WEFT_CHECK(c->res);
+    if (c->sum->errors[WEFT_VERIFY_RACE] > races_before &&
+        c->sum->errors[WEFT_VERIFY_POSTCONDITION] > post_before)
+        weft_diag_add(c->d, WEFT_SEV_NOTE, c->a->file, 0, 0,
+                      "with the race%s above, the values are those of one interleaving%s",
+                      c->sum->errors[WEFT_VERIFY_RACE] - races_before == 1 ? "" : "s",
+                      mode_suffix(c));
 fail:
     free(c->payload);
     free(c->writer);
@@ -956,6 +972,7 @@ static weft_result min_fifo(ctx *c) {
         int32_t mid = lo + (hi - lo) / 2;
         weft_sg_run r = {0};
         r.fifo = mid;
+        r.burst = 1;
         res = weft_sg_run_exec(g, &r);
         int stalled = r.stalled;
         weft_sg_run_free(&r);
@@ -1004,7 +1021,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK(weft_sg_validate(a, d, sum->errors));
     res = weft_sg_build(a, d, sum->errors, &g);
     if (res != WEFT_OK) goto fail;
-    if ((int64_t)a->ngpus * g->nlocs > INT32_MAX / 2) {
+    if ((int64_t)a->ngpus * g->nlocs > (1 << 25)) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "%d ranks of %d chunks are more than the verifier handles", a->ngpus,
                       g->nlocs);
@@ -1031,6 +1048,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
 
     /* deadlock: one run decides for every interleaving (see sched_internal.h) */
     run0.order = c.order;
+    run0.burst = 1;
     WEFT_CHECK(weft_sg_run_exec(g, &run0));
     if (run0.stalled) {
         sum->errors[WEFT_VERIFY_DEADLOCK] +=
@@ -1044,6 +1062,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK(min_fifo(&c));
     if (opts->fifo_slots > 0 && opts->fifo_slots < sum->min_fifo) {
         run1.fifo = opts->fifo_slots;
+        run1.burst = 1;
         WEFT_CHECK(weft_sg_run_exec(g, &run1));
         if (run1.stalled) {
             char what[96];
