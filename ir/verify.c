@@ -802,41 +802,40 @@ static void check_races(ctx *c) {
         goto done;
     }
     memset(open, 1, R.nq);
-    /* local clocks, rank by rank: group the queries by rank (stable, keeps the tb order) */
-    for (int32_t r = 0; r < c->N; r++) {
-        size_t lo = 0;
-        rquery *rq = NULL;
-        uint8_t *ro = NULL;
-        size_t *ri = NULL, n = 0;
-        for (size_t i = 0; i < R.nq; i++)
-            if (g->steps[R.q[i].a].rank == r) n++;
-        if (n == 0) continue;
-        rq = malloc(n * sizeof *rq);
-        ro = malloc(n);
-        ri = malloc(n * sizeof *ri);
-        if (!rq || !ro || !ri) {
-            free(rq);
-            free(ro);
-            free(ri);
+    /* local clocks, rank by rank. Global tb ids grow with the rank, so the queries (sorted by
+     * source tb) come grouped by rank; the steps of each rank are bucketed once, in run order. */
+    {
+        int32_t *first = calloc((size_t)c->N + 1, sizeof *first);
+        if (first == NULL) {
             c->res = WEFT_ERR_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < R.nq; i++)
-            if (g->steps[R.q[i].a].rank == r) {
-                rq[lo] = R.q[i];
-                ro[lo] = 1;
-                ri[lo++] = i;
-            }
-        int32_t ns = 0;
         for (int32_t oi = 0; oi < g->nsteps; oi++)
-            if (g->steps[c->order[oi]].rank == r) rsteps[ns++] = c->order[oi];
-        int rc = resolve(c, rq, n, ro, rsteps, ns, 1, row);
-        for (size_t i = 0; i < n; i++)
-            if (!ro[i]) open[ri[i]] = 0;
-        free(rq);
-        free(ro);
-        free(ri);
-        if (rc) goto done;
+            first[g->steps[c->order[oi]].rank + 1]++;
+        for (int32_t r = 0; r < c->N; r++)
+            first[r + 1] += first[r];
+        for (int32_t oi = 0; oi < g->nsteps; oi++) {
+            int32_t sid = c->order[oi];
+            rsteps[first[g->steps[sid].rank]++] = sid;
+        }
+        for (int32_t r = c->N; r > 0; r--)
+            first[r] = first[r - 1];
+        first[0] = 0;
+        size_t qi = 0;
+        while (qi < R.nq) {
+            int32_t r = g->steps[R.q[qi].a].rank;
+            size_t qe = qi;
+            while (qe < R.nq && g->steps[R.q[qe].a].rank == r)
+                qe++;
+            int rc = resolve(c, R.q + qi, qe - qi, open + qi, rsteps + first[r],
+                             first[r + 1] - first[r], 1, row);
+            if (rc) {
+                free(first);
+                goto done;
+            }
+            qi = qe;
+        }
+        free(first);
     }
     /* what the rank's own edges do not order may still be ordered through messages */
     size_t nopen = 0;
