@@ -9,7 +9,8 @@
     X(fmt, "rewrite an XML algorithm in the canonical MSCCL-loadable shape")                      \
     X(verify, "prove XML algorithms correct, deadlock-free and race-free, offline")             \
     X(run, "execute an XML algorithm with real data and check the result (--cpu)")              \
-    X(compile, "compile a .weft program to MSCCL XML")
+    X(compile, "compile a .weft program to MSCCL XML")                                          \
+    X(select, "which loaded algorithm serves a collective call, or why NCCL does")
 
 #define WEFT_X_(n, s) int weft_cmd_##n(int argc, char **argv);
 WEFT_COMMANDS(WEFT_X_)
