@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_select.sh — `weft select` against its golden output (run in tests/runtime; WEFT_BIN is the
+# check_select.sh — `weft select` against its golden output (run in tests/registry; WEFT_BIN is the
 # weft binary). Regenerate: WEFT_BIN=... sh check_select.sh --print > select.golden
 run() {
   echo "\$ weft select $*"
