@@ -370,6 +370,35 @@ static void test_hostile(void) {
     weft_diag_free(d);
 }
 
+/* Lines past 65535 (where libxml2's own line field saturates) are still exact. */
+static void test_big_lines(void) {
+    const char *head = "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"1\" "
+                       "ngpus=\"1\" coll=\"allreduce\" inplace=\"1\" outofplace=\"0\" "
+                       "minBytes=\"0\" maxBytes=\"0\">\n";
+    const char *filler = "<!-- filler -->\n";
+    const char *tail = "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
+                       "    <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n"
+                       "      <step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" "
+                       "dstoff=\"3\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+                       "    </tb>\n  </gpu>\n</algo>\n";
+    size_t nfill = 70000, len = strlen(head) + nfill * strlen(filler) + strlen(tail);
+    char *text = malloc(len + 1), *p = text;
+    if (text == NULL) return;
+    p += sprintf(p, "%s", head);
+    for (size_t i = 0; i < nfill; i++)
+        p += sprintf(p, "%s", filler);
+    sprintf(p, "%s", tail);
+    weft_diag *d = weft_diag_new();
+    weft_algo *a = NULL;
+    CHECK(weft_ir_read_memory(text, len, "big.xml", &a, d) == WEFT_ERR_INPUT);
+    char *m = first_diag(d);
+    CHECK_STR(m, "big.xml:70004: error: rank 0 tb 0 step 0: dstbuf=\"i\" dstoff=\"3\" cnt=\"1\" "
+                 "reaches past the 1 chunks of that buffer (i_chunks=\"1\")");
+    free(m);
+    weft_diag_free(d);
+    free(text);
+}
+
 static void test_show(void) {
     weft_algo *a = ring2("ring");
     if (a == NULL) return;
@@ -428,6 +457,7 @@ int main(void) {
     test_reader_liberal();
     test_legacy();
     test_hostile();
+    test_big_lines();
     test_show();
     CHECK_DONE();
 }
