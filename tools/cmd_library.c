@@ -23,16 +23,16 @@ typedef struct lib_run {
 } lib_run;
 
 static const lib_run lib_runs[] = {
-    {WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 4, 0, 0, 0},   {WEFT_DTYPE_INT32, WEFT_OP_MAX, 3, 1, 7, 0},
+    {WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 4, 0, 0, 0},     {WEFT_DTYPE_INT32, WEFT_OP_MAX, 3, 1, 7, 0},
     {WEFT_DTYPE_BFLOAT16, WEFT_OP_PROD, 0, 1, 0, 2}, {WEFT_DTYPE_DOUBLE, WEFT_OP_MIN, 2, 3, 3, 2},
     {WEFT_DTYPE_UINT8, WEFT_OP_SUM, 0, 5, 0, 0},
 };
 #define LIB_NRUNS ((int)(sizeof lib_runs / sizeof *lib_runs))
 
 typedef struct lib_opts {
-    const char *shape;  /* --shape: replaces the files' test shapes */
-    int64_t count;      /* --count: every run uses this count (0: the counts above) */
-    const char **incs;  /* -I */
+    const char *shape; /* --shape: replaces the files' test shapes */
+    int64_t count;     /* --count: every run uses this count (0: the counts above) */
+    const char **incs; /* -I */
     size_t nincs;
     int quiet;
 } lib_opts;
@@ -169,7 +169,8 @@ static void print_diag_indented(const weft_diag *d, int max_lines) {
         free(s);
     }
     size_t total = weft_diag_count(d, WEFT_SEV_ERROR) + weft_diag_count(d, WEFT_SEV_WARNING);
-    if (lines >= max_lines && total > 1) printf("      ... (%zu errors and warnings in all)\n", total);
+    if (lines >= max_lines && total > 1)
+        printf("      ... (%zu errors and warnings in all)\n", total);
 }
 
 /* Runs the algo on the CPU executor in each declared mode; failures go to d. */
@@ -192,12 +193,12 @@ static void execute(const weft_algo *a, const lib_opts *o, lib_row *row, weft_di
             if (r == WEFT_OK) {
                 row->runs_ok++;
             } else {
-                weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
-                              "CPU run failed (%s, %s %s, count %lld, sched-seed %llu, fifo %d): %s",
-                              mode == 0 ? "in-place" : "out-of-place", weft_dtype_name(eo.dtype),
-                              weft_redop_name(eo.op), (long long)eo.count,
-                              (unsigned long long)eo.sched_seed, eo.fifo_slots,
-                              weft_result_str(r));
+                weft_diag_add(
+                    d, WEFT_SEV_ERROR, a->file, 0, 0,
+                    "CPU run failed (%s, %s %s, count %lld, sched-seed %llu, fifo %d): %s",
+                    mode == 0 ? "in-place" : "out-of-place", weft_dtype_name(eo.dtype),
+                    weft_redop_name(eo.op), (long long)eo.count, (unsigned long long)eo.sched_seed,
+                    eo.fifo_slots, weft_result_str(r));
                 for (size_t k = 0; rd && k < weft_diag_size(rd) && k < 4; k++) {
                     const weft_diag_entry *e = weft_diag_get(rd, k);
                     weft_diag_add(d, WEFT_SEV_NOTE, NULL, 0, 0, "%s", e->msg);
@@ -277,7 +278,8 @@ static int run_file(const char *path, const lib_opts *o, lib_totals *t) {
         free(defs_buf);
         if ((defs_buf = weft_strdup(shape)) == NULL) goto nomem;
         size_t ndef = 0;
-        for (char *s2 = NULL, *kv = strtok_r(defs_buf, ",", &s2); kv; kv = strtok_r(NULL, ",", &s2)) {
+        for (char *s2 = NULL, *kv = strtok_r(defs_buf, ",", &s2); kv;
+             kv = strtok_r(NULL, ",", &s2)) {
             if (weft_grow((void **)&defines, &cap, ndef, sizeof *defines)) goto nomem;
             defines[ndef++] = kv;
         }
@@ -368,8 +370,7 @@ int weft_cmd_library(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--shape") == 0 || strcmp(a, "--count") == 0 || strcmp(a, "-I") == 0)
-                i++;
+            if (strcmp(a, "--shape") == 0 || strcmp(a, "--count") == 0 || strcmp(a, "-I") == 0) i++;
             continue;
         }
         weft_result r = collect(a, &files, &nfiles, &fcap);
@@ -393,8 +394,9 @@ int weft_cmd_library(int argc, char **argv) {
     }
     t.seconds = (now_ms() - t0) / 1e3;
     if (t.failed == 0)
-        printf("\n%d files, %d shapes: all compiled, verified and executed (%d CPU runs) in %.1f s\n",
-               t.files, t.shapes, t.runs, t.seconds);
+        printf(
+            "\n%d files, %d shapes: all compiled, verified and executed (%d CPU runs) in %.1f s\n",
+            t.files, t.shapes, t.runs, t.seconds);
     else
         printf("\n%d files, %d shapes: %d FAILED (%d CPU runs) in %.1f s\n", t.files, t.shapes,
                t.failed, t.runs, t.seconds);
@@ -403,7 +405,8 @@ nomem:
     fprintf(stderr, "weft library: out of memory\n");
     rc = WEFT_EXIT_INPUT;
 out:
-    for (size_t i = 0; i < nfiles; i++) free(files[i]);
+    for (size_t i = 0; i < nfiles; i++)
+        free(files[i]);
     free(files);
     free(o.incs);
     return rc;
