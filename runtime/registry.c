@@ -1,6 +1,7 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, and the per-call
  * selection every rank computes identically. CPU-only C; no CUDA or NCCL calls. */
-#include "weft_runtime.h"
+#include "registry_internal.h"
+#include "weft_compiler.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -129,13 +130,13 @@ static int has_suffix(const char *s, const char *suffix) {
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
+    int validated = 1; /* the XML reader validates; compiled programs are validated here */
     if (has_suffix(path, ".xml")) {
         res = weft_ir_read_file(path, &a, d);
     } else if (has_suffix(path, ".weft")) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
-                      "this weft was built without the .weft compiler; compile the source with "
-                      "`weft compile` and load the .xml");
-        res = WEFT_ERR_UNSUPPORTED;
+        /* compiled with the parameters' defaults (`weft compile -D` makes other instances) */
+        res = weft_cc_compile_file(path, NULL, &a, d);
+        validated = 0;
     } else {
         weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
                       "not an algorithm file (expected a .xml or .weft name)");
@@ -144,7 +145,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = append(r, a, 1, d);
+        res = append(r, a, validated, d);
         a = NULL;
     }
     weft_algo_free(a);
@@ -305,4 +306,45 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
 none:
     if (why) *why = reason;
     return -1;
+}
+
+/* ---- digest ------------------------------------------------------------------------------ */
+
+static uint64_t fnv(uint64_t h, int64_t v) {
+    for (int i = 0; i < 8; i++) {
+        h ^= (uint64_t)(v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t weft_registry_digest(const weft_registry *r, int nranks) {
+    uint64_t h = fnv(0xcbf29ce484222325ull, nranks);
+    for (size_t i = 0; r && i < r->n; i++) {
+        const weft_algo *a = r->algos[i];
+        if (a->ngpus != nranks) continue;
+        int64_t head[] = {a->coll,       a->proto,
+                          a->nchannels,  a->nchunksperloop,
+                          a->ngpus,      a->inplace,
+                          a->outofplace, a->min_bytes,
+                          a->max_bytes,  weft_coll_rooted(a->coll) ? a->root : 0};
+        for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+            h = fnv(h, head[k]);
+        for (int32_t g = 0; g < a->ngpus; g++) {
+            const weft_gpu *gpu = &a->gpus[g];
+            h = fnv(fnv(fnv(fnv(h, gpu->i_chunks), gpu->o_chunks), gpu->s_chunks), gpu->ntbs);
+            for (int32_t t = 0; t < gpu->ntbs; t++) {
+                const weft_tb *tb = &gpu->tbs[t];
+                h = fnv(fnv(fnv(fnv(h, tb->send), tb->recv), tb->chan), tb->nsteps);
+                for (int32_t s = 0; s < tb->nsteps; s++) {
+                    const weft_step *st = &tb->steps[s];
+                    int64_t f[] = {st->type, st->srcbuf, st->dstbuf, st->srcoff, st->dstoff,
+                                   st->cnt,  st->depid,  st->deps,   st->hasdep};
+                    for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+                        h = fnv(h, f[k]);
+                }
+            }
+        }
+    }
+    return h;
 }

@@ -51,24 +51,24 @@ for arg in "$@"; do
   say "== phase $phase ($colls)"
   case $phase in
   stock)
-    for c in $colls; do nt "$c.stock" "" "$c" -b 8 -e 1G -f 4 -c 1 -n 5 -w 2; done ;;
+    for c in $colls; do nt "$c.stock" "" "$c" -b 8 -e 1G -f 2 -c 1 -n 5 -w 2; done ;;
   shim)
-    for c in $colls; do nt "$c.weft" "$(weft_env "$algos" "$c.weft")" "$c" -b 8 -e 1G -f 4 -c 1 -n 5 -w 2; done
+    for c in $colls; do nt "$c.weft" "$(weft_env "$algos" "$c.weft")" "$c" -b 8 -e 1G -f 2 -c 1 -n 5 -w 2; done
     for c in $colls; do
       served=$(cat "$out/$c.weft".weft.*.log 2>/dev/null | grep -c -- "-> weft '")
       fell=$(cat "$out/$c.weft".weft.*.log 2>/dev/null | grep -c -- "-> NCCL:")
       say "  $c: weft log lines: $served distinct calls served by weft, $fell by NCCL"
     done ;;
   shim-graph)
-    for c in $colls; do nt "$c.weft.graph" "$(weft_env "$algos" "$c.weft.graph")" "$c" -b 8 -e 1G -f 4 -c 1 -n 5 -w 2 -G 2; done ;;
+    for c in $colls; do nt "$c.weft.graph" "$(weft_env "$algos" "$c.weft.graph")" "$c" -b 8 -e 1G -f 2 -c 1 -n 5 -w 2 -G 2; done ;;
   disable)
-    for c in $colls; do nt "$c.disabled" "$(weft_env "$algos" "$c.disabled") WEFT_DISABLE=1" "$c" -b 8 -e 1G -f 4 -c 1 -n 5 -w 2; done ;;
+    for c in $colls; do nt "$c.disabled" "$(weft_env "$algos" "$c.disabled") WEFT_DISABLE=1" "$c" -b 8 -e 1G -f 2 -c 1 -n 5 -w 2; done ;;
   broken)
     bad=$out/broken_algos
     mkdir -p "$bad"
     printf '<algo name="broken" proto="Simple"\n' > "$bad/broken.xml"
-    nt all_reduce.missing_dir "$(weft_env /nonexistent/weft "all_reduce.missing_dir")" all_reduce -b 8 -e 1G -f 4 -c 1 -n 5 -w 2
-    nt all_reduce.broken_dir "$(weft_env "$bad:$algos" "all_reduce.broken_dir")" all_reduce -b 8 -e 1G -f 4 -c 1 -n 5 -w 2
+    nt all_reduce.missing_dir "$(weft_env /nonexistent/weft "all_reduce.missing_dir")" all_reduce -b 8 -e 1G -f 2 -c 1 -n 5 -w 2
+    nt all_reduce.broken_dir "$(weft_env "$bad:$algos" "all_reduce.broken_dir")" all_reduce -b 8 -e 1G -f 2 -c 1 -n 5 -w 2
     say "  reports of the broken file per rank log: $(grep -h -c 'broken.xml: note: algorithm skipped' "$out"/all_reduce.broken_dir.weft.*.log | tr '\n' ' ')" ;;
   overhead)
     # calls that fall back (no allreduce algorithm among these): stock vs shim, alternating
