@@ -30,6 +30,10 @@ int cc_seen_new(weft_cc_program *p) {
     return p->seen ? 0 : -1;
 }
 
+void cc_count_suppressed(const weft_cc_program *p, size_t n) {
+    if (seen_of(p)) seen_of(p)->suppressed += n;
+}
+
 void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d) {
     cc_seen *s = seen_of(p);
     if (s == NULL || s->suppressed == 0) return;
