@@ -75,6 +75,13 @@ int main(int argc, char **argv) {
             bad |= bench_one(what, a, reps);
             weft_algo_free(a);
         }
+    for (int32_t n = 64; n <= 256; n *= 4) {
+        if (quick && n > 64) continue;
+        weft_algo *a = gen_allpairs_allreduce(n);
+        if (a == NULL) return 1;
+        bad |= bench_one("allpairs allreduce (deps, scratch)", a, reps);
+        weft_algo_free(a);
+    }
     static const weft_coll colls[] = {WEFT_COLL_ALLTOALL,      WEFT_COLL_ALLGATHER,
                                       WEFT_COLL_REDUCESCATTER, WEFT_COLL_BROADCAST,
                                       WEFT_COLL_GATHER,        WEFT_COLL_SCATTER};

@@ -7,8 +7,8 @@
 /* Sizes the compiler accepts; beyond them it says so instead of running out of memory. */
 #define CC_MAX_RANKS      65536
 #define CC_MAX_SLOTS      (8 * 1024 * 1024) /* chunks over all ranks and buffers */
-#define CC_MAX_OPS        (4 * 1024 * 1024)
-#define CC_MAX_ITERATIONS (256LL * 1024 * 1024)
+#define CC_MAX_OPS        (1024 * 1024)
+#define CC_MAX_ITERATIONS (32LL * 1024 * 1024)
 #define CC_MAX_CALL_DEPTH 64
 #define CC_MAX_CHANNELS   32
 
@@ -106,6 +106,7 @@ struct weft_cc_program {
 };
 
 int cc_seen_new(weft_cc_program *p);
+void cc_count_suppressed(const weft_cc_program *p, size_t n);
 /* Adds a note counting the diagnostics dropped as repeats since the last call. */
 void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d);
 

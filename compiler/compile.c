@@ -4,6 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* splitmix64's finaliser: every key bit reaches the low bits that index the table. */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
 /* Errors already reported at a source position: an error inside a loop is shown once, for
  * the first iteration that hits it, and the rest are counted. */
 typedef struct cc_seen {
@@ -19,6 +28,10 @@ static cc_seen *seen_of(const weft_cc_program *p) {
 int cc_seen_new(weft_cc_program *p) {
     p->seen = calloc(1, sizeof(cc_seen));
     return p->seen ? 0 : -1;
+}
+
+void cc_count_suppressed(const weft_cc_program *p, size_t n) {
+    if (seen_of(p)) seen_of(p)->suppressed += n;
 }
 
 void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d) {
@@ -38,7 +51,7 @@ static int seen_insert(cc_seen *s, uint64_t key) {
         if (k == NULL) return 1;
         for (size_t i = 0; i < s->cap; i++)
             if (s->keys[i]) {
-                size_t h = (size_t)(s->keys[i] * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+                size_t h = (size_t)mix64(s->keys[i]) & (cap - 1);
                 while (k[h])
                     h = (h + 1) & (cap - 1);
                 k[h] = s->keys[i];
@@ -47,7 +60,7 @@ static int seen_insert(cc_seen *s, uint64_t key) {
         s->keys = k;
         s->cap = cap;
     }
-    size_t h = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (s->cap - 1);
+    size_t h = (size_t)mix64(key) & (s->cap - 1);
     while (s->keys[h]) {
         if (s->keys[h] == key) return 0;
         h = (h + 1) & (s->cap - 1);

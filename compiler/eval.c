@@ -399,10 +399,10 @@ static const char *const hint_names[] = {
 #undef WEFT_X_
 };
 
-static cc_op *new_op(evaluator *e) {
+static cc_op *new_op(evaluator *e, const weft_lang_node *n) {
     weft_cc_program *p = e->p;
     if (p->nops >= CC_MAX_OPS) {
-        err(e, (weft_lang_loc){-1, 0, 0}, "the program has more than %d operations", CC_MAX_OPS);
+        err(e, n->loc, "the program has more than %d operations; giving up", CC_MAX_OPS);
         e->stop = 1;
         return NULL;
     }
@@ -479,7 +479,7 @@ static void exec_op(evaluator *e, const weft_lang_node *n) {
             s.cnt == 1 ? "" : "s", t.cnt);
         return;
     }
-    cc_op *op = new_op(e);
+    cc_op *op = new_op(e, n);
     if (op == NULL) return;
     op->kind = n->kind == WEFT_LANG_COPY ? CC_OP_COPY : CC_OP_REDUCE;
     op->src = (cc_ref){s.buf, s.rank_lo, s.off, s.cnt};
@@ -518,7 +518,7 @@ static void exec_ensure(evaluator *e, const weft_lang_node *n) {
         p->nterms = first;
         return;
     }
-    cc_op *op = new_op(e);
+    cc_op *op = new_op(e, n);
     if (op == NULL) return;
     op->kind = CC_OP_ENSURE;
     op->dst = (cc_ref){c.buf, c.rank_lo, c.off, c.cnt};

@@ -12,6 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* splitmix64's finaliser: every key bit reaches the low bits that index the table. */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
 enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
 
 /* Sort key of a step: chain head position, then 2 x own position (odd values are for local
@@ -104,7 +113,7 @@ static uint64_t node_key(int32_t rank, int kind, int32_t peer, int32_t chan) {
 static int32_t lookup_node(const lowerer *L, int32_t rank, int kind, int32_t peer, int32_t chan) {
     if (L->mcap == 0) return -1;
     uint64_t key = node_key(rank, kind, peer, chan);
-    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (L->mcap - 1);
+    size_t j = (size_t)mix64(key) & (L->mcap - 1);
     while (L->mkeys[j]) {
         if (L->mkeys[j] == key) return L->mvals[j];
         j = (j + 1) & (L->mcap - 1);
@@ -127,7 +136,7 @@ static int32_t get_node(lowerer *L, int32_t rank, int kind, int32_t peer, int32_
         }
         for (size_t i = 0; i < L->mcap; i++)
             if (L->mkeys[i]) {
-                size_t j = (size_t)(L->mkeys[i] * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+                size_t j = (size_t)mix64(L->mkeys[i]) & (cap - 1);
                 while (k[j])
                     j = (j + 1) & (cap - 1);
                 k[j] = L->mkeys[i];
@@ -139,7 +148,7 @@ static int32_t get_node(lowerer *L, int32_t rank, int kind, int32_t peer, int32_
         L->mvals = v;
         L->mcap = cap;
     }
-    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ULL) & (L->mcap - 1);
+    size_t j = (size_t)mix64(key) & (L->mcap - 1);
     while (L->mkeys[j]) {
         if (L->mkeys[j] == key) return L->mvals[j];
         j = (j + 1) & (L->mcap - 1);
@@ -488,7 +497,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
                                                                                               : 1;
     weft_algo *a = NULL;
     int32_t *roots = NULL, *order = NULL, *ntbs = NULL, *rootfirst = NULL, *maxscr = NULL;
-    int32_t *known = NULL, *need = NULL, *tbpos = NULL, *tbnode = NULL;
+    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL, *tbnode = NULL;
     size_t nroots = 0;
 
     a = weft_algo_new(p->name, p->coll, N, mult * p->chunks * I);
@@ -563,8 +572,12 @@ static weft_result build(lowerer *L, weft_algo **out) {
         if (ntbs[r] > maxtbs) maxtbs = ntbs[r];
     known = malloc((size_t)maxtbs * (size_t)maxtbs * sizeof *known);
     need = malloc((size_t)maxtbs * sizeof *need);
+    touched = malloc((size_t)maxtbs * sizeof *touched);
     WEFT_CHECK_ALLOC(known);
     WEFT_CHECK_ALLOC(need);
+    WEFT_CHECK_ALLOC(touched);
+    for (int32_t t = 0; t < maxtbs; t++)
+        need[t] = -1;
     for (size_t i = 0, cur_r = (size_t)-1; i < L->nsteps; i++) {
         lstep *s = &L->steps[order[i]];
         if ((size_t)s->rank != cur_r) {
@@ -572,8 +585,8 @@ static weft_result build(lowerer *L, weft_algo **out) {
             for (size_t k = 0; k < (size_t)maxtbs * (size_t)maxtbs; k++)
                 known[k] = -1;
         }
-        for (int32_t t = 0; t < ntbs[s->rank]; t++)
-            need[t] = -1;
+        /* need[] is all -1 between steps; touched[] lists the entries this step sets */
+        int32_t ntouched = 0;
         int32_t parts[3] = {s->recv, s->send, s->local};
         for (int j = 0; j < 3; j++) {
             if (parts[j] < 0) continue;
@@ -582,6 +595,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
                 const lstep *u = &L->steps[L->h[L->deps[hh->dep0 + k]].step];
                 if (u == s) continue;
                 if (u->tb != s->tb) {
+                    if (need[u->tb] < 0) touched[ntouched++] = u->tb;
                     if (u->idx > need[u->tb]) need[u->tb] = u->idx;
                 } else if (u->idx >= s->idx) {
                     cc_report(p, L->d, WEFT_SEV_ERROR, p->ops[hh->op].loc, -1,
@@ -593,14 +607,23 @@ static weft_result build(lowerer *L, weft_algo **out) {
             }
         }
         s->wait0 = (int64_t)L->nwaits;
-        for (int32_t t = 0; t < ntbs[s->rank]; t++) {
+        /* in block order, so that the nops come out in a stable order */
+        for (int32_t a2 = 1; a2 < ntouched; a2++)
+            for (int32_t b2 = a2; b2 > 0 && touched[b2 - 1] > touched[b2]; b2--) {
+                int32_t x = touched[b2];
+                touched[b2] = touched[b2 - 1];
+                touched[b2 - 1] = x;
+            }
+        for (int32_t ti = 0; ti < ntouched; ti++) {
+            int32_t t = touched[ti], want = need[t];
             int32_t *kn = &known[(size_t)s->tb * (size_t)maxtbs + (size_t)t];
-            if (need[t] < 0 || need[t] <= *kn) continue;
-            *kn = need[t];
+            need[t] = -1;
+            if (want <= *kn) continue;
+            *kn = want;
             if (weft_grow((void **)&L->waits, &L->capwaits, L->nwaits + 1, sizeof *L->waits))
                 WEFT_FAIL(WEFT_ERR_NOMEM);
             L->waits[L->nwaits++] = t;
-            L->waits[L->nwaits++] = need[t];
+            L->waits[L->nwaits++] = want;
             s->nwaits++;
         }
     }
@@ -695,6 +718,7 @@ fail:
     free(maxscr);
     free(known);
     free(need);
+    free(touched);
     free(tbpos);
     free(tbnode);
     return res;

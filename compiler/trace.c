@@ -53,6 +53,7 @@ typedef struct tracer {
     pending *pend;
     size_t npend, cappend;
     int post_errors;
+    size_t dropped; /* errors not kept (repeats at one place, or too many) */
     int nomem;
 } tracer;
 
@@ -73,13 +74,25 @@ static void perr(tracer *t, weft_lang_loc loc, int32_t frame, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(msg, (size_t)n + 1, fmt, ap);
     va_end(ap);
+    /* one message per place and mode is shown (the first); the rest are only counted */
     for (size_t i = 0; i < t->npend; i++) {
         pending *q = &t->pend[i];
-        if (q->loc.file == loc.file && q->loc.start == loc.start && strcmp(q->msg, msg) == 0) {
+        if (q->loc.file != loc.file || q->loc.start != loc.start) continue;
+        if (strcmp(q->msg, msg) == 0) {
             q->modes |= (uint8_t)(1u << t->mode);
             free(msg);
             return;
         }
+        if (q->modes & (1u << t->mode)) {
+            t->dropped++;
+            free(msg);
+            return;
+        }
+    }
+    if (t->npend >= 1000) {
+        t->dropped++;
+        free(msg);
+        return;
     }
     if (weft_grow((void **)&t->pend, &t->cappend, t->npend, sizeof *t->pend) != 0) {
         free(msg);
@@ -524,6 +537,7 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
         const char *mode = q->modes == all ? "" : q->modes == 1 ? "out-of-place: " : "in-place: ";
         cc_report(p, d, WEFT_SEV_ERROR, q->loc, q->frame, "%s%s", mode, q->msg);
     }
+    cc_count_suppressed(p, t.dropped);
     cc_flush_suppressed(p, d);
     if (t.npend > 0) WEFT_FAIL(WEFT_ERR_INPUT);
     p->checked = 1;

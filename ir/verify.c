@@ -802,41 +802,40 @@ static void check_races(ctx *c) {
         goto done;
     }
     memset(open, 1, R.nq);
-    /* local clocks, rank by rank: group the queries by rank (stable, keeps the tb order) */
-    for (int32_t r = 0; r < c->N; r++) {
-        size_t lo = 0;
-        rquery *rq = NULL;
-        uint8_t *ro = NULL;
-        size_t *ri = NULL, n = 0;
-        for (size_t i = 0; i < R.nq; i++)
-            if (g->steps[R.q[i].a].rank == r) n++;
-        if (n == 0) continue;
-        rq = malloc(n * sizeof *rq);
-        ro = malloc(n);
-        ri = malloc(n * sizeof *ri);
-        if (!rq || !ro || !ri) {
-            free(rq);
-            free(ro);
-            free(ri);
+    /* local clocks, rank by rank. Global tb ids grow with the rank, so the queries (sorted by
+     * source tb) come grouped by rank; the steps of each rank are bucketed once, in run order. */
+    {
+        int32_t *first = calloc((size_t)c->N + 1, sizeof *first);
+        if (first == NULL) {
             c->res = WEFT_ERR_NOMEM;
             goto done;
         }
-        for (size_t i = 0; i < R.nq; i++)
-            if (g->steps[R.q[i].a].rank == r) {
-                rq[lo] = R.q[i];
-                ro[lo] = 1;
-                ri[lo++] = i;
-            }
-        int32_t ns = 0;
         for (int32_t oi = 0; oi < g->nsteps; oi++)
-            if (g->steps[c->order[oi]].rank == r) rsteps[ns++] = c->order[oi];
-        int rc = resolve(c, rq, n, ro, rsteps, ns, 1, row);
-        for (size_t i = 0; i < n; i++)
-            if (!ro[i]) open[ri[i]] = 0;
-        free(rq);
-        free(ro);
-        free(ri);
-        if (rc) goto done;
+            first[g->steps[c->order[oi]].rank + 1]++;
+        for (int32_t r = 0; r < c->N; r++)
+            first[r + 1] += first[r];
+        for (int32_t oi = 0; oi < g->nsteps; oi++) {
+            int32_t sid = c->order[oi];
+            rsteps[first[g->steps[sid].rank]++] = sid;
+        }
+        for (int32_t r = c->N; r > 0; r--)
+            first[r] = first[r - 1];
+        first[0] = 0;
+        size_t qi = 0;
+        while (qi < R.nq) {
+            int32_t r = g->steps[R.q[qi].a].rank;
+            size_t qe = qi;
+            while (qe < R.nq && g->steps[R.q[qe].a].rank == r)
+                qe++;
+            int rc = resolve(c, R.q + qi, qe - qi, open + qi, rsteps + first[r],
+                             first[r + 1] - first[r], 1, row);
+            if (rc) {
+                free(first);
+                goto done;
+            }
+            qi = qe;
+        }
+        free(first);
     }
     /* what the rank's own edges do not order may still be ordered through messages */
     size_t nopen = 0;
@@ -885,6 +884,146 @@ done:
     free(R.q);
 }
 
+/* ---- zero-copy transfers (opts->direct_transfers) ------------------------------------ *
+ * A transfer that reads the sender's source and writes the receiver's destination in place may
+ * touch them at any time between the start of the send and the end of the receive. Every other
+ * access to that memory that conflicts (a write to the source; any access to the destination)
+ * must then happen before the send starts or after the receive ends. Receives that reduce take
+ * their data through a buffer, so only plain receives (r, rcs) write in place. */
+typedef struct tpair {
+    int32_t x, s, r, loc;
+    uint8_t dst; /* 1: x touches the receiver's destination; 0: the sender's source */
+} tpair;
+
+static void check_transfers(ctx *c) {
+    const weft_sg *g = c->g;
+    size_t nl = (size_t)c->N * c->L;
+    int32_t *first = calloc(nl + 2, sizeof *first);
+    int32_t *acc = NULL;
+    tpair *pairs = NULL;
+    rquery *q = NULL;
+    uint8_t *open = NULL;
+    int32_t *row = NULL;
+    size_t npairs = 0, cap = 0;
+    int64_t nrep = 0;
+    if (first == NULL) goto oom;
+    /* every access as (step << 1 | write), bucketed by location */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t sid = 0; sid < g->nsteps; sid++) {
+            const weft_sg_step *gs = &g->steps[sid];
+            const weft_step *st = gs->ir;
+            if (st->type == WEFT_STEP_NOP) continue;
+            for (int side = 0; side < 2; side++) {
+                if (side == 0 && !(gs->flags & WEFT_STEP_F_READS_SRC)) continue;
+                if (side == 1 && !(gs->flags & WEFT_STEP_F_WRITE)) continue;
+                for (int32_t i = 0; i < st->cnt; i++) {
+                    int32_t loc =
+                        weft_sg_loc(g, c->inplace, gs->rank, side ? st->dstbuf : st->srcbuf,
+                                    (side ? st->dstoff : st->srcoff) + i);
+                    size_t at = (size_t)gs->rank * c->L + loc;
+                    if (pass == 0)
+                        first[at + 2]++;
+                    else
+                        acc[first[at + 1]++] = sid * 2 + side;
+                }
+            }
+        }
+        if (pass == 0) {
+            for (size_t i = 2; i < nl + 2; i++)
+                first[i] += first[i - 1];
+            acc = malloc(((size_t)first[nl + 1] + 1) * sizeof *acc);
+            if (acc == NULL) goto oom;
+        }
+    }
+    /* first[at] .. first[at + 1] are now the accesses of location `at` */
+    for (int32_t rid = 0; rid < g->nsteps; rid++) {
+        const weft_sg_step *rs = &g->steps[rid];
+        if (rs->match < 0) continue;
+        int32_t sid = rs->match;
+        const weft_sg_step *ss = &g->steps[sid];
+        for (int dst = 0; dst < 2; dst++) {
+            const weft_sg_step *who = dst ? rs : ss;
+            const weft_step *st = who->ir;
+            if (dst && (rs->flags & (WEFT_STEP_F_REDUCE | WEFT_STEP_F_WRITE)) != WEFT_STEP_F_WRITE)
+                continue; /* reduces through a buffer, or does not write */
+            for (int32_t i = 0; i < st->cnt; i++) {
+                int32_t loc = weft_sg_loc(g, c->inplace, who->rank, dst ? st->dstbuf : st->srcbuf,
+                                          (dst ? st->dstoff : st->srcoff) + i);
+                size_t at = (size_t)who->rank * c->L + loc;
+                for (int32_t k = first[at]; k < first[at + 1]; k++) {
+                    int32_t x = acc[k] >> 1, xw = acc[k] & 1;
+                    if (x == (dst ? rid : sid)) continue; /* the transfer's own step */
+                    if (!dst && !xw) continue;            /* two reads of the source */
+                    if (npairs > 0 && pairs[npairs - 1].x == x && pairs[npairs - 1].s == sid &&
+                        pairs[npairs - 1].dst == dst)
+                        continue;
+                    if (weft_grow((void **)&pairs, &cap, npairs, sizeof *pairs) != 0) goto oom;
+                    pairs[npairs++] = (tpair){x, sid, rid, loc, (uint8_t)dst};
+                }
+            }
+        }
+    }
+    if (npairs == 0) goto done;
+    /* two queries per pair: x before the send starts (x reaches it), or the receive before x */
+    q = malloc(2 * npairs * sizeof *q);
+    open = malloc(2 * npairs);
+    row = malloc(((size_t)g->nsteps + 1) * sizeof *row);
+    if (q == NULL || open == NULL || row == NULL) goto oom;
+    for (size_t i = 0; i < npairs; i++) {
+        const tpair *p = &pairs[i];
+        q[2 * i] = (rquery){p->x, p->s, (int32_t)i, g->steps[p->x].tb, 0, 0, 0, 0};
+        q[2 * i + 1] = (rquery){p->r, p->x, (int32_t)i, g->steps[p->r].tb, 0, 0, 0, 0};
+    }
+    qsort(q, 2 * npairs, sizeof *q, cmp_query);
+    memset(open, 1, 2 * npairs);
+    if (resolve(c, q, 2 * npairs, open, c->order, g->nsteps, 0, row)) goto done;
+    /* a pair is ordered when either query was answered; `loc` carries the pair index */
+    uint8_t *ordered = calloc(npairs + 1, 1);
+    if (ordered == NULL) goto oom;
+    for (size_t i = 0; i < 2 * npairs; i++)
+        if (!open[i]) ordered[q[i].loc] = 1;
+    for (size_t i = 0; i < npairs; i++) {
+        if (ordered[i]) continue;
+        if (!report_ok(c, WEFT_VERIFY_RACE, &nrep)) continue;
+        const tpair *p = &pairs[i];
+        char xn[64], sref[96], rref[96], tmp[64];
+        access_name(c, p->x, p->loc, xn, sizeof xn);
+        weft_sg_step_name(g, p->s, tmp, sizeof tmp);
+        int line = g->steps[p->s].ir->line;
+        snprintf(sref, sizeof sref, line > 0 ? "%s (line %d)" : "%s", tmp, line);
+        weft_sg_step_name(g, p->r, tmp, sizeof tmp);
+        line = g->steps[p->r].ir->line;
+        snprintf(rref, sizeof rref, line > 0 ? "%s (line %d)" : "%s", tmp, line);
+        /* does x write the location, or only read it? */
+        const weft_sg_step *xs = &g->steps[p->x];
+        int xw = 0;
+        if (xs->flags & WEFT_STEP_F_WRITE)
+            for (int32_t k = 0; k < xs->ir->cnt && !xw; k++)
+                xw = weft_sg_loc(g, c->inplace, xs->rank, xs->ir->dstbuf, xs->ir->dstoff + k) ==
+                     p->loc;
+        weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, p->x,
+                          "%s %s while a zero-copy transfer may still %s it (the message of %s "
+                          "to %s); order the step before that send or after that receive%s",
+                          xw ? "writes" : "reads", xn, p->dst ? "write" : "read", sref, rref,
+                          mode_suffix(c));
+    }
+    free(ordered);
+    if (nrep > c->o->max_reports)
+        weft_diag_add(c->d, WEFT_SEV_NOTE, c->a->file, 0, 0,
+                      "%lld more zero-copy races not shown%s",
+                      (long long)(nrep - c->o->max_reports), mode_suffix(c));
+    goto done;
+oom:
+    c->res = WEFT_ERR_NOMEM;
+done:
+    free(row);
+    free(open);
+    free(q);
+    free(pairs);
+    free(acc);
+    free(first);
+}
+
 static weft_result check_mode(ctx *c, int inplace) {
     weft_result res = WEFT_OK;
     const weft_sg *g = c->g;
@@ -905,6 +1044,10 @@ static weft_result check_mode(ctx *c, int inplace) {
     int64_t races_before = c->sum->errors[WEFT_VERIFY_RACE];
     check_races(c);
     WEFT_CHECK(c->res);
+    if (c->o->direct_transfers) {
+        check_transfers(c);
+        WEFT_CHECK(c->res);
+    }
     int64_t post_before = c->sum->errors[WEFT_VERIFY_POSTCONDITION];
     check_postconditions(c);
     WEFT_CHECK(c->res);
@@ -1051,8 +1194,12 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     run0.burst = 1;
     WEFT_CHECK(weft_sg_run_exec(g, &run0));
     if (run0.stalled) {
-        sum->errors[WEFT_VERIFY_DEADLOCK] +=
-            weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
+        int n = weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
+        if (n == 0) /* every wait has a partner once matching passed; say so if not */
+            weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                          "deadlock: %lld of %d steps ran, then no tb could progress",
+                          (long long)run0.nfired, g->nsteps);
+        sum->errors[WEFT_VERIFY_DEADLOCK] += n ? n : 1;
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     for (int32_t i = 0; i < g->nsteps; i++)

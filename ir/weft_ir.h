@@ -196,6 +196,11 @@ typedef struct weft_verify_opts {
     int32_t fifo_slots;
     /* Findings reported per class and mode before the rest are only counted (default 8). */
     int32_t max_reports;
+    /* 1: also prove the schedule safe for zero-copy transfers, which read the sender's source
+     * and write the receiver's destination (plain receives: r, rcs) in place at any time
+     * between the start of the send and the end of the receive. Default 0: a send copies its
+     * data into the connection's buffer (FIFO slots) when it runs. */
+    uint8_t direct_transfers;
 } weft_verify_opts;
 
 WEFT_API void weft_verify_opts_init(weft_verify_opts *o);

@@ -21,6 +21,9 @@ static void verify_usage(FILE *out) {
         "  --fifo N          connection buffers of N messages for the bounded-buffer deadlock\n"
         "                    check (default 2; 1 is the strictest, 0 skips it)\n"
         "  --max-reports N   findings shown per kind and mode (default 8)\n"
+        "  --zero-copy       also prove it safe when transfers read the sender's source and\n"
+        "                    write the receiver's destination in place, at any time between\n"
+        "                    the start of the send and the end of the receive\n"
         "  -q, --quiet       print nothing for files that verify\n"
         "  -v, --verbose     also print info notes, and every peer pair in the summary\n"
         "  -h, --help        this text\n\n"
@@ -59,6 +62,8 @@ int weft_cmd_verify(int argc, char **argv) {
             quiet = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(a, "--zero-copy") == 0) {
+            vo.direct_transfers = 1;
         } else if ((strcmp(a, "--fifo") == 0 || strcmp(a, "--max-reports") == 0) && i + 1 < argc) {
             int is_fifo = strcmp(a, "--fifo") == 0;
             if (parse_int(argv[++i], is_fifo ? 0 : 1, &v) != 0) {

@@ -83,6 +83,54 @@ fail:
     return NULL;
 }
 
+/* Allpairs allreduce (in-place and out-of-place): rank r owns chunk r; per peer q one tb sends
+ * chunk q to q, receives q's copy of chunk r into scratch, later sends the reduced chunk r and
+ * receives chunk q back; one local tb reduces the scratch copies into the output, each after
+ * its receive (a dependency). Many tbs per rank, ordered by dependencies. */
+static inline weft_algo *gen_allpairs_allreduce(int32_t N) {
+    weft_algo *a = weft_algo_new("allpairs", WEFT_COLL_ALLREDUCE, N, N);
+    if (a == NULL) return NULL;
+    a->nchannels = 1;
+    a->inplace = a->outofplace = 1;
+    gen_chunks(a, N);
+    for (int32_t r = 0; r < N; r++) {
+        weft_gpu *g = &a->gpus[r];
+        int e = 0;
+        for (int32_t q = 0; q < N; q++) {
+            if (q == r) continue;
+            weft_tb *tb = weft_gpu_add_tb(g, q, q, 0);
+            if (tb == NULL) goto fail;
+            e |= gen_add(tb, WEFT_STEP_SEND, GI, q, GI, q, 1);
+            e |= gen_add(tb, WEFT_STEP_RECV, GS, q, GS, q, 1);
+            e |= gen_add(tb, WEFT_STEP_SEND, GO, r, GO, r, 1);
+            e |= gen_add(tb, WEFT_STEP_RECV, GO, q, GO, q, 1);
+            if (e) goto fail;
+            tb->steps[1].hasdep = 1;
+        }
+        /* the local tb: o[r] = i[r] + every s[q], each after its receive */
+        weft_tb *lt = weft_gpu_add_tb(g, -1, -1, 0);
+        if (lt == NULL || gen_add(lt, WEFT_STEP_CPY, GI, r, GO, r, 1)) goto fail;
+        for (int32_t q = 0; q < N; q++) {
+            if (q == r) continue;
+            weft_step st = gen_step(WEFT_STEP_RE, GS, q, GO, r, 1);
+            st.depid = q < r ? q : q - 1;
+            st.deps = 1;
+            if (weft_tb_add_step(lt, &st) < 0) goto fail;
+        }
+        int32_t lid = lt->id, last = lt->nsteps - 1;
+        lt->steps[last].hasdep = 1;
+        /* the sends of the reduced chunk wait for the last reduction */
+        for (int32_t t = 0; t < lid; t++) {
+            g->tbs[t].steps[2].depid = lid;
+            g->tbs[t].steps[2].deps = last;
+        }
+    }
+    return a;
+fail:
+    weft_algo_free(a);
+    return NULL;
+}
+
 /* Simple correct schedules (k = 1 chunk per segment, both call modes) for each collective on
  * N >= 2 ranks; root = the root rank of the rooted ones. */
 static inline weft_algo *gen_simple(weft_coll coll, int32_t N, int32_t root) {

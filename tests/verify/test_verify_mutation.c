@@ -1,12 +1,18 @@
 /* test_verify_mutation.c — random single mutations (fixed seed) of correct schedules: the
- * conformance corpus, weft's own algorithms/ (when present) and schedules generated here. Each
- * mutant runs on the CPU executor (several counts, types, ops, call modes, interleavings and
- * buffer sizes) and through the verifier; every mutant that computes a wrong result or stalls
- * must be rejected by the verifier. Prints what the verifier rejects beyond that, by kind.
- *   test_verify_mutation [--mutants N] [--seed S] [-v]   (N per schedule, default 40) */
+ * conformance corpus, weft's own (the .weft files in the folders given with --weft-dir, compiled
+ * with the `// args: -D ...` of their first line; those that do not compile are skipped) and
+ * schedules generated here. Each mutant runs on the CPU executor (several counts, types, ops,
+ * call modes, interleavings and buffer sizes) and through the verifier; every mutant that
+ * computes a wrong result or stalls must be rejected by the verifier. Prints what the verifier
+ * rejects beyond that, by kind.
+ *   test_verify_mutation [--mutants N] [--seed S] [--weft-dir DIR]... [-v]
+ *   (N per schedule, default 40) */
 #include "check.h"
 #include "gen.h"
 #include "weft_ir.h"
+#ifdef WEFT_HAVE_COMPILER
+#include "weft_compiler.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +265,57 @@ static void run_source(const weft_algo *src, const char *name, int nmut, stats *
     }
 }
 
+#ifdef WEFT_HAVE_COMPILER
+/* Compiles every .weft file of dir (with the -D options on its first line) and mutates what
+ * compiles; returns the number of schedules. */
+static int run_weft_dir(const char *dir, int nmut, stats *st) {
+    DIR *dp = opendir(dir);
+    int n = 0;
+    if (dp == NULL) return 0;
+    char **names = NULL;
+    size_t nn = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".weft") != 0) continue;
+        if (nn + 1 >= cap) {
+            cap = cap ? 2 * cap : 32;
+            char **nv = realloc(names, cap * sizeof *nv);
+            if (nv == NULL) break;
+            names = nv;
+        }
+        names[nn++] = weft_asprintf("%s/%s", dir, de->d_name);
+    }
+    closedir(dp);
+    if (nn) qsort(names, nn, sizeof *names, gen_cmp_str);
+    for (size_t i = 0; i < nn; i++) {
+        char *text = NULL, *defs[16];
+        size_t len = 0, nd = 0;
+        if (weft_read_file(names[i], &text, &len, NULL) != WEFT_OK) continue;
+        /* first line "// args: -D N=4 -D X=1" */
+        if (strncmp(text, "// args:", 8) == 0) {
+            char *eol = strchr(text, '\n');
+            if (eol) *eol = '\0';
+            for (char *tok = strtok(text + 8, " \t"); tok && nd < 16; tok = strtok(NULL, " \t"))
+                if (strcmp(tok, "-D") != 0) defs[nd++] = tok;
+        }
+        weft_cc_options co;
+        memset(&co, 0, sizeof co);
+        co.defines = (const char *const *)defs;
+        co.ndefines = nd;
+        weft_algo *a = NULL;
+        if (weft_cc_compile_file(names[i], &co, &a, NULL) == WEFT_OK && a != NULL) {
+            run_source(a, names[i], nmut, st);
+            n++;
+        }
+        weft_algo_free(a);
+        free(text);
+    }
+    gen_free_list(names, nn);
+    return n;
+}
+#endif
+
 int main(int argc, char **argv) {
     int nmut = 40;
     uint64_t seed = 20240601;
@@ -269,8 +326,10 @@ int main(int argc, char **argv) {
             seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "-v") == 0)
             verbose = 1;
+        else if (strcmp(argv[i], "--weft-dir") == 0 && i + 1 < argc)
+            i++; /* below, after the seed is set */
     }
-    rng = seed | 1;
+    rng = (seed ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull | 1;
     stats st;
     memset(&st, 0, sizeof st);
     int nsrc = 0;
@@ -299,13 +358,22 @@ int main(int argc, char **argv) {
         nsrc++;
         weft_algo_free(a);
     }
+    int nweft = 0;
+#ifdef WEFT_HAVE_COMPILER
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--weft-dir") == 0 && i + 1 < argc)
+            nweft += run_weft_dir(argv[++i], nmut, &st);
+#endif
+    nsrc += nweft;
     weft_algo *ring = gen_ring_allreduce(4, 2);
     CHECK(ring != NULL);
     if (ring) run_source(ring, "ring allreduce", 2 * nmut, &st);
     nsrc++;
     weft_algo_free(ring);
 
-    printf("%d mutants of %d schedules (seed %llu)\n", st.mutants, nsrc, (unsigned long long)seed);
+    printf("%d mutants of %d schedules (%zu conformance files, %d compiled from .weft, %d "
+           "generated; seed %llu)\n",
+           st.mutants, nsrc, n, nweft, nsrc - (int)n - nweft, (unsigned long long)seed);
     printf("  wrong or stalled on the CPU executor: %d, rejected by the verifier: %d of them\n",
            st.exec_bad, st.exec_bad - st.exec_bad_accepted);
     printf("  rejected by the verifier: %d (%d malformed: structure, bounds or matching)\n",

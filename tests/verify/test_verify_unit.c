@@ -155,6 +155,10 @@ static void test_generated(void) {
             snprintf(what, sizeof what, "ring allreduce %d ranks %d channels", sizes[i], nch);
             check_good(gen_ring_allreduce(sizes[i], nch), what);
         }
+    for (int32_t n = 2; n <= 6; n += 2) {
+        snprintf(what, sizeof what, "allpairs allreduce %d ranks", n);
+        check_good(gen_allpairs_allreduce(n), what);
+    }
     static const weft_coll colls[] = {
         WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER, WEFT_COLL_ALLTOALL,
         WEFT_COLL_BROADCAST, WEFT_COLL_REDUCE,    WEFT_COLL_GATHER,        WEFT_COLL_SCATTER};
