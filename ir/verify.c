@@ -1194,8 +1194,12 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     run0.burst = 1;
     WEFT_CHECK(weft_sg_run_exec(g, &run0));
     if (run0.stalled) {
-        sum->errors[WEFT_VERIFY_DEADLOCK] +=
-            weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
+        int n = weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
+        if (n == 0) /* every wait has a partner once matching passed; say so if not */
+            weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                          "deadlock: %lld of %d steps ran, then no tb could progress",
+                          (long long)run0.nfired, g->nsteps);
+        sum->errors[WEFT_VERIFY_DEADLOCK] += n ? n : 1;
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     for (int32_t i = 0; i < g->nsteps; i++)

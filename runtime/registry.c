@@ -11,7 +11,10 @@
 
 struct weft_registry {
     weft_algo **algos;
-    size_t n, cap;
+    /* per algorithm: it was compiled from a .weft source that declares `param N` (its rank
+     * count), so weft_registry_for_ranks can instantiate it for other rank counts */
+    uint8_t *param_n;
+    size_t n, cap, capn;
 };
 
 weft_result weft_registry_new(weft_registry **out) {
@@ -28,6 +31,7 @@ void weft_registry_free(weft_registry *r) {
     for (size_t i = 0; i < r->n; i++)
         weft_algo_free(r->algos[i]);
     free(r->algos);
+    free(r->param_n);
     free(r);
 }
 
@@ -92,21 +96,28 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
     return WEFT_OK;
 }
 
-/* Appends a checked algorithm; validated says whether the IR layer's structural validation has
- * already run (weft_ir_read_file runs it; in-memory algorithms have not been through it). Every
- * algorithm in a registry has passed structural validation, weft's selection checks and the
- * verifier's proof (its collective, no deadlock with the FIFO depth the runtime provides, no
- * race, in bounds) for every buffer mode it declares. Takes ownership of a, also on failure. */
-static weft_result append(weft_registry *r, weft_algo *a, int validated, weft_diag *d) {
+/* How much checking an algorithm still needs before it joins a registry. */
+enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
+
+/* Appends an algorithm after the checks it still needs: structural validation unless the IR
+ * reader or the compiler ran it, weft's selection checks, and the verifier's proof (its
+ * collective, no deadlock with the FIFO depth the runtime provides, no race, in bounds) for every
+ * buffer mode it declares; CHECK_NONE for copies of algorithms of a registry. Every algorithm in
+ * a registry has passed all of them. Takes ownership of a, also on failure. */
+static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_n, weft_diag *d) {
     weft_result res = WEFT_OK;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
-    if (!validated) WEFT_CHECK(weft_ir_validate(a, d));
-    WEFT_CHECK(check_selectable(a, d));
-    weft_verify_opts opts;
-    weft_verify_opts_init(&opts);
-    WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
-    if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0)
+    if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
+    if (checks != CHECK_NONE) {
+        WEFT_CHECK(check_selectable(a, d));
+        weft_verify_opts opts;
+        weft_verify_opts_init(&opts);
+        WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
+    }
+    if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
+        weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
+    r->param_n[r->n] = (uint8_t)(param_n != 0);
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
@@ -115,7 +126,7 @@ fail:
 }
 
 weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
-    return append(r, a, 0, d);
+    return append(r, a, CHECK_ALL, 0, d);
 }
 
 /* ---- loading ----------------------------------------------------------------------------- */
@@ -125,18 +136,33 @@ static int has_suffix(const char *s, const char *suffix) {
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Whether a parsed program declares a parameter N, the library's name for the rank count. */
+static int declares_n(const char *path) {
+    weft_lang_program *prog = NULL;
+    int found = 0;
+    if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root) {
+        for (int32_t i = 0; i < prog->root->nkids; i++) {
+            const weft_lang_node *k = prog->root->kids[i];
+            found |= k->kind == WEFT_LANG_PARAM && k->name && strcmp(k->name, "N") == 0;
+        }
+    }
+    weft_lang_program_free(prog);
+    return found;
+}
+
 /* Loads one file; its problems go to d followed by a note that it was skipped. Only allocation
  * failure is returned as an error: a bad file never stops the others from loading. */
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
-    int validated = 1; /* the XML reader validates; compiled programs are validated here */
+    int param_n = 0;
     if (has_suffix(path, ".xml")) {
-        res = weft_ir_read_file(path, &a, d);
+        res = weft_ir_read_file(path, &a, d); /* validates */
     } else if (has_suffix(path, ".weft")) {
-        /* compiled with the parameters' defaults (`weft compile -D` makes other instances) */
+        /* compiled (and validated) with the parameters' defaults; a source with a parameter N
+         * is instantiated for other rank counts by weft_registry_for_ranks */
         res = weft_cc_compile_file(path, NULL, &a, d);
-        validated = 0;
+        param_n = res == WEFT_OK && declares_n(path);
     } else {
         weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
                       "not an algorithm file (expected a .xml or .weft name)");
@@ -145,7 +171,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = append(r, a, validated, d);
+        res = append(r, a, CHECK_VALIDATED, param_n, d);
         a = NULL;
     }
     weft_algo_free(a);
@@ -212,6 +238,88 @@ weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d
     }
 fail:
     free(list);
+    return res;
+}
+
+/* ---- instances for a rank count ---------------------------------------------------------- */
+
+/* Whether every error of d is a failed `require` (the program rules this rank count out). */
+static int only_requirements(const weft_diag *d) {
+    size_t n = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++) {
+        const weft_diag_entry *e = weft_diag_get(d, i);
+        if (e->sev != WEFT_SEV_ERROR) continue;
+        if (strncmp(e->msg, "requirement failed", 18) != 0) return 0;
+        n++;
+    }
+    return n > 0 && n == weft_diag_count(d, WEFT_SEV_ERROR);
+}
+
+static void copy_diag(weft_diag *to, const weft_diag *from) {
+    for (size_t i = 0; i < weft_diag_size(from); i++) {
+        const weft_diag_entry *e = weft_diag_get(from, i);
+        weft_diag_add_src(to, e->sev, e->file, e->line, e->col, e->source, e->caret_len, "%s",
+                          e->msg);
+    }
+}
+
+weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
+                                    weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_registry *r = NULL;
+    weft_diag *cd = NULL;
+    char define[32];
+    const char *defines[] = {define};
+    weft_cc_options opts = {defines, 1, NULL, 0};
+    if (base == NULL || out == NULL || nranks < 1) return WEFT_ERR_USAGE;
+    *out = NULL;
+    snprintf(define, sizeof define, "N=%d", nranks);
+    WEFT_CHECK(weft_registry_new(&r));
+    for (size_t i = 0; i < base->n; i++) {
+        const weft_algo *a = base->algos[i];
+        if (a->ngpus == nranks) {
+            weft_algo *c = weft_algo_clone(a);
+            WEFT_CHECK_ALLOC(c);
+            WEFT_CHECK(append(r, c, CHECK_NONE, base->param_n[i], d));
+            continue;
+        }
+        if (!base->param_n[i] || a->file == NULL) continue;
+        weft_algo *c = NULL;
+        cd = weft_diag_new();
+        WEFT_CHECK_ALLOC(cd);
+        weft_result cr = weft_cc_compile_file(a->file, &opts, &c, cd);
+        if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
+        if (cr == WEFT_OK && c->file == NULL && (c->file = weft_strdup(a->file)) == NULL) {
+            weft_algo_free(c);
+            WEFT_FAIL(WEFT_ERR_NOMEM);
+        }
+        if (cr == WEFT_OK && c->ngpus != nranks) { /* its rank count is not N after all */
+            weft_algo_free(c);
+            weft_diag_free(cd);
+            cd = NULL;
+            continue;
+        }
+        if (cr == WEFT_OK) {
+            cr = append(r, c, CHECK_VALIDATED, 1, cd);
+            if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
+        }
+        if (cr != WEFT_OK && only_requirements(cd)) {
+            const weft_diag_entry *e = weft_diag_get(cd, 0);
+            weft_diag_add(d, WEFT_SEV_INFO, a->file, e->line, e->col, "no instance for %s: %s",
+                          define, e->msg);
+        } else {
+            copy_diag(d, cd);
+            if (cr != WEFT_OK)
+                weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0, "instance for %s skipped", define);
+        }
+        weft_diag_free(cd);
+        cd = NULL;
+    }
+    *out = r;
+    r = NULL;
+fail:
+    weft_diag_free(cd);
+    weft_registry_free(r);
     return res;
 }
 

@@ -8,16 +8,17 @@
 #include <string.h>
 
 #if __has_include("weft_runtime.h")
-#include "weft_runtime.h"
+#include "registry_internal.h"
 
 static const char usage_text[] =
     "usage: weft select [-d PATHS] COLL [--ranks N] [--bytes B | --sweep] [--type T] [--op OP]\n"
     "                   [--inplace | --outofplace | --both] [--root R]\n"
     "\n"
-    "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR)\n"
-    "and prints, for a call of collective COLL, the algorithm libweft_nccl.so selects, or why\n"
-    "NCCL serves it. B is the size nccl-tests prints (count x type size, x ranks for allgather,\n"
-    "reducescatter and alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
+    "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
+    ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
+    "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
+    "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
+    "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
     "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
     "Exit codes: 0 ok, 1 an algorithm file is wrong (still selects with the others), 2 usage.\n";
 
@@ -56,6 +57,7 @@ static const char *const op_names[] = {
 static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
     const char *why = NULL;
     int i = weft_registry_select(r, &c, &why);
+    if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
            type_names[c.dtype]);
     if (weft_coll_reduces(c.coll)) printf(", %s", op_names[c.op]);
@@ -140,6 +142,17 @@ int weft_cmd_select(int argc, char **argv) {
         weft_registry_free(r);
         return WEFT_EXIT_INPUT;
     }
+    /* the algorithms for this rank count, as libweft_nccl.so builds them (.weft sources with a
+     * parameter N are compiled for it) */
+    weft_registry *base = r;
+    r = NULL;
+    if (weft_registry_for_ranks(base, ranks, &r, d) != WEFT_OK) {
+        fprintf(stderr, "weft select: out of memory\n");
+        weft_diag_free(d);
+        weft_registry_free(base);
+        return WEFT_EXIT_INPUT;
+    }
+    weft_registry_free(base);
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
     weft_diag_free(d);

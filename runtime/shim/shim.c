@@ -1,5 +1,6 @@
 /* shim.c — libweft_nccl.so: exports the NCCL C API; collectives an algorithm fits run on weft,
  * everything else goes to the real NCCL unchanged. */
+#include "registry_internal.h"
 #include "shim_internal.h"
 
 #include <pthread.h>
@@ -62,7 +63,7 @@ WEFT_NCCL_API(WEFT_X_)
 /* ---- process state ------------------------------------------------------------------------ */
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 static int shim_serving;        /* set once: weft may serve calls in this process */
-static weft_registry *shim_reg; /* loaded once, kept for the life of the process */
+static weft_registry *shim_reg; /* the files, loaded once, kept for the life of the process */
 static weft_nccl_api shim_api;  /* the real NCCL as the runtime sees it */
 
 /* Problems with algorithm files: errors, and the notes saying a file was skipped, at WARN;
@@ -80,17 +81,17 @@ static void log_diag(const weft_diag *d) {
     }
 }
 
-static void log_algos(void) {
-    for (size_t i = 0; i < weft_registry_size(shim_reg); i++) {
-        const weft_algo *a = weft_registry_get(shim_reg, i);
+static void log_algos(const weft_registry *reg, const char *what) {
+    for (size_t i = 0; i < weft_registry_size(reg); i++) {
+        const weft_algo *a = weft_registry_get(reg, i);
         char range[64];
         if (a->max_bytes)
             snprintf(range, sizeof range, "[%lld, %lld]", (long long)a->min_bytes,
                      (long long)a->max_bytes);
         else
             snprintf(range, sizeof range, "[%lld, unbounded]", (long long)a->min_bytes);
-        WEFT_INFO("algorithm %zu: '%s' %s on %d ranks, %s, %s%s%s, bytes %s (%s)", i, a->name,
-                  weft_coll_name(a->coll), (int)a->ngpus, weft_proto_name(a->proto),
+        WEFT_INFO("%salgorithm %zu: '%s' %s on %d ranks, %s, %s%s%s, bytes %s (%s)", what, i,
+                  a->name, weft_coll_name(a->coll), (int)a->ngpus, weft_proto_name(a->proto),
                   a->inplace ? "in-place" : "", a->inplace && a->outofplace ? " and " : "",
                   a->outofplace ? "out-of-place" : "", range, a->file ? a->file : "in memory");
     }
@@ -130,7 +131,7 @@ static void shim_init(void) {
     }
     log_diag(d);
     weft_diag_free(d);
-    log_algos();
+    log_algos(shim_reg, "");
     if (weft_registry_size(shim_reg) == 0) {
         WEFT_INFO("no algorithm loaded from %s: every call goes to NCCL", dir);
         return;
@@ -154,9 +155,10 @@ static int shim_on(void) {
 /* ---- communicators ------------------------------------------------------------------------ */
 typedef struct shim_comm {
     ncclComm_t comm;
-    weft_comm *owned; /* weft's state for it, released at finalize/destroy */
-    weft_comm *serve; /* == owned while weft may serve calls; NULL after a failure */
-    const char *why;  /* static: why NCCL serves every call when serve is NULL */
+    weft_comm *owned;         /* weft's state for it, released at finalize/destroy */
+    weft_comm *serve;         /* == owned while weft may serve calls; NULL after a failure */
+    const weft_registry *reg; /* the algorithms for its rank count */
+    const char *why;          /* static: why NCCL serves every call when serve is NULL */
     int nranks, rank, dev, blocking;
     int revoked;               /* its teardown must not be collective */
     pthread_mutex_t seen_lock; /* decisions already logged at INFO (see log_decision) */
@@ -225,10 +227,50 @@ static weft_comm *comm_serving(shim_comm *e) {
     return e ? __atomic_load_n(&e->serve, __ATOMIC_ACQUIRE) : NULL;
 }
 
-static int registry_fits(int nranks) {
-    for (size_t i = 0; i < weft_registry_size(shim_reg); i++)
-        if (weft_registry_get(shim_reg, i)->ngpus == nranks) return 1;
-    return 0;
+/* The algorithms for each rank count met so far: the loaded files' algorithms of that size and
+ * the instances of parameterized .weft sources (weft_registry_for_ranks), built once at the first
+ * communicator of that size (at the same point on every rank) and kept for the process. */
+#define SHIM_MAX_SIZES 64
+static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int nranks;
+    weft_registry *reg; /* NULL: nothing for this size */
+} sizes[SHIM_MAX_SIZES];
+static int nsizes;
+
+static const weft_registry *registry_for(int nranks) {
+    const weft_registry *found = NULL;
+    pthread_mutex_lock(&sizes_lock);
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i].nranks == nranks) {
+            found = sizes[i].reg;
+            goto done;
+        }
+    if (nsizes == SHIM_MAX_SIZES) {
+        WEFT_INFO("more than %d communicator sizes: NCCL serves the others", SHIM_MAX_SIZES);
+        goto done;
+    }
+    weft_registry *r = NULL;
+    weft_diag *d = weft_diag_new();
+    char what[48];
+    if (d == NULL || weft_registry_for_ranks(shim_reg, nranks, &r, d) != WEFT_OK) {
+        WEFT_WARN("out of memory instantiating algorithms for %d ranks: NCCL serves them", nranks);
+    } else {
+        log_diag(d);
+        snprintf(what, sizeof what, "for %d ranks: ", nranks);
+        log_algos(r, what);
+        if (weft_registry_size(r) == 0) {
+            weft_registry_free(r);
+            r = NULL;
+        }
+    }
+    weft_diag_free(d);
+    sizes[nsizes].nranks = nranks;
+    sizes[nsizes++].reg = r;
+    found = r;
+done:
+    pthread_mutex_unlock(&sizes_lock);
+    return found;
 }
 
 /* NCCL's default for config.blocking when a config leaves it undefined. */
@@ -243,57 +285,16 @@ static int config_blocking(const ncclConfig_t *config, int inherited) {
     return env_blocking();
 }
 
-/* Attaches weft to communicators that were just created (all of one ncclGroupEnd or
- * ncclCommInitAll together: the attach is collective, and a thread driving several GPUs must
- * attach their communicators in one call). Every outcome leaves the application's
- * communicators working: a failure means NCCL serves every call on them. */
-static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, const char *how) {
-    const shim_real *r = shim_real_get();
-    ncclComm_t *todo = calloc((size_t)n, sizeof *todo);
-    shim_comm **entries = calloc((size_t)n, sizeof *entries);
-    weft_comm **out = calloc((size_t)n, sizeof *out);
-    int ntodo = 0;
-    if (todo == NULL || entries == NULL || out == NULL) {
-        WEFT_WARN("out of memory attaching weft after %s: NCCL serves these communicators", how);
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        if (comms[i] == NULL) continue;
-        shim_comm *e = calloc(1, sizeof *e);
-        if (e == NULL) {
-            WEFT_WARN("out of memory: NCCL serves communicator %p", (void *)comms[i]);
-            continue;
-        }
-        pthread_mutex_init(&e->seen_lock, NULL);
-        e->comm = comms[i];
-        e->blocking = blocking[i];
-        e->nranks = e->rank = e->dev = -1;
-        tls_in_nccl++;
-        if (r->CommCount) r->CommCount(comms[i], &e->nranks);
-        if (r->CommUserRank) r->CommUserRank(comms[i], &e->rank);
-        if (r->CommCuDevice) r->CommCuDevice(comms[i], &e->dev);
-        tls_in_nccl--;
-        if (!e->blocking)
-            e->why = "non-blocking communicator (config.blocking=0): weft is not attached";
-        else if (e->nranks < 1)
-            e->why = "NCCL did not report the communicator's size";
-        else if (!registry_fits(e->nranks))
-            e->why = "no algorithm loaded for this rank count";
-        comm_insert(e);
-        if (e->why) {
-            WEFT_INFO("communicator %p rank %d of %d (device %d), from %s: %s", (void *)e->comm,
-                      e->rank, e->nranks, e->dev, how, e->why);
-            continue;
-        }
-        entries[ntodo] = e;
-        todo[ntodo++] = comms[i];
-    }
-    if (ntodo == 0) goto done;
+/* One collective attach of communicators of one size; reports each one's outcome. */
+static void attach_group(int n, ncclComm_t *comms, shim_comm **entries, const weft_registry *reg,
+                         weft_comm **out, const char *how) {
     weft_diag *d = weft_diag_new();
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
     tls_in_nccl++;
-    weft_result res = weft_shim_backend.attach(ntodo, todo, shim_reg, out, d);
+    weft_result res = weft_shim_backend.attach(n, comms, reg, out, d);
     tls_in_nccl--;
-    for (int i = 0; i < ntodo; i++) {
+    for (int i = 0; i < n; i++) {
         shim_comm *e = entries[i];
         if (res == WEFT_OK && out[i] != NULL) {
             e->owned = out[i];
@@ -323,6 +324,68 @@ static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, co
         }
     }
     weft_diag_free(d);
+}
+
+/* Attaches weft to communicators that were just created (all of one ncclGroupEnd or
+ * ncclCommInitAll together: the attach is collective, and a thread driving several GPUs must
+ * attach their communicators in one call). Every outcome leaves the application's
+ * communicators working: a failure means NCCL serves every call on them. */
+static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, const char *how) {
+    const shim_real *r = shim_real_get();
+    ncclComm_t *todo = calloc((size_t)n, sizeof *todo);
+    shim_comm **entries = calloc(2 * (size_t)n, sizeof *entries);
+    weft_comm **out = calloc((size_t)n, sizeof *out);
+    int ntodo = 0;
+    if (todo == NULL || entries == NULL || out == NULL) {
+        WEFT_WARN("out of memory attaching weft after %s: NCCL serves these communicators", how);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        if (comms[i] == NULL) continue;
+        shim_comm *e = calloc(1, sizeof *e);
+        if (e == NULL) {
+            WEFT_WARN("out of memory: NCCL serves communicator %p", (void *)comms[i]);
+            continue;
+        }
+        pthread_mutex_init(&e->seen_lock, NULL);
+        e->comm = comms[i];
+        e->blocking = blocking[i];
+        e->nranks = e->rank = e->dev = -1;
+        tls_in_nccl++;
+        if (r->CommCount) r->CommCount(comms[i], &e->nranks);
+        if (r->CommUserRank) r->CommUserRank(comms[i], &e->rank);
+        if (r->CommCuDevice) r->CommCuDevice(comms[i], &e->dev);
+        tls_in_nccl--;
+        if (!e->blocking)
+            e->why = "non-blocking communicator (config.blocking=0): weft is not attached";
+        else if (e->nranks < 1)
+            e->why = "NCCL did not report the communicator's size";
+        else if ((e->reg = registry_for(e->nranks)) == NULL)
+            e->why = "no algorithm loaded for this rank count";
+        comm_insert(e);
+        if (e->why) {
+            WEFT_INFO("communicator %p rank %d of %d (device %d), from %s: %s", (void *)e->comm,
+                      e->rank, e->nranks, e->dev, how, e->why);
+            continue;
+        }
+        entries[ntodo] = e;
+        todo[ntodo++] = comms[i];
+    }
+    /* one attach per rank count (communicators of one size share a registry), in order */
+    for (int first = 0; first < ntodo; first++) {
+        if (entries[first] == NULL) continue;
+        const weft_registry *reg = entries[first]->reg;
+        int m = 0;
+        shim_comm **group = entries + ntodo; /* the second half of entries */
+        for (int i = first; i < ntodo; i++) {
+            if (entries[i] == NULL || entries[i]->reg != reg) continue;
+            group[m] = entries[i];
+            todo[m++] = entries[i]->comm;
+            if (i != first) entries[i] = NULL;
+        }
+        entries[first] = NULL;
+        attach_group(m, todo, group, reg, out, how);
+    }
 done:
     free(todo);
     free(entries);
@@ -598,7 +661,7 @@ static ncclResult_t serve(const shim_op *o) {
                 : "communicator not attached (weft did not see it created, or its group has "
                   "not ended)";
     else if ((why = make_call(o, e, &call)) == NULL &&
-             weft_registry_select(shim_reg, &call, &why) >= 0) {
+             weft_registry_select(e->reg, &call, &why) >= 0) {
         if (tls_depth > 0 && defer_op(o, &call)) return ncclSuccess;
         return launch_now(e, wc, o, &call, 0);
     }

@@ -3,7 +3,7 @@
 # GPU) and PyTorch under torchrun, with weft, with WEFT_DISABLE=1, with broken algorithm folders,
 # and without weft. Writes every log and a summary under OUT.
 #
-#   tests/gpu/shim_device.sh CARRY OUT PHASE...
+#   tests/gpu/shim_device.sh CARRY OUT PHASE...   (then OUT/summary.txt and OUT.tgz, all logs)
 #     CARRY: libweft_nccl.so, nccl-tests/ (all_reduce_perf ...), algos/ (the algorithms to serve)
 #     PHASE: stock shim shim-graph disable broken overhead compare torch; stock, shim, shim-graph
 #            and disable take an optional :coll,coll list (all five by default)
@@ -105,3 +105,4 @@ for arg in "$@"; do
   *) say "unknown phase $phase" ;;
   esac
 done
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

@@ -317,6 +317,91 @@ static void test_bad_files(void) {
     free(good);
 }
 
+static const char ring_src[] = "// ring allreduce for N ranks\n"
+                               "param N = 4;\n"
+                               "%s"
+                               "algorithm %s {\n"
+                               "    collective allreduce;\n"
+                               "    ranks      N;\n"
+                               "    chunks     N;\n"
+                               "    inplace;\n"
+                               "}\n"
+                               "for s in 0..N-1 {\n"
+                               "    for i in 0..N {\n"
+                               "        let r = (i + s) %% N;\n"
+                               "        reduce input[r][i] -> input[(r + 1) %% N][i];\n"
+                               "    }\n"
+                               "}\n"
+                               "for s in 0..N-1 {\n"
+                               "    for i in 0..N {\n"
+                               "        let r = (i - 1 + s) %% N;\n"
+                               "        copy input[r][i] -> input[(r + 1) %% N][i];\n"
+                               "    }\n"
+                               "}\n";
+
+/* Sources written for any rank count (`param N`) serve every communicator size. */
+static void test_for_ranks(void) {
+    char dir[] = "/tmp/weft_ranks_XXXXXX", text[2048], src[512], path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(src, sizeof src, "%s/allreduce_2r_small.xml", algos_dir);
+    char *xml = slurp(src);
+    write_file(dir, "a_fixed.xml", xml);
+    free(xml);
+    snprintf(text, sizeof text, ring_src, "require N >= 4, \"needs 4 ranks\";\n", "ring4");
+    write_file(dir, "b_needs4.weft", text);
+    snprintf(text, sizeof text, ring_src, "", "ring");
+    write_file(dir, "c_ring.weft", text);
+    weft_diag *d = weft_diag_new();
+    weft_registry *base = load(dir, d), *r[5] = {NULL};
+    CHECK(weft_diag_size(d) == 0);
+    CHECK(weft_registry_size(base) == 3);
+    static const size_t want[5] = {0, 1, 2, 1, 2};
+    for (int n = 1; n <= 4; n++) {
+        weft_diag_clear(d);
+        CHECK(weft_registry_for_ranks(base, n, &r[n], d) == WEFT_OK);
+        CHECK(weft_registry_size(r[n]) == want[n]);
+        for (size_t i = 0; i < weft_registry_size(r[n]); i++)
+            CHECK(weft_registry_get(r[n], i)->ngpus == n);
+        if (n < 4) {
+            char msg[800];
+            snprintf(msg, sizeof msg,
+                     "%s/b_needs4.weft:3:1: info: no instance for N=%d: requirement failed: "
+                     "needs 4 ranks",
+                     dir, n);
+            char *got = weft_diag_size(d) ? weft_diag_format(weft_diag_get(d, 0)) : NULL;
+            CHECK(weft_diag_size(d) == 1);
+            CHECK(got && strncmp(got, msg, strlen(msg)) == 0);
+            if (got && strncmp(got, msg, strlen(msg)) != 0) fprintf(stderr, "%s\n", got);
+            free(got);
+        }
+    }
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 2};
+    CHECK_STR(selected(r[2], c), "ring");
+    c.count = 4;
+    CHECK_STR(selected(r[2], c), "ar2_small");
+    c.nranks = 3;
+    CHECK_STR(selected(r[3], c), "ring");
+    CHECK_STR(selected(base, c), "-");
+    c.nranks = 4;
+    CHECK_STR(selected(r[4], c), "ring4");
+    /* instances agree with what the files say everywhere: equal digests for equal inputs */
+    weft_registry *again = NULL;
+    CHECK(weft_registry_for_ranks(base, 3, &again, NULL) == WEFT_OK);
+    CHECK(weft_registry_digest(again, 3) == weft_registry_digest(r[3], 3));
+    CHECK(weft_registry_for_ranks(NULL, 3, &again, NULL) == WEFT_ERR_USAGE);
+    weft_registry_free(again);
+    for (int n = 1; n <= 4; n++)
+        weft_registry_free(r[n]);
+    weft_registry_free(base);
+    weft_diag_free(d);
+    const char *names[] = {"a_fixed.xml", "b_needs4.weft", "c_ring.weft"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void test_add(void) {
     weft_registry *r = NULL;
     CHECK(weft_registry_new(&r) == WEFT_OK);
@@ -350,6 +435,7 @@ int main(int argc, char **argv) {
     test_pure();
     test_digest();
     test_bad_files();
+    test_for_ranks();
     test_add();
     CHECK_DONE();
 }

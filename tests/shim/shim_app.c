@@ -445,6 +445,65 @@ static void bad_algos(void) {
     rmdir(dir);
 }
 
+/* ---- one folder of sources serves every communicator size --------------------------------- */
+static void sizes(void) {
+    char dir[1100], path[2400], src[1200];
+    snprintf(dir, sizeof dir, "%s/sizes.%d", workdir, (int)getpid());
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(path, sizeof path, "%s/ring.weft", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("param N = 4;\nalgorithm ring { collective allreduce; ranks N; chunks N; inplace; "
+              "minbytes 1M; }\nfor s in 0..N-1 { for i in 0..N { let r = (i + s) % N;\n"
+              "reduce input[r][i] -> input[(r + 1) % N][i]; } }\nfor s in 0..N-1 { for i in "
+              "0..N { let r = (i - 1 + s) % N; copy input[r][i] -> input[(r + 1) % N][i]; } }\n",
+              f);
+        fclose(f);
+    }
+    snprintf(src, sizeof src, "%s/allreduce_2r_small.xml", algos);
+    snprintf(path, sizeof path, "%s:%s", dir, src);
+    setup(path, "INFO");
+    ncclUniqueId id;
+    ncclComm_t c2 = NULL, c3 = NULL, c5 = NULL, c8[8];
+    CHECK(ncclGetUniqueId(&id) == ncclSuccess);
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclCommInitRank(&c3, 3, id, 0) == ncclSuccess);
+    CHECK(ncclCommInitRank(&c2, 2, id, 0) == ncclSuccess);
+    CHECK(ncclCommInitRank(&c5, 5, id, 1) == ncclSuccess);
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    CHECK(ncclCommInitAll(c8, 8, NULL) == ncclSuccess);
+    CHECK(ncclAllReduce(gbuf, gbuf, 1 << 20, ncclFloat, ncclSum, c3, S) == ncclSuccess);
+    CHECK(ncclAllReduce(gbuf, gbuf, 1 << 20, ncclFloat, ncclSum, c2, S) == ncclSuccess);
+    CHECK(ncclAllReduce(gbuf, gbuf, 4, ncclFloat, ncclSum, c2, S) == ncclSuccess);
+    CHECK(ncclAllReduce(gbuf, gbuf, 1 << 20, ncclFloat, ncclSum, c8[7], S) == ncclSuccess);
+    CHECK(ncclAllReduce(gbuf, gbuf, 4, ncclFloat, ncclSum, c8[7], S) == ncclSuccess);
+    char *log = take_log(1);
+    CHECK_STR(log, "GetUniqueId\nweft.api version=22809\nGroupStart\n"
+                   "CommInitRank nranks=3 rank=0\nCommInitRank nranks=2 rank=0\n"
+                   "CommInitRank nranks=5 rank=1\nGroupEnd\nweft.attach n=1\nweft.attach n=1\n"
+                   "weft.attach n=1\nCommInitAll ndev=8\nweft.attach n=8\n"
+                   "weft.launch ring count=1048576 inplace=1\n"
+                   "weft.launch ring count=1048576 inplace=1\n"
+                   "weft.launch ar2_small count=4 inplace=1\n"
+                   "weft.launch ring count=1048576 inplace=1\n"
+                   "AllReduce count=4 type=7 op=0 inplace=1\n");
+    free(log);
+    ncclComm_t all[] = {c2, c3, c5};
+    for (int i = 0; i < 3; i++)
+        CHECK(ncclCommDestroy(all[i]) == ncclSuccess);
+    for (int i = 0; i < 8; i++)
+        CHECK(ncclCommDestroy(c8[i]) == ncclSuccess);
+    drop_log();
+    EXPECT_WEFT_LOG(1, "weft INFO for 3 ranks: algorithm 0: 'ring' allreduce on 3 ranks");
+    EXPECT_WEFT_LOG(1, "weft INFO for 2 ranks: algorithm 1: 'ar2_small' allreduce on 2 ranks");
+    EXPECT_WEFT_LOG(1, "weft INFO for 8 ranks: algorithm 0: 'ring' allreduce on 8 ranks");
+    EXPECT_WEFT_LOG(1, "weft INFO for 5 ranks: algorithm 0: 'ring' allreduce on 5 ranks");
+    snprintf(path, sizeof path, "%s/ring.weft", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- no NCCL, old NCCL ------------------------------------------------------------------- */
 static void no_nccl(void) {
     setenv("WEFT_NCCL_LIB", "/nonexistent/libnccl.so.2", 1);
@@ -489,8 +548,9 @@ static void logging(int trace) {
     EXPECT_WEFT_LOG(1, "WEFT_DEBUG set by environment to ");
     EXPECT_WEFT_LOG(1, "WEFT_DEBUG_FILE set by environment to ");
     EXPECT_WEFT_LOG(6, "weft INFO algorithm ");
-    EXPECT_WEFT_LOG(1, "algorithm 2: 'ar2_small' allreduce on 2 ranks, LL, in-place and "
-                       "out-of-place, bytes [0, 65536] (");
+    EXPECT_WEFT_LOG(2, "algorithm 2: 'ar2_small' allreduce on 2 ranks, LL, in-place and "
+                       "out-of-place, bytes [0, 65536] ("); /* loaded, and for 2 ranks */
+    EXPECT_WEFT_LOG(1, "weft INFO for 2 ranks: algorithm 5: 'rs2' reducescatter on 2 ranks");
     EXPECT_WEFT_LOG(1, "weft attached");
 }
 
@@ -529,6 +589,7 @@ int main(int argc, char **argv) {
         {"launch_fail", "", "INFO", launch_fail},
         {"teardown", "", "INFO", teardown},
         {"bad_algos", NULL, NULL, bad_algos},
+        {"sizes", NULL, NULL, sizes},
         {"no_nccl", "", "WARN", no_nccl},
         {"old_nccl", "", "WARN", old_nccl},
     };
