@@ -25,7 +25,8 @@ typedef struct weft_cc_program weft_cc_program;
 
 /* Evaluates a parsed program for the given parameters: header, scratch buffers, operations.
  * Reports undefined names, bad header fields, out-of-range ranks and chunks, and failed
- * `require`s to d with source locations. On WEFT_OK *out is owned by the caller. */
+ * `require`s to d with source locations. On WEFT_OK *out is owned by the caller and refers to
+ * prog, which must outlive it. */
 WEFT_API weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *opts,
                                   weft_cc_program **out, weft_diag *d);
 /* Traces symbolic chunk contents in every buffer mode the header enables: reads of chunks that
