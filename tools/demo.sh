@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# demo.sh — weft's main job: builds weft, then shows and checks every schedule of the conformance
-# corpus (later: compiles, verifies and executes the algorithm library; on a GPU machine, runs it
-# against NCCL).
+# demo.sh — weft's main job: builds weft, compiles, verifies and CPU-executes the algorithm library
+# and the msccl-tools examples (a table), then shows and checks every schedule of the conformance
+# corpus (later: on a GPU machine, runs them against NCCL).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=${WEFT_SHARED_DIR:-$root/../shared}
@@ -9,9 +9,15 @@ bash "$root/tools/setup.sh" "$root/build" >/dev/null
 weft="$root/build/tools/weft"
 "$weft" env
 
+# Every algorithm and example for every shape it claims: compiled, verified, run on the CPU.
+echo
+echo "== the algorithm library and the msccl-tools examples (weft library)"
+lib_rc=0
+(cd "$root" && "$weft" library algorithms examples) || lib_rc=$?
+
 if [ ! -d "$shared/conformance" ]; then
   echo "demo: no conformance corpus at $shared/conformance (set WEFT_SHARED_DIR); stopping here"
-  exit 0
+  exit "$lib_rc"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,4 +48,4 @@ for f in "$shared"/conformance/*/*.xml; do
 done
 echo
 echo "demo: $n conformance schedules shown and round-tripped, $bad failed"
-[ "$bad" -eq 0 ]
+[ "$bad" -eq 0 ] && [ "$lib_rc" -eq 0 ]
