@@ -1,12 +1,14 @@
 /* lower.c — from operations to the IR: steps, fusion, thread blocks and channels, dependencies,
  * scratch layout and instances.
  *
- * Ordering argument (why the output cannot deadlock): every step gets a key (h, x) where h is
- * the program position of the first operation of its fused chain and x its own operation's
- * position; each thread block runs its steps in key order, and every dependency, local or
- * through a connection, goes from a smaller key to a larger one. A fusion that would break
- * that is not made. Both ends of a connection see its messages in the same order because a
- * message's send and receive carry the same chain head and increasing positions. */
+ * Ordering: the messages of each connection go in program order, and each thread block runs
+ * its steps in the order of a list-scheduling simulation (round after round, every block runs
+ * its ready step that comes first in the program; a connection holds CC_FIFO_SLOTS messages).
+ * The simulated run is an execution of the schedule, so the schedule cannot deadlock with at
+ * least that much buffering per connection: were every block stuck, the stuck step that ran
+ * first in the simulation would have had everything it needs. A fusion can make the
+ * simulation stall (a fused step would send ahead of a message it depends on); the fusions
+ * involved are then undone; without fusion the simulation always completes. */
 #include "cc_internal.h"
 
 #include <stdlib.h>
@@ -23,23 +25,15 @@ static uint64_t mix64(uint64_t x) {
 
 enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
 
-/* Sort key of a step: chain head position, then 2 x own position (odd values are for local
- * steps moved just before a chain step that needs them), then own position. */
-typedef struct key {
-    int64_t h, x, z;
-} key;
-
-static int key_less(key a, key b) {
-    if (a.h != b.h) return a.h < b.h;
-    if (a.x != b.x) return a.x < b.x;
-    return a.z < b.z;
-}
+/* Messages a connection holds in the simulation: the schedule cannot deadlock when the runtime
+ * buffers at least this many per connection (the verifier's default assumption; the usual
+ * ring, a send then receive-and-forward steps, needs 2). */
+#define CC_FIFO_SLOTS 2
 
 typedef struct half {
     uint8_t kind;
     int32_t rank, op, step;
     int32_t node; /* union-find node: the connection end or thread block it lives in */
-    key k;
     int64_t dep0;
     int32_t ndeps;
 } half;
@@ -48,6 +42,9 @@ typedef struct lstep {
     weft_step_type type;
     int32_t rank, tb;
     int32_t recv, send, local; /* halves, -1 when absent */
+    int32_t prio;              /* program position of its first operation */
+    int32_t pending;           /* simulation: dependencies not yet run */
+    uint8_t queued, done;
     int32_t idx, final_idx, nwaits;
     int64_t wait0; /* waits in lowerer.waits: (tb, abstract index) pairs */
     uint8_t hasdep;
@@ -58,9 +55,9 @@ typedef struct lstep {
 typedef struct node {
     int32_t parent;
     int32_t rank, send, recv, chan, label;
-    int32_t tb;   /* final thread block index on its rank (roots) */
-    key first;    /* ordering of unlabelled blocks */
-    uint8_t used; /* holds a step */
+    int32_t tb;    /* final thread block index on its rank (roots) */
+    int32_t first; /* ordering of unlabelled blocks: first program position */
+    uint8_t used;  /* holds a step */
 } node;
 
 typedef struct lowerer {
@@ -81,6 +78,9 @@ typedef struct lowerer {
     size_t mcap, mn;
     int32_t *waits;
     size_t nwaits, capwaits;
+    /* thread blocks: union-find roots in id order, blocks per rank, first root of each rank */
+    int32_t *roots, *ntbs, *rootfirst;
+    size_t nroots;
 } lowerer;
 
 static int32_t chan_of(const cc_op *op) {
@@ -100,7 +100,7 @@ static int32_t new_node(lowerer *L, int32_t rank) {
     n->parent = (int32_t)L->nnodes;
     n->rank = rank;
     n->send = n->recv = n->chan = n->label = n->tb = -1;
-    n->first = (key){INT64_MAX, INT64_MAX, INT64_MAX};
+    n->first = INT32_MAX;
     n->used = 0;
     return (int32_t)L->nnodes++;
 }
@@ -313,31 +313,6 @@ out:
     return rc;
 }
 
-/* ---- keys ------------------------------------------------------------------------------- */
-
-/* Would half r, given key k, still come after everything it depends on? Local steps in the
- * way (a copy placed just before the chain in program order, typically) are moved earlier
- * when their own dependencies allow it. */
-static int deps_before(lowerer *L, int32_t r, key k) {
-    const half *h = &L->h[r];
-    int32_t moves[64], nmoves = 0;
-    for (int32_t i = 0; i < h->ndeps; i++) {
-        int32_t di = L->deps[h->dep0 + i];
-        const half *d = &L->h[di];
-        if (key_less(d->k, k)) continue;
-        if (d->kind != H_LOCAL || nmoves == 64) return 0;
-        key nk = {k.h, k.x - 1, d->k.z};
-        for (int32_t j = 0; j < d->ndeps; j++)
-            if (!key_less(L->h[L->deps[d->dep0 + j]].k, nk)) return 0;
-        moves[nmoves++] = di;
-    }
-    for (int32_t i = 0; i < nmoves; i++) {
-        half *d = &L->h[moves[i]];
-        d->k = (key){k.h, k.x - 1, d->k.z};
-    }
-    return 1;
-}
-
 /* ---- hints -------------------------------------------------------------------------------- */
 
 static const char *const hint_names[] = {
@@ -391,24 +366,22 @@ static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
     return (int32_t)L->nsteps++;
 }
 
-/* qsort has no context argument; lowering is not reentrant across threads for this reason
- * only during the two sorts below. */
-static const lowerer *sort_L;
+/* Sort records: qsort has no context argument, so what a comparison needs is copied in. */
+typedef struct sortrec {
+    int32_t a, b, c, d; /* compared in order */
+    int32_t id;
+} sortrec;
+
+static int cmp_sortrec(const void *pa, const void *pb) {
+    const sortrec *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
 
 static int32_t step_half(const lstep *s) {
     return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
-}
-
-static key step_key(const lowerer *L, const lstep *s) {
-    return L->h[step_half(s)].k;
-}
-
-static int cmp_step_ids(const void *a, const void *b) {
-    const lstep *x = &sort_L->steps[*(const int32_t *)a], *y = &sort_L->steps[*(const int32_t *)b];
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    if (x->tb != y->tb) return x->tb < y->tb ? -1 : 1;
-    key kx = step_key(sort_L, x), ky = step_key(sort_L, y);
-    return key_less(kx, ky) ? -1 : key_less(ky, kx) ? 1 : 0;
 }
 
 /* XML offset of a chunk in instance c: each segment of k chunks becomes k x I chunks, copy c
@@ -479,13 +452,335 @@ static int check_segments(lowerer *L) {
     return bad ? -1 : 0;
 }
 
-/* Thread-block ids: labelled blocks first in label order, then by their first step. */
-static int cmp_roots(const void *a, const void *b) {
-    const node *u = &sort_L->nodes[*(const int32_t *)a], *v = &sort_L->nodes[*(const int32_t *)b];
-    if (u->rank != v->rank) return u->rank < v->rank ? -1 : 1;
-    if ((u->label >= 0) != (v->label >= 0)) return u->label >= 0 ? -1 : 1;
-    if (u->label >= 0) return u->label < v->label ? -1 : u->label > v->label;
-    return key_less(u->first, v->first) ? -1 : key_less(v->first, u->first) ? 1 : 0;
+/* Thread-block ids per rank: the union-find roots that hold steps, labelled blocks first. */
+static int assign_tbs(lowerer *L) {
+    int32_t N = L->p->nranks;
+    for (size_t i = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[i];
+        node *root = &L->nodes[find(L, L->h[step_half(s)].node)];
+        root->used = 1;
+        if (s->prio < root->first) root->first = s->prio;
+    }
+    L->roots = malloc((L->nnodes + 1) * sizeof *L->roots);
+    L->ntbs = calloc((size_t)N + 1, sizeof *L->ntbs);
+    L->rootfirst = malloc(((size_t)N + 1) * sizeof *L->rootfirst);
+    if (!L->roots || !L->ntbs || !L->rootfirst) return -1;
+    L->nroots = 0;
+    for (size_t i = 0; i < L->nnodes; i++)
+        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used)
+            L->roots[L->nroots++] = (int32_t)i;
+    /* ids per rank: labelled blocks first in label order, then by their first step */
+    sortrec *rec = malloc((L->nroots + 1) * sizeof *rec);
+    if (rec == NULL) return -1;
+    for (size_t i = 0; i < L->nroots; i++) {
+        const node *n = &L->nodes[L->roots[i]];
+        rec[i] = (sortrec){n->rank, n->label >= 0 ? 0 : 1, n->label >= 0 ? n->label : n->first, 0,
+                           L->roots[i]};
+    }
+    qsort(rec, L->nroots, sizeof *rec, cmp_sortrec);
+    for (size_t i = 0; i < L->nroots; i++)
+        L->roots[i] = rec[i].id;
+    free(rec);
+    for (int32_t r = 0; r <= N; r++)
+        L->rootfirst[r] = (int32_t)L->nroots;
+    for (size_t i = L->nroots; i-- > 0;)
+        L->rootfirst[L->nodes[L->roots[i]].rank] = (int32_t)i;
+    for (size_t i = 0; i < L->nroots; i++) {
+        node *n = &L->nodes[L->roots[i]];
+        n->tb = L->ntbs[n->rank]++;
+    }
+    for (size_t i = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[i];
+        s->tb = L->nodes[find(L, L->h[step_half(s)].node)].tb;
+    }
+    return 0;
+}
+
+/* Splits a fused step back into its receive and its send (same block). */
+static int unfuse(lowerer *L, int32_t si) {
+    int32_t sh = L->steps[si].send;
+    int32_t t = new_step(L, WEFT_STEP_SEND, L->steps[si].rank);
+    if (t < 0) return -1;
+    lstep *f = &L->steps[si], *n = &L->steps[t];
+    const cc_op *rop = &L->p->ops[L->h[f->recv].op];
+    f->send = -1;
+    f->type = rop->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC;
+    n->send = sh;
+    n->tb = f->tb;
+    n->prio = L->h[sh].op;
+    L->h[sh].step = t;
+    return 0;
+}
+
+/* A binary min-heap of step ids by priority, one per block. */
+typedef struct heap {
+    int32_t *v;
+    size_t n, cap;
+} heap;
+
+static int heap_push(const lowerer *L, heap *h, int32_t x) {
+    if (weft_grow((void **)&h->v, &h->cap, h->n, sizeof *h->v) != 0) return -1;
+    size_t i = h->n++;
+    while (i > 0 && L->steps[h->v[(i - 1) / 2]].prio > L->steps[x].prio) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+    return 0;
+}
+
+static int32_t heap_pop(const lowerer *L, heap *h) {
+    int32_t top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && L->steps[h->v[c + 1]].prio < L->steps[h->v[c]].prio) c++;
+        if (L->steps[h->v[c]].prio >= L->steps[x].prio) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0) h->v[i] = x;
+    return top;
+}
+
+typedef struct sim {
+    int32_t *dep0, *deps;     /* per step: steps that wait for it (CSR) */
+    int32_t *prev_msg;        /* per op: the previous message on its connection, or -1 */
+    int32_t *next_msg;        /* per op: the next one, or -1 */
+    uint8_t *sent, *received; /* per op */
+    heap *heaps;              /* per block (rootfirst[rank] + tb) */
+    int32_t *active, nactive;
+    uint8_t *in_active;
+} sim;
+
+static int ready(const lowerer *L, const sim *S, const lstep *s) {
+    if (s->pending > 0 || s->done || s->queued) return 0;
+    if (s->recv >= 0) {
+        /* the message has arrived and is first in line */
+        int32_t q = L->h[s->recv].op;
+        if (!S->sent[q] || (S->prev_msg[q] >= 0 && !S->received[S->prev_msg[q]])) return 0;
+    }
+    if (s->send >= 0) {
+        /* sends go in program order, into room on the connection: the message CC_FIFO_SLOTS
+         * before this one was received */
+        int32_t q = L->h[s->send].op, prev = q;
+        if (S->prev_msg[q] >= 0 && !S->sent[S->prev_msg[q]]) return 0;
+        for (int k = 0; k < CC_FIFO_SLOTS && prev >= 0; k++)
+            prev = S->prev_msg[prev];
+        if (prev >= 0 && !S->received[prev]) return 0;
+    }
+    return 1;
+}
+
+static int try_queue(lowerer *L, sim *S, int32_t si) {
+    lstep *s = &L->steps[si];
+    if (!ready(L, S, s)) return 0;
+    int32_t b = L->rootfirst[s->rank] + s->tb;
+    s->queued = 1;
+    if (heap_push(L, &S->heaps[b], si) != 0) return -1;
+    if (!S->in_active[b]) {
+        S->in_active[b] = 1;
+        S->active[S->nactive++] = b;
+    }
+    return 0;
+}
+
+/* One simulation; returns 1 when every step ran, 0 on a stall, -1 on allocation failure. */
+static int simulate(lowerer *L, sim *S) {
+    const weft_cc_program *p = L->p;
+    size_t ns = L->nsteps;
+    int rc = -1;
+    int32_t *cnt = calloc(ns + 1, sizeof *cnt), *fill = NULL, *ran = NULL, *stamp = NULL;
+    int32_t *tbcount = calloc(L->nroots + 1, sizeof *tbcount);
+    S->dep0 = malloc((ns + 2) * sizeof *S->dep0);
+    S->heaps = calloc(L->nroots + 1, sizeof *S->heaps);
+    S->active = malloc((L->nroots + 1) * sizeof *S->active);
+    S->in_active = calloc(L->nroots + 1, 1);
+    S->nactive = 0;
+    stamp = malloc((ns + 1) * sizeof *stamp);
+    if (!cnt || !tbcount || !S->dep0 || !S->heaps || !S->active || !S->in_active || !stamp)
+        goto out;
+    for (size_t i = 0; i < ns; i++) {
+        lstep *s = &L->steps[i];
+        s->pending = 0;
+        s->queued = s->done = 0;
+        stamp[i] = -1;
+    }
+    memset(S->sent, 0, p->nops + 1);
+    memset(S->received, 0, p->nops + 1);
+    /* edges u -> s for each step s and each distinct step u it depends on: count, then fill */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < ns; i++)
+            stamp[i] = -1;
+        for (size_t i = 0; i < ns; i++) {
+            lstep *s = &L->steps[i];
+            int32_t parts[3] = {s->recv, s->send, s->local};
+            for (int j = 0; j < 3; j++) {
+                if (parts[j] < 0) continue;
+                const half *hh = &L->h[parts[j]];
+                for (int32_t k = 0; k < hh->ndeps; k++) {
+                    int32_t u = L->h[L->deps[hh->dep0 + k]].step;
+                    if (u == (int32_t)i || stamp[u] == (int32_t)i) continue;
+                    stamp[u] = (int32_t)i;
+                    if (pass == 0) {
+                        cnt[u]++;
+                        s->pending++;
+                    } else {
+                        S->deps[fill[u]++] = (int32_t)i;
+                    }
+                }
+            }
+        }
+        if (pass == 0) {
+            S->dep0[0] = 0;
+            for (size_t i = 0; i < ns; i++)
+                S->dep0[i + 1] = S->dep0[i] + cnt[i];
+            S->deps = malloc(((size_t)S->dep0[ns] + 1) * sizeof *S->deps);
+            fill = malloc((ns + 1) * sizeof *fill);
+            if (!S->deps || !fill) goto out;
+            memcpy(fill, S->dep0, ns * sizeof *fill);
+        }
+    }
+    for (size_t i = 0; i < ns; i++)
+        if (try_queue(L, S, (int32_t)i) < 0) goto out;
+    ran = malloc((L->nroots + 1) * sizeof *ran);
+    if (!ran) goto out;
+    size_t done = 0;
+    while (done < ns) {
+        if (S->nactive == 0) {
+            rc = 0;
+            goto out;
+        }
+        /* every block with a ready step runs one this round */
+        int32_t nran = 0, keep = 0;
+        for (int32_t a = 0; a < S->nactive; a++) {
+            int32_t b = S->active[a];
+            int32_t si = heap_pop(L, &S->heaps[b]);
+            L->steps[si].idx = tbcount[b]++;
+            ran[nran++] = si;
+            if (S->heaps[b].n > 0)
+                S->active[keep++] = b;
+            else
+                S->in_active[b] = 0;
+        }
+        S->nactive = keep;
+        for (int32_t a = 0; a < nran; a++) {
+            lstep *s = &L->steps[ran[a]];
+            s->done = 1;
+            done++;
+            for (int32_t k = S->dep0[ran[a]]; k < S->dep0[ran[a] + 1]; k++) {
+                L->steps[S->deps[k]].pending--;
+                if (try_queue(L, S, S->deps[k]) < 0) goto out;
+            }
+            if (s->send >= 0) {
+                int32_t q = L->h[s->send].op, nx = S->next_msg[q];
+                S->sent[q] = 1;
+                if (try_queue(L, S, L->h[2 * q + 1].step) < 0) goto out;
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx].step) < 0) goto out;
+            }
+            if (s->recv >= 0) {
+                int32_t q = L->h[s->recv].op, nx = S->next_msg[q];
+                S->received[q] = 1;
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx + 1].step) < 0) goto out;
+                nx = q;
+                for (int k = 0; k < CC_FIFO_SLOTS && nx >= 0; k++)
+                    nx = S->next_msg[nx];
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx].step) < 0) goto out;
+            }
+        }
+    }
+    rc = 1;
+out:
+    for (size_t b = 0; S->heaps && b < L->nroots; b++)
+        free(S->heaps[b].v);
+    free(S->heaps);
+    free(S->active);
+    free(S->in_active);
+    free(S->dep0);
+    free(S->deps);
+    S->heaps = NULL;
+    S->active = NULL;
+    S->in_active = NULL;
+    S->dep0 = S->deps = NULL;
+    free(cnt);
+    free(fill);
+    free(ran);
+    free(stamp);
+    free(tbcount);
+    return rc;
+}
+
+/* Orders every block's steps; undoes fusions until the simulation completes. */
+static int schedule(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    sim S;
+    memset(&S, 0, sizeof S);
+    int rc = -1;
+    S.prev_msg = malloc((p->nops + 1) * sizeof *S.prev_msg);
+    S.next_msg = malloc((p->nops + 1) * sizeof *S.next_msg);
+    S.sent = malloc(p->nops + 1);
+    S.received = malloc(p->nops + 1);
+    /* the messages of a connection (sender, receiver, channel), in program order */
+    uint64_t *keys = NULL;
+    int32_t *last = NULL;
+    size_t cap = 16;
+    while (cap < 2 * p->nops + 2)
+        cap *= 2;
+    keys = calloc(cap, sizeof *keys);
+    last = malloc(cap * sizeof *last);
+    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received || !keys || !last) goto out;
+    for (size_t i = 0; i < p->nops; i++)
+        S.prev_msg[i] = S.next_msg[i] = -1;
+    for (size_t i = 0; i < p->nops; i++) {
+        if (L->h[2 * i].kind != H_SEND) continue;
+        const cc_op *op = &p->ops[i];
+        uint64_t key = (((uint64_t)(uint32_t)op->src.rank << 40) ^
+                        ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op)) +
+                       1;
+        size_t j = (size_t)mix64(key) & (cap - 1);
+        while (keys[j] && keys[j] != key)
+            j = (j + 1) & (cap - 1);
+        if (keys[j]) {
+            S.prev_msg[i] = last[j];
+            S.next_msg[last[j]] = (int32_t)i;
+        }
+        keys[j] = key;
+        last[j] = (int32_t)i;
+    }
+    for (int attempt = 0;; attempt++) {
+        int r = simulate(L, &S);
+        if (r < 0) goto out;
+        if (r == 1) break;
+        /* stalled: undo the fusions among the steps that did not run — those whose message
+         * already arrived first, all of them after a few tries */
+        int undone = 0;
+        size_t ns = L->nsteps;
+        for (int all = 0; all < 2 && !undone; all++)
+            for (size_t i = 0; i < ns; i++) {
+                lstep *s = &L->steps[i];
+                if (s->done || s->recv < 0 || s->send < 0) continue;
+                if (!all && attempt < 8 && !S.sent[L->h[s->recv].op]) continue;
+                if (unfuse(L, (int32_t)i) != 0) goto out;
+                undone++;
+            }
+        if (!undone) {
+            cc_report(p, L->d, WEFT_SEV_ERROR, (weft_lang_loc){-1, 0, 0}, -1,
+                      "internal error: the schedule stalls without any fused step");
+            L->errors++;
+            rc = -2;
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(S.prev_msg);
+    free(S.next_msg);
+    free(S.sent);
+    free(S.received);
+    free(keys);
+    free(last);
+    return rc;
 }
 
 static weft_result build(lowerer *L, weft_algo **out) {
@@ -496,9 +791,10 @@ static weft_result build(lowerer *L, weft_algo **out) {
         weft_coll_large(p->coll, WEFT_BUF_INPUT) || weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? N
                                                                                               : 1;
     weft_algo *a = NULL;
-    int32_t *roots = NULL, *order = NULL, *ntbs = NULL, *rootfirst = NULL, *maxscr = NULL;
-    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL, *tbnode = NULL;
-    size_t nroots = 0;
+    int32_t *order = NULL, *maxscr = NULL;
+    int32_t *roots = L->roots, *ntbs = L->ntbs, *rootfirst = L->rootfirst;
+    size_t nroots = L->nroots;
+    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL;
 
     a = weft_algo_new(p->name, p->coll, N, mult * p->chunks * I);
     WEFT_CHECK_ALLOC(a);
@@ -510,38 +806,6 @@ static weft_result build(lowerer *L, weft_algo **out) {
     a->root = weft_coll_rooted(p->coll) ? p->root : 0;
     a->file = weft_strdup(weft_lang_source_path(p->src->sources, 0));
 
-    /* blocks: the roots that hold steps */
-    for (size_t i = 0; i < L->nsteps; i++) {
-        lstep *s = &L->steps[i];
-        node *root = &L->nodes[find(L, L->h[step_half(s)].node)];
-        root->used = 1;
-        if (key_less(step_key(L, s), root->first)) root->first = step_key(L, s);
-    }
-    roots = malloc((L->nnodes + 1) * sizeof *roots);
-    ntbs = calloc((size_t)N + 1, sizeof *ntbs);
-    rootfirst = malloc(((size_t)N + 1) * sizeof *rootfirst);
-    WEFT_CHECK_ALLOC(roots);
-    WEFT_CHECK_ALLOC(ntbs);
-    WEFT_CHECK_ALLOC(rootfirst);
-    for (size_t i = 0; i < L->nnodes; i++)
-        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used) roots[nroots++] = (int32_t)i;
-    sort_L = L;
-    qsort(roots, nroots, sizeof *roots, cmp_roots);
-    for (int32_t r = 0; r <= N; r++)
-        rootfirst[r] = (int32_t)nroots;
-    for (size_t i = nroots; i-- > 0;) {
-        node *n = &L->nodes[roots[i]];
-        rootfirst[n->rank] = (int32_t)i;
-    }
-    for (size_t i = 0; i < nroots; i++) {
-        node *n = &L->nodes[roots[i]];
-        n->tb = ntbs[n->rank]++;
-    }
-    for (size_t i = 0; i < L->nsteps; i++) {
-        lstep *s = &L->steps[i];
-        s->tb = L->nodes[find(L, L->h[step_half(s)].node)].tb;
-    }
-
     /* steps in key order within each block; tbpos[k] = position in order[] of block k's first
      * step, blocks numbered as in roots[] */
     order = malloc((L->nsteps + 1) * sizeof *order);
@@ -550,7 +814,18 @@ static weft_result build(lowerer *L, weft_algo **out) {
     WEFT_CHECK_ALLOC(tbpos);
     for (size_t i = 0; i < L->nsteps; i++)
         order[i] = (int32_t)i;
-    qsort(order, L->nsteps, sizeof *order, cmp_step_ids);
+    {
+        sortrec *rec = malloc((L->nsteps + 1) * sizeof *rec);
+        WEFT_CHECK_ALLOC(rec);
+        for (size_t i = 0; i < L->nsteps; i++) {
+            const lstep *st = &L->steps[i];
+            rec[i] = (sortrec){st->rank, st->tb, st->idx, 0, (int32_t)i};
+        }
+        qsort(rec, L->nsteps, sizeof *rec, cmp_sortrec);
+        for (size_t i = 0; i < L->nsteps; i++)
+            order[i] = rec[i].id;
+        free(rec);
+    }
     {
         int32_t cur_r = -1, cur_t = -1, idx = 0;
         for (size_t i = 0; i < L->nsteps; i++) {
@@ -711,16 +986,12 @@ static weft_result build(lowerer *L, weft_algo **out) {
     a = NULL;
 fail:
     weft_algo_free(a);
-    free(roots);
     free(order);
-    free(ntbs);
-    free(rootfirst);
     free(maxscr);
     free(known);
     free(need);
     free(touched);
     free(tbpos);
-    free(tbnode);
     return res;
 }
 
@@ -788,7 +1059,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     }
     if (L.errors) WEFT_FAIL(WEFT_ERR_INPUT);
 
-    /* steps, fusion and keys, in program order */
+    /* steps and fusion, in program order */
     for (size_t i = 0; i < p->nops; i++) {
         const cc_op *op = &p->ops[i];
         int32_t si = (int32_t)(2 * i), ri = (int32_t)(2 * i + 1);
@@ -798,9 +1069,9 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             int32_t st =
                 new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank);
             if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-            hs->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             hs->step = st;
             L.steps[st].local = si;
+            L.steps[st].prio = (int32_t)i;
             continue;
         }
         int32_t from = p->fuse_from[i];
@@ -811,16 +1082,13 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             lstep *ps = rp->step >= 0 ? &L.steps[rp->step] : NULL;
             char why[160];
             if (rp->kind == H_RECV && ps && ps->send < 0 && chan_of(pop) == chan_of(op) &&
-                conflict(&L, rp->node, hs->node, why, sizeof why) == NULL &&
-                deps_before(&L, ri, (key){rp->k.h, 2 * (int64_t)i, (int64_t)i})) {
+                conflict(&L, rp->node, hs->node, why, sizeof why) == NULL) {
                 unite(&L, rp->node, hs->node);
                 ps->send = si;
                 ps->type = ps->type == WEFT_STEP_RECV
                                ? WEFT_STEP_RCS
                                : (p->dead[from] ? WEFT_STEP_RRS : WEFT_STEP_RRCS);
                 hs->step = rp->step;
-                hs->k = rp->k;
-                hr->k = (key){rp->k.h, 2 * (int64_t)i, (int64_t)i};
                 fused = 1;
             }
         }
@@ -828,14 +1096,15 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             int32_t st = new_step(&L, WEFT_STEP_SEND, hs->rank);
             if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
             hs->step = st;
-            hs->k = hr->k = (key){(int64_t)i, 2 * (int64_t)i, (int64_t)i};
             L.steps[st].send = si;
+            L.steps[st].prio = (int32_t)i;
         }
         int32_t rt =
             new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC, hr->rank);
         if (rt < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
         hr->step = rt;
         L.steps[rt].recv = ri;
+        L.steps[rt].prio = (int32_t)i;
     }
 
     /* the send and receive ends towards one peer on one channel share a block */
@@ -865,7 +1134,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
                     const half *dh = &L.h[L.deps[c->dep0 + k]];
                     int32_t *cur = &consumer[dh->op];
                     if (dh->kind != H_LOCAL || dh->node >= 0) continue;
-                    if (*cur < 0 || key_less(c->k, L.h[*cur].k)) *cur = (int32_t)hi;
+                    if (*cur < 0 || c->op < L.h[*cur].op) *cur = (int32_t)hi;
                 }
             }
         }
@@ -879,7 +1148,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
                 for (int32_t k = 0; k < hl->ndeps; k++) {
                     int32_t dh = L.deps[hl->dep0 + k];
                     if (L.h[dh].node < 0) continue;
-                    if (best < 0 || key_less(L.h[best].k, L.h[dh].k)) best = dh;
+                    if (best < 0 || L.h[best].op < L.h[dh].op) best = dh;
                 }
             } else if (pass == 1) {
                 best = consumer[i];
@@ -896,6 +1165,10 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
         }
     }
     if (L.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
+    if (assign_tbs(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    int sr = schedule(&L);
+    if (sr == -2) WEFT_FAIL(WEFT_ERR_INTERNAL);
+    if (sr != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
     WEFT_CHECK(build(&L, out));
 fail:
     free(consumer);
@@ -907,5 +1180,8 @@ fail:
     free(L.mkeys);
     free(L.mvals);
     free(L.waits);
+    free(L.roots);
+    free(L.ntbs);
+    free(L.rootfirst);
     return res;
 }

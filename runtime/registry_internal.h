@@ -4,14 +4,6 @@
 
 #include "weft_runtime.h"
 
-/* A digest of everything selection and execution read from the algorithms for nranks-rank
- * communicators, in selection order (fields, modes, byte ranges, root, every gpu, tb and step;
- * not names or file paths). Two ranks with equal digests select the same algorithm for every call
- * on such a communicator and run the same schedule. weft_comm_attach compares it across the
- * ranks, so that ranks that loaded different algorithms (a folder that differs between nodes)
- * fall back to NCCL together instead of disagreeing at the first call. */
-uint64_t weft_registry_digest(const weft_registry *r, int nranks);
-
 /* The algorithms of base for nranks-rank communicators, in base's order, as a new registry owned
  * by the caller: every algorithm of base with nranks ranks, and every .weft source of base that
  * declares `param N` (the library's convention for the rank count) compiled again with N set to

@@ -954,37 +954,14 @@ SHIM_EXPORT ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList,
     return r;
 }
 
-/* ---- communicator teardown ---------------------------------------------------------------- */
-SHIM_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {
-    ncclResult_t r;
-    if (!tls_in_nccl && shim_on()) {
-        shim_comm *e = comm_find(comm);
-        if (e && e->owned && !e->revoked) {
-            detach_entry(e, "ncclCommFinalize");
-            set_why(e, "communicator finalized");
-        }
-    }
-    REAL_CALL(r, CommFinalize, (comm));
-    return r;
-}
-
-static void release_locally(shim_comm *e, const char *how);
-
-SHIM_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
-    ncclResult_t r;
-    shim_comm *e = NULL;
-    if (!tls_in_nccl && shim_on() && comm != NULL) {
-        e = comm_remove(comm);
-        if (e && !e->revoked) detach_entry(e, "ncclCommDestroy");
-    }
-    REAL_CALL(r, CommDestroy, (comm));
-    if (e) release_locally(e, "ncclCommDestroy of a revoked communicator");
-    comm_free(e);
-    return r;
-}
-
-/* Abort and revoke are not collective points (peers may be gone): weft stops serving the
- * communicator at once and releases its state locally, never with a collective step. */
+/* ---- communicator teardown ---------------------------------------------------------------- *
+ * weft's collective teardown runs only at a collective point it can trust: ncclCommFinalize
+ * outside a group (every rank calls it, and the communicator still works). Everywhere else weft
+ * stops serving at once and releases its state locally after the real call, with no collective
+ * step, so that nothing can wait for a peer: ncclCommDestroy (a rank may exit without it, and a
+ * thread driving several GPUs destroys their communicators one after the other),
+ * ncclCommFinalize inside a group (the real finalize runs at ncclGroupEnd and frees what a
+ * collective teardown would need), ncclCommAbort and ncclCommRevoke (peers may be gone). */
 static void release_locally(shim_comm *e, const char *how) {
     if (e->owned == NULL) return;
     weft_comm *owned = e->owned;
@@ -1003,6 +980,33 @@ static void release_locally(shim_comm *e, const char *how) {
                   weft_result_str(res));
     else
         WEFT_INFO("communicator %p: weft's state released locally at %s", (void *)e->comm, how);
+}
+
+SHIM_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {
+    ncclResult_t r;
+    if (!tls_in_nccl && shim_on()) {
+        shim_comm *e = comm_find(comm);
+        if (e && e->owned && !e->revoked) {
+            if (tls_depth == 0) detach_entry(e, "ncclCommFinalize");
+            __atomic_store_n(&e->serve, NULL, __ATOMIC_RELEASE);
+            set_why(e, "communicator finalized");
+        }
+    }
+    REAL_CALL(r, CommFinalize, (comm));
+    return r;
+}
+
+SHIM_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+    ncclResult_t r;
+    shim_comm *e = NULL;
+    if (!tls_in_nccl && shim_on() && comm != NULL) {
+        e = comm_remove(comm);
+        if (e) __atomic_store_n(&e->serve, NULL, __ATOMIC_RELEASE);
+    }
+    REAL_CALL(r, CommDestroy, (comm));
+    if (e) release_locally(e, "ncclCommDestroy");
+    comm_free(e);
+    return r;
 }
 
 SHIM_EXPORT ncclResult_t pncclCommAbort(ncclComm_t comm) {

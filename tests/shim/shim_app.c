@@ -236,8 +236,8 @@ static void serve(void) {
     EXPECT_WEFT_LOG(1, "ncclReduce count 8 float sum out-of-place root 0 bytes 32");
     EXPECT_WEFT_LOG(2, "-> NCCL: no algorithm for this root");
     CHECK(ncclCommDestroy(c) == ncclSuccess);
-    EXPECT_LOG(1, "weft.detach nranks=2\nCommDestroy rank=0\n");
-    EXPECT_WEFT_LOG(1, "weft detached at ncclCommDestroy");
+    EXPECT_LOG(1, "CommDestroy rank=0\nweft.abort nranks=2\n");
+    EXPECT_WEFT_LOG(1, "weft's state released locally at ncclCommDestroy");
 }
 
 /* ---- groups: weft's calls are launched after the real outermost ncclGroupEnd, in order ---- */
@@ -293,10 +293,10 @@ static void groups(void) {
     CHECK(ncclCommDestroy(all[0]) == ncclSuccess && ncclCommDestroy(all[1]) == ncclSuccess);
     CHECK(ncclCommDestroy(a) == ncclSuccess && ncclCommDestroy(b) == ncclSuccess);
     CHECK(ncclCommDestroy(c) == ncclSuccess);
-    EXPECT_LOG(1, "weft.detach nranks=2\nCommDestroy rank=0\nweft.detach nranks=2\n"
-                  "CommDestroy rank=1\nweft.detach nranks=2\nCommDestroy rank=0\n"
-                  "weft.detach nranks=2\nCommDestroy rank=1\nweft.detach nranks=2\n"
-                  "CommDestroy rank=0\n");
+    EXPECT_LOG(1, "CommDestroy rank=0\nweft.abort nranks=2\nCommDestroy rank=1\n"
+                  "weft.abort nranks=2\nCommDestroy rank=0\nweft.abort nranks=2\n"
+                  "CommDestroy rank=1\nweft.abort nranks=2\nCommDestroy rank=0\n"
+                  "weft.abort nranks=2\n");
 }
 
 /* ---- communicators made from others ------------------------------------------------------ */
@@ -321,11 +321,11 @@ static void split(void) {
     CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, nb, S) == ncclSuccess);
     CHECK(ncclCommDestroy(s) == ncclSuccess && ncclCommDestroy(k) == ncclSuccess);
     CHECK(ncclCommDestroy(nb) == ncclSuccess);
-    EXPECT_LOG(1, "weft.detach nranks=2\nCommDestroy rank=0\n"
+    EXPECT_LOG(1, "CommDestroy rank=0\nweft.abort nranks=2\n"
                   "weft.launch ar2_small count=4 inplace=0\n"
                   "AllReduce count=4 type=7 op=0 inplace=0\n"
                   "AllReduce count=4 type=7 op=0 inplace=0\n"
-                  "weft.detach nranks=2\nCommDestroy rank=0\nCommDestroy rank=0\n"
+                  "CommDestroy rank=0\nweft.abort nranks=2\nCommDestroy rank=0\n"
                   "CommDestroy rank=0\n");
 }
 
@@ -351,7 +351,7 @@ static void nonblocking(void) {
                   "CommInitRankConfig nranks=2 rank=0 blocking=1\nweft.attach n=1\n"
                   "AllReduce count=4 type=7 op=0 inplace=0\nAllReduce count=4 type=7 op=0 "
                   "inplace=0\nweft.launch ar2_small count=4 inplace=0\nCommDestroy rank=0\n"
-                  "CommDestroy rank=0\nweft.detach nranks=2\nCommDestroy rank=0\n");
+                  "CommDestroy rank=0\nCommDestroy rank=0\nweft.abort nranks=2\n");
     EXPECT_WEFT_LOG(4, "non-blocking communicator (config.blocking=0): weft is not attached");
     EXPECT_WEFT_LOG(1, "NCCL_COMM_BLOCKING set by environment to 0");
 }
@@ -391,7 +391,7 @@ static void launch_fail(void) {
     CHECK(ncclCommDestroy(c) == ncclSuccess);
     EXPECT_LOG(1, "AllReduce count=4 type=7 op=0 inplace=0\n"
                   "AllReduce count=4 type=7 op=0 inplace=0\n"
-                  "weft.detach nranks=2\nCommDestroy rank=0\n");
+                  "CommDestroy rank=0\nweft.abort nranks=2\n");
     EXPECT_WEFT_LOG(1, "weft WARN");
     EXPECT_WEFT_LOG(1, "a weft launch failed (CUDA error); NCCL serves every call on it from now");
     EXPECT_WEFT_LOG(1, "-> NCCL: an earlier weft launch failed on this communicator");
@@ -411,6 +411,21 @@ static void teardown(void) {
                   "CommRevoke flags=0\nCommAbort rank=1\nweft.abort nranks=2\n");
     EXPECT_WEFT_LOG(1, "-> NCCL: communicator finalized");
     EXPECT_WEFT_LOG(1, "weft's state released locally at ncclCommAbort");
+    /* several communicators of one thread are finalized in a group: no collective teardown
+     * there (the real finalize runs at ncclGroupEnd); local release at destroy */
+    ncclComm_t a = init(2, 0), b = init(2, 1);
+    drop_log();
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclCommFinalize(a) == ncclSuccess);
+    CHECK(ncclCommFinalize(b) == ncclSuccess);
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, b, S) == ncclSuccess);
+    CHECK(ncclCommDestroy(a) == ncclSuccess);
+    CHECK(ncclCommDestroy(b) == ncclSuccess);
+    EXPECT_LOG(1, "GroupStart\nCommFinalize rank=0\nCommFinalize rank=1\nGroupEnd\n"
+                  "AllReduce count=4 type=7 op=0 inplace=0\nCommDestroy rank=0\n"
+                  "weft.abort nranks=2\nCommDestroy rank=1\nweft.abort nranks=2\n");
+    EXPECT_WEFT_LOG(1, "weft detached at ncclCommFinalize");
 }
 
 /* ---- algorithm files: bad ones are reported once and skipped ----------------------------------
