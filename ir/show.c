@@ -129,15 +129,20 @@ static int show_summary(const weft_algo *a, FILE *out) {
                 if (weft_step_flags(tb->steps[s].type) & WEFT_STEP_F_SEND)
                     row[tb->send] += tb->steps[s].cnt;
         }
-        int first = 1;
+        int k = 0; /* pairs printed for this sender */
         for (int32_t q = 0; q < a->ngpus; q++) {
             if (row[q] == 0) continue;
-            fprintf(out, "%s%d -> %d: %lld", first ? "    " : ", ", r, q, (long long)row[q]);
-            first = 0;
+            /* Eight pairs to a line keeps wide machines readable. */
+            fprintf(out, "%s%d -> %d: %lld",
+                    k == 0       ? "    "
+                    : k % 8 == 0 ? ",\n    "
+                                 : ", ",
+                    r, q, (long long)row[q]);
+            k++;
             pairs++;
             total += row[q];
         }
-        if (!first) fputc('\n', out);
+        if (k) fputc('\n', out);
     }
     fprintf(out, "    total %lld chunks over %lld peer pairs\n", (long long)total,
             (long long)pairs);

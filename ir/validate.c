@@ -316,16 +316,23 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
                 WEFT_IR_MAX_RANKS);
         return WEFT_ERR_INPUT;
     }
+    /* Array shapes first: everything below indexes them freely. */
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        int ok = g->ntbs >= 0 && (g->ntbs == 0 || g->tbs != NULL);
+        for (int32_t t = 0; ok && t < g->ntbs; t++)
+            ok = g->tbs[t].nsteps >= 0 && (g->tbs[t].nsteps == 0 || g->tbs[t].steps != NULL);
+        if (!ok) {
+            vreport(&v, WEFT_SEV_ERROR, g->line, r, -1, -1, "invalid tb or step array");
+            return WEFT_ERR_INPUT;
+        }
+    }
     check_algo(&v);
     int32_t maxchan = -1, maxsteps = 0, maxsteps_r = 0, maxsteps_t = 0, maxtbs = 0, maxtbs_r = 0;
     int64_t big_cnt = 0, first_big[3] = {0, 0, 0};
     int unused_hasdep = 0;
     for (int32_t r = 0; r < a->ngpus; r++) {
         const weft_gpu *g = &a->gpus[r];
-        if (g->ntbs < 0 || (g->ntbs > 0 && g->tbs == NULL)) {
-            vreport(&v, WEFT_SEV_ERROR, g->line, r, -1, -1, "invalid tb array");
-            continue;
-        }
         check_gpu(&v, g, r);
         if (g->ntbs > maxtbs) maxtbs = g->ntbs, maxtbs_r = r;
         for (int32_t t = 0; t < g->ntbs; t++) {
@@ -360,7 +367,8 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
         const weft_step *st = &a->gpus[first_big[0]].tbs[first_big[1]].steps[first_big[2]];
         char more[64] = "";
         if (big_cnt > 1)
-            snprintf(more, sizeof more, " (and %lld more steps)", (long long)big_cnt - 1);
+            snprintf(more, sizeof more, " (and %lld more step%s)", (long long)big_cnt - 1,
+                     big_cnt > 2 ? "s" : "");
         vreport(&v, WEFT_SEV_WARNING, st->line, (int32_t)first_big[0], (int32_t)first_big[1],
                 (int32_t)first_big[2], "cnt=\"%d\"%s: the MSCCL runtimes accept cnt below %d only",
                 st->cnt, more, MSCCL_MAX_CNT);

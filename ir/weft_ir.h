@@ -163,10 +163,113 @@ WEFT_API weft_result weft_ir_validate(const weft_algo *a, weft_diag *d);
 WEFT_API weft_result weft_ir_show(const weft_algo *a, FILE *out, int summary_only);
 
 /* ---- semantic verification (verify.c) --------------------------------------------------- */
-/* section owned by the verifier */
+/* Proves, for every rank and each call mode the algo declares (in-place, out-of-place), that
+ * the schedule computes its collective (exact contribution tracking: every output chunk holds
+ * each required input chunk exactly once), cannot deadlock in any interleaving (unbounded
+ * connection buffers, and buffers of fifo_slots messages), has no data race between tbs of a
+ * rank, and stays inside its buffers. docs/verify.md states what is proven and how. */
+
+/* Classes of findings. X(id, name) */
+#define WEFT_VERIFY_CLASSES(X)                                                                     \
+    X(STRUCTURE, "structure")                                                                      \
+    X(BOUNDS, "bounds")                                                                            \
+    X(MATCH, "match")                                                                              \
+    X(DEADLOCK, "deadlock")                                                                        \
+    X(FIFO_DEADLOCK, "fifo-deadlock")                                                              \
+    X(RACE, "race")                                                                                \
+    X(POSTCONDITION, "postcondition")
+
+typedef enum weft_verify_class {
+#define WEFT_X_(id, n) WEFT_VERIFY_##id,
+    WEFT_VERIFY_CLASSES(WEFT_X_)
+#undef WEFT_X_
+        WEFT_VERIFY_CLASS_COUNT
+} weft_verify_class;
+
+WEFT_API const char *weft_verify_class_name(weft_verify_class c);
+
+typedef struct weft_verify_opts {
+    /* Messages one connection buffers before its sender waits, for the bounded-buffer
+     * deadlock check; 0 skips that check. Default 2: the ring schedules msccl-tools generates
+     * send a message and then receive-and-forward, which needs 2 (1 is stricter; the summary
+     * says what a schedule needs). The runtime must buffer at least this many per connection. */
+    int32_t fifo_slots;
+    /* Findings reported per class and mode before the rest are only counted (default 8). */
+    int32_t max_reports;
+    /* 1: also prove the schedule safe for zero-copy transfers, which read the sender's source
+     * and write the receiver's destination (plain receives: r, rcs) in place at any time
+     * between the start of the send and the end of the receive. Default 0: a send copies its
+     * data into the connection's buffer (FIFO slots) when it runs. */
+    uint8_t direct_transfers;
+} weft_verify_opts;
+
+WEFT_API void weft_verify_opts_init(weft_verify_opts *o);
+
+typedef struct weft_verify_summary {
+    int32_t nranks, nchannels;
+    int64_t ntbs, nsteps;
+    int64_t critical_path; /* steps on the longest happens-before chain (0: not computed) */
+    int64_t chunks_moved;  /* over all messages */
+    /* The fewest messages per connection buffer with which the schedule cannot deadlock
+     * (0: not computed, e.g. it deadlocks even unbounded). */
+    int32_t min_fifo;
+    /* nranks x nranks: chunks sent from rank i to rank j at [i * nranks + j]; owned by the
+     * summary (weft_verify_summary_free), NULL when not computed. */
+    int64_t *pair_chunks;
+    int64_t errors[WEFT_VERIFY_CLASS_COUNT]; /* findings per class, reported or not */
+    uint8_t modes;                           /* bit 0: in-place checked, bit 1: out-of-place */
+} weft_verify_summary;
+
+/* Verifies a; findings go to d as `file:line: error: rank R tb T step S: ...`. opts and
+ * summary may be NULL. Returns WEFT_OK when everything is proven, WEFT_ERR_INPUT when any
+ * finding was reported, WEFT_ERR_UNSUPPORTED (with an error in d) for collectives weft does
+ * not verify (alltoallv, send, recv, custom), WEFT_ERR_NOMEM. When summary is given it is
+ * filled in every case; free it with weft_verify_summary_free. */
+WEFT_API weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, weft_diag *d,
+                                    weft_verify_summary *summary);
+WEFT_API void weft_verify_summary_free(weft_verify_summary *s);
+/* Prints the summary: ranks, tbs, steps, critical path, chunks moved per peer pair (listed
+ * pair by pair when there are at most max_pairs pairs, else as totals). */
+WEFT_API void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_pairs);
 
 /* ---- CPU reference executor (exec.c) ---------------------------------------------------- */
-/* section owned by the CPU executor */
+/* Runs a schedule on host buffers for every rank with real data, one step at a time under a
+ * deterministic scheduler, with the step semantics of weft_semantics.h, the count policy
+ * (chunk slots of ceil(count / k) elements; nothing past a user chunk's valid end is read or
+ * written) and the element operations of weft_elemops.h; then compares every rank's output
+ * with a naive reference collective. Rooted collectives use algo->root. */
+
+WEFT_API const char *weft_dtype_name(weft_dtype t);
+/* Also accepts NCCL's spellings (e.g. "float16", "bf16", "fp32", "int"); -1 when unknown. */
+WEFT_API int weft_dtype_from_name(const char *name);
+WEFT_API const char *weft_redop_name(weft_redop op);
+WEFT_API int weft_redop_from_name(const char *name);
+
+typedef struct weft_exec_opts {
+    int64_t count;       /* elements per segment: NCCL's count argument (default 1024) */
+    weft_dtype dtype;    /* default float */
+    weft_redop op;       /* default sum; ignored by collectives that do not reduce */
+    uint8_t inplace;     /* 1: in-place call (the algo must declare the mode) */
+    uint64_t seed;       /* input data */
+    uint64_t sched_seed; /* 0: round robin over the tbs that can run; else a seeded random order */
+    int32_t fifo_slots;  /* messages a connection holds before its sender waits; 0 unbounded */
+    int32_t max_reports; /* mismatching elements and blocked tbs listed (default 8) */
+} weft_exec_opts;
+
+WEFT_API void weft_exec_opts_init(weft_exec_opts *o);
+
+typedef struct weft_exec_report {
+    int64_t steps_run, steps_total;
+    int64_t mismatches; /* elements that differ from the reference, over all ranks */
+    uint8_t stalled;    /* no tb could progress before the end */
+} weft_exec_report;
+
+/* Executes a; report may be NULL. Returns WEFT_OK when every rank's result equals the
+ * reference; WEFT_ERR_INPUT (diagnostics in d) when the schedule is malformed, stalls (every
+ * blocked tb is listed with what it waits for) or computes a wrong result (first elements and
+ * a count per rank); WEFT_ERR_USAGE for options that do not fit the algo; WEFT_ERR_NOMEM. */
+WEFT_API weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag *d,
+                                  weft_exec_report *report);
 
 #ifdef __cplusplus
 }

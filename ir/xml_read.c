@@ -2,10 +2,12 @@
 #include "weft_ir.h"
 
 #include <libxml/parser.h>
+#include <libxml/SAX2.h>
 #include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,7 +41,10 @@ static int too_many(const reader *r) {
     return r->nerr >= MAX_ERRORS;
 }
 
+/* Elements carry their line in psvi (set by on_start_element below): libxml2's own node->line
+ * saturates at 65535 and its workaround for larger lines is off by one for our elements. */
 static long line_of(const xmlNode *n) {
+    if (n->type == XML_ELEMENT_NODE && n->psvi) return (long)(intptr_t)n->psvi;
     return xmlGetLineNo(n);
 }
 
@@ -78,9 +83,76 @@ static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ex
     xmlStopParser(ctxt);
 }
 
+static void on_start_element(void *ctx, const xmlChar *name, const xmlChar *prefix,
+                             const xmlChar *uri, int nns, const xmlChar **ns, int nattrs,
+                             int ndefaulted, const xmlChar **attrs) {
+    xmlParserCtxtPtr ctxt = ctx;
+    xmlSAX2StartElementNs(ctx, name, prefix, uri, nns, ns, nattrs, ndefaulted, attrs);
+    if (ctxt->node && ctxt->node->type == XML_ELEMENT_NODE && ctxt->input && ctxt->input->line > 0)
+        ctxt->node->psvi = (void *)(intptr_t)ctxt->input->line;
+}
+
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void) {
     xmlInitParser();
+}
+
+/* libxml2 checks attributes for uniqueness pairwise, so one tag with 10^5 attributes costs it
+ * minutes. No MSCCL element has more than 11: tags with more than this many are refused by a
+ * linear pre-scan before libxml2 sees them. */
+#define MAX_ATTRS_PER_TAG 64
+
+static int starts(const char *p, const char *end, const char *s) {
+    size_t n = strlen(s);
+    return (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* Returns the line of the first start tag with too many attributes, 0 when there is none.
+ * Comments, CDATA, processing instructions and declarations are skipped; anything malformed is
+ * left for libxml2 to report. */
+static long crowded_tag(const char *p, size_t len) {
+    const char *end = p + len;
+    long line = 1;
+    while (p < end) {
+        if (*p == '\n') line++;
+        if (*p != '<') {
+            p++;
+            continue;
+        }
+        const char *close = NULL;
+        if (starts(p, end, "<!--"))
+            close = "-->";
+        else if (starts(p, end, "<![CDATA["))
+            close = "]]>";
+        else if (starts(p, end, "<?"))
+            close = "?>";
+        else if (starts(p, end, "<!"))
+            close = ">";
+        if (close) {
+            for (p++; p < end && !starts(p, end, close); p++)
+                if (*p == '\n') line++;
+            if (p == end) break;
+            p += strlen(close);
+            continue;
+        }
+        long at = line;
+        int eq = 0;
+        char quote = 0;
+        for (p++; p < end; p++) {
+            if (*p == '\n') line++;
+            if (quote) {
+                if (*p == quote) quote = 0;
+            } else if (*p == '"' || *p == '\'') {
+                quote = *p;
+            } else if (*p == '=') {
+                if (++eq > MAX_ATTRS_PER_TAG) return at;
+            } else if (*p == '>') {
+                p++;
+                break;
+            }
+        }
+    }
+    return 0;
 }
 
 /* ---- attributes --------------------------------------------------------------------------- */
@@ -315,17 +387,28 @@ static int child_element(reader *r, const xmlNode *n, const char *parent) {
     }
 }
 
+/* An element's name as written: <m:gpu>, or <gpu xmlns="urn:x"> for a default namespace. */
+static void elem_name(char *out, size_t len, const xmlNode *n) {
+    char b[48], h[48];
+    const char *name = shown((const char *)n->name, b, sizeof b);
+    if (n->ns && n->ns->prefix)
+        snprintf(out, len, "<%s:%s>", shown((const char *)n->ns->prefix, h, sizeof h), name);
+    else if (n->ns && n->ns->href)
+        snprintf(out, len, "<%s xmlns=\"%s\">", name,
+                 shown((const char *)n->ns->href, h, sizeof h));
+    else
+        snprintf(out, len, "<%s>", name);
+}
+
 static void unexpected_element(reader *r, const xmlNode *n, const char *parent,
                                const char *expected) {
-    char b[48];
-    const char *pre = n->ns && n->ns->prefix ? (const char *)n->ns->prefix : "";
+    char e[128];
+    elem_name(e, sizeof e, n);
     if (expected)
-        report(r, WEFT_SEV_ERROR, line_of(n),
-               "unexpected element <%s%s%s> inside <%s> (expected <%s>)", pre, *pre ? ":" : "",
-               shown((const char *)n->name, b, sizeof b), parent, expected);
+        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s> (expected <%s>)",
+               e, parent, expected);
     else
-        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element <%s%s%s> inside <%s>", pre,
-               *pre ? ":" : "", shown((const char *)n->name, b, sizeof b), parent);
+        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s>", e, parent);
 }
 
 typedef struct step_in {
@@ -409,7 +492,7 @@ static weft_result read_tb(reader *r, const xmlNode *n, weft_gpu *g, int32_t ran
     }
     if (bad) goto fail;
     /* Steps may come in any order (the MSCCL runtimes index them by `s`). */
-    qsort(steps, nsteps, sizeof *steps, cmp_step_in);
+    if (nsteps > 1) qsort(steps, nsteps, sizeof *steps, cmp_step_in);
     for (size_t i = 1; i < nsteps; i++)
         if (steps[i].s == steps[i - 1].s) {
             report(r, WEFT_SEV_ERROR, steps[i].st.line,
@@ -468,7 +551,7 @@ static weft_result read_gpu(reader *r, const xmlNode *n, weft_gpu *g, int32_t *i
     if (r->nerr != before) bad = 1;
     if (bad) goto fail;
     /* tbs may come in any order; their ids must be exactly 0..n-1. */
-    qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
+    if (g->ntbs > 1) qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
     for (int32_t t = 1; t < g->ntbs; t++)
         if (g->tbs[t].id == g->tbs[t - 1].id) {
             report(r, WEFT_SEV_ERROR, g->tbs[t].line,
@@ -626,12 +709,20 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
                WEFT_IR_MAX_FILE_BYTES);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
+    long crowded = crowded_tag(data ? data : "", data ? len : 0);
+    if (crowded) {
+        report(&r, WEFT_SEV_ERROR, crowded,
+               "an element with more than %d attributes (MSCCL elements have at most 11)",
+               MAX_ATTRS_PER_TAG);
+        WEFT_FAIL(WEFT_ERR_INPUT);
+    }
     pthread_once(&xml_once, xml_init);
     ctxt = xmlNewParserCtxt();
     WEFT_CHECK_ALLOC(ctxt);
     ctxt->_private = &r;
     ctxt->sax->serror = on_parser_error;
     ctxt->sax->internalSubset = on_internal_subset;
+    ctxt->sax->startElementNs = on_start_element;
     /* Errors raised outside the parser context use the thread's global handler: borrow it for
      * the duration of the parse. */
     xmlStructuredErrorFunc saved_fn = xmlStructuredError;
@@ -655,9 +746,9 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     if (!is_elem(root, "algo")) {
-        char b[48];
-        report(&r, WEFT_SEV_ERROR, line_of(root), "root element is <%s>, expected <algo>",
-               shown((const char *)root->name, b, sizeof b));
+        char e[128];
+        elem_name(e, sizeof e, root);
+        report(&r, WEFT_SEV_ERROR, line_of(root), "root element is %s, expected <algo>", e);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     WEFT_CHECK(read_algo(&r, root, &a));

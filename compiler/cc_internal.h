@@ -1,0 +1,142 @@
+/* cc_internal.h — the evaluated program shared by evaluation, tracing and lowering. */
+#ifndef WEFT_CC_INTERNAL_H
+#define WEFT_CC_INTERNAL_H
+
+#include "weft_compiler.h"
+
+/* Sizes the compiler accepts; beyond them it says so instead of running out of memory. */
+#define CC_MAX_RANKS      65536
+#define CC_MAX_SLOTS      (8 * 1024 * 1024) /* chunks over all ranks and buffers */
+#define CC_MAX_OPS        (1024 * 1024)
+#define CC_MAX_ITERATIONS (32LL * 1024 * 1024)
+#define CC_MAX_CALL_DEPTH 64
+#define CC_MAX_CHANNELS   32
+
+/* Buffers of a program: 0 input, 1 output, then the scratch buffers in declaration order. */
+enum { CC_BUF_INPUT = 0, CC_BUF_OUTPUT = 1, CC_BUF_SCRATCH0 = 2 };
+
+typedef struct cc_ref {
+    int32_t buf, rank, off, cnt;
+} cc_ref;
+
+/* X(id, name) */
+#define CC_OP_KINDS(X)                                                                             \
+    X(COPY, "copy")                                                                                \
+    X(REDUCE, "reduce")                                                                            \
+    X(ENSURE, "ensure")
+
+typedef enum cc_op_kind {
+#define WEFT_X_(id, n) CC_OP_##id,
+    CC_OP_KINDS(WEFT_X_)
+#undef WEFT_X_
+} cc_op_kind;
+
+/* X(id, spelling): the hints an operation may carry. */
+#define CC_HINTS(X)                                                                                \
+    X(CHAN, "chan")                                                                                \
+    X(SENDTB, "sendtb")                                                                            \
+    X(RECVTB, "recvtb")                                                                            \
+    X(TB, "tb")
+
+typedef enum cc_hint {
+#define WEFT_X_(id, n) CC_HINT_##id,
+    CC_HINTS(WEFT_X_)
+#undef WEFT_X_
+        CC_HINT_COUNT
+} cc_hint;
+
+/* A term of an ensure: buffer[rank_lo..rank_hi)[off..off+cnt). */
+typedef struct cc_term {
+    int32_t buf, rank_lo, rank_hi, off, cnt;
+} cc_term;
+
+typedef struct cc_op {
+    cc_op_kind kind;
+    cc_ref src, dst;             /* ENSURE: dst is the checked chunk */
+    int32_t hint[CC_HINT_COUNT]; /* -1 = not given */
+    weft_lang_loc hint_loc[CC_HINT_COUNT];
+    weft_lang_loc loc;
+    int32_t frame;         /* innermost evaluation frame, -1 at top level */
+    int32_t term0, nterms; /* ENSURE: terms in program.terms */
+} cc_op;
+
+/* Where an operation was evaluated: loop iterations and calls, for `note:` lines. */
+typedef struct cc_frame {
+    int32_t parent;
+    uint8_t is_call;
+    const char *name; /* loop variable or called def */
+    int64_t value;    /* loop variable's value */
+    char *args;       /* call: "(1, 2)" */
+    weft_lang_loc loc;
+} cc_frame;
+
+typedef struct cc_scratch {
+    const char *name;
+    int32_t size, base; /* chunks per rank; offset in the XML scratch buffer */
+    weft_lang_loc loc;
+} cc_scratch;
+
+struct weft_cc_program {
+    const weft_lang_program *src;
+    /* header */
+    char *name;
+    weft_coll coll;
+    weft_proto proto;
+    int32_t nranks, chunks, instances, root;
+    uint8_t inplace, outofplace;
+    int64_t min_bytes, max_bytes; /* max 0 = unbounded */
+    weft_lang_loc coll_loc, header_loc;
+    int32_t in_chunks, out_chunks; /* per rank, one instance */
+    cc_scratch *scratch;
+    int32_t nscratch, scratch_total;
+    size_t capscratch;
+    /* operations in program order */
+    cc_op *ops;
+    size_t nops, capops;
+    cc_term *terms;
+    size_t nterms, capterms;
+    cc_frame *frames;
+    size_t nframes, capframes;
+    /* filled by weft_cc_check for lowering */
+    int32_t *fuse_from; /* per op: the op whose received value this op sends on, or -1 */
+    uint8_t *dead;      /* per op: the value it stores is read only by the op fused after it */
+    uint8_t *noop;      /* per op: a copy onto itself in every enabled mode */
+    uint8_t checked;
+    void *seen; /* positions already reported (compile.c) */
+};
+
+int cc_seen_new(weft_cc_program *p);
+void cc_count_suppressed(const weft_cc_program *p, size_t n);
+/* Adds a note counting the diagnostics dropped as repeats since the last call. */
+void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d);
+
+/* Where chunks live in one buffer mode: every (buffer, rank, index) maps to a slot of one of
+ * three memories (input, output, scratch), rank-major. In-place, input and output overlap as
+ * NCCL defines it (docs/language.md, "Buffer modes"). */
+enum { CC_MEM_IN = 0, CC_MEM_OUT = 1, CC_MEM_SCRATCH = 2 };
+typedef struct cc_layout {
+    int inplace;
+    int64_t base[3], size[3];
+    int64_t nslots;
+} cc_layout;
+void cc_layout_init(cc_layout *l, const weft_cc_program *p, int inplace);
+int64_t cc_slot(const cc_layout *l, const weft_cc_program *p, int32_t buf, int32_t rank,
+                int32_t idx);
+
+/* Buffer name for messages: input, output or the scratch name. */
+const char *cc_buf_name(const weft_cc_program *p, int32_t buf);
+/* Chunks per rank of a buffer (one instance). */
+int32_t cc_buf_size(const weft_cc_program *p, int32_t buf);
+/* "input[2][0..4]" into buf. */
+void cc_ref_str(const weft_cc_program *p, const cc_ref *r, char *buf, size_t n);
+
+/* The source text of loc (not NUL-terminated; *len bytes). */
+const char *cc_source_text(const weft_cc_program *p, weft_lang_loc loc, int *len);
+
+/* Diagnostics with notes for the frames an operation was evaluated in. */
+void cc_report(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
+               int32_t frame, const char *fmt, ...) WEFT_PRINTF(6, 7);
+void cc_vreport(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
+                int32_t frame, const char *fmt, va_list ap);
+
+#endif

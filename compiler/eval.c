@@ -1,0 +1,1079 @@
+/* eval.c — evaluating a parsed program for given parameters into operations in program order. */
+#include "cc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct binding {
+    const char *name;
+    int64_t value;
+} binding;
+
+/* A loop iteration or call being evaluated; materialised into program.frames only when an
+ * operation or a diagnostic refers to it, so that long loops cost no memory. */
+typedef struct evframe {
+    uint8_t is_call;
+    const char *name;
+    int64_t value;
+    int64_t args[8];
+    int nargs;
+    weft_lang_loc loc;
+    int32_t mat;
+} evframe;
+
+typedef struct define {
+    char *name;
+    int64_t value;
+    int used;
+} define;
+
+typedef struct evaluator {
+    weft_cc_program *p;
+    weft_diag *d;
+    binding *env;
+    size_t nenv, capenv;
+    size_t nglobal; /* env[0 .. nglobal) are top-level names */
+    size_t base;    /* first binding of the current call; 0 at top level */
+    evframe stack[2 * CC_MAX_CALL_DEPTH + 512];
+    int nstack;
+    int call_depth;
+    const weft_lang_node **defs;
+    size_t ndefs, capdefs;
+    define *defines;
+    size_t ndefines;
+    long long iterations;
+    int errors;
+    int stop;        /* give up: the header is unusable or a limit was hit */
+    int header_seen; /* the algorithm block was evaluated (successfully or not) */
+    int header_ok;
+    int32_t body_line; /* line of the first body statement, 0 before it */
+    const weft_lang_node *header_fields[16];
+} evaluator;
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+
+static int32_t materialise(evaluator *e, int i) {
+    if (i < 0) return -1;
+    evframe *f = &e->stack[i];
+    if (f->mat >= 0) return f->mat;
+    int32_t parent = materialise(e, i - 1);
+    weft_cc_program *p = e->p;
+    if (weft_grow((void **)&p->frames, &p->capframes, p->nframes, sizeof *p->frames) != 0)
+        return -1;
+    cc_frame *cf = &p->frames[p->nframes];
+    memset(cf, 0, sizeof *cf);
+    cf->parent = parent;
+    cf->is_call = f->is_call;
+    cf->name = f->name;
+    cf->value = f->value;
+    cf->loc = f->loc;
+    if (f->is_call) {
+        char buf[256];
+        int m = snprintf(buf, sizeof buf, "(");
+        for (int k = 0; k < f->nargs && m < (int)sizeof buf; k++)
+            m += snprintf(buf + m, sizeof buf - (size_t)m, "%s%lld", k ? ", " : "",
+                          (long long)f->args[k]);
+        if (m < (int)sizeof buf) snprintf(buf + m, sizeof buf - (size_t)m, ")");
+        cf->args = weft_strdup(buf);
+    }
+    f->mat = (int32_t)p->nframes++;
+    return f->mat;
+}
+
+static void err(evaluator *e, weft_lang_loc loc, const char *fmt, ...) WEFT_PRINTF(3, 4);
+static void err(evaluator *e, weft_lang_loc loc, const char *fmt, ...) {
+    e->errors++;
+    va_list ap;
+    va_start(ap, fmt);
+    cc_vreport(e->p, e->d, WEFT_SEV_ERROR, loc, materialise(e, e->nstack - 1), fmt, ap);
+    va_end(ap);
+}
+
+static int line_of(evaluator *e, weft_lang_loc loc) {
+    int line, col;
+    weft_lang_linecol(e->p->src->sources, loc.file, loc.start, &line, &col);
+    return line;
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+static int lookup(evaluator *e, const char *name, int64_t *v) {
+    for (size_t i = e->nenv; i > e->base; i--)
+        if (strcmp(e->env[i - 1].name, name) == 0) {
+            *v = e->env[i - 1].value;
+            return 1;
+        }
+    if (e->base > 0)
+        for (size_t i = e->nglobal; i > 0; i--)
+            if (strcmp(e->env[i - 1].name, name) == 0) {
+                *v = e->env[i - 1].value;
+                return 1;
+            }
+    return 0;
+}
+
+static const weft_lang_node *find_def(evaluator *e, const char *name) {
+    for (size_t i = 0; i < e->ndefs; i++)
+        if (strcmp(e->defs[i]->name, name) == 0) return e->defs[i];
+    return NULL;
+}
+
+/* Binds name in the block whose first binding is env[scope]; rejects a second definition in
+ * the same block. */
+static int bind(evaluator *e, size_t scope, const char *name, int64_t v, weft_lang_loc loc) {
+    for (size_t i = scope; i < e->nenv; i++)
+        if (strcmp(e->env[i].name, name) == 0) {
+            err(e, loc, "'%s' is already defined in this block", name);
+            return -1;
+        }
+    if (weft_grow((void **)&e->env, &e->capenv, e->nenv, sizeof *e->env) != 0) {
+        e->stop = 1;
+        return -1;
+    }
+    e->env[e->nenv].name = name;
+    e->env[e->nenv].value = v;
+    e->nenv++;
+    return 0;
+}
+
+/* ---- expressions ------------------------------------------------------------------------ */
+
+#define BUILTINS(X)                                                                                \
+    X(MIN, "min", 2)                                                                               \
+    X(MAX, "max", 2)                                                                               \
+    X(ABS, "abs", 1)                                                                               \
+    X(POW, "pow", 2)                                                                               \
+    X(LOG2, "log2", 1)                                                                             \
+    X(XOR, "xor", 2)
+
+enum {
+#define WEFT_X_(id, n, a) BI_##id,
+    BUILTINS(WEFT_X_)
+#undef WEFT_X_
+        BI_COUNT
+};
+
+static const struct {
+    const char *name;
+    int nargs;
+} builtins[] = {
+#define WEFT_X_(id, n, a) {n, a},
+    BUILTINS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static int builtin_index(const char *name) {
+    for (int i = 0; i < BI_COUNT; i++)
+        if (strcmp(builtins[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int eval(evaluator *e, const weft_lang_node *n, int64_t *out);
+
+static int overflow(evaluator *e, const weft_lang_node *n) {
+    err(e, n->loc, "integer overflow");
+    return -1;
+}
+
+static int eval_func(evaluator *e, const weft_lang_node *n, int64_t *out) {
+    int bi = builtin_index(n->name);
+    if (bi < 0) {
+        if (find_def(e, n->name))
+            err(e, n->loc, "'%s' is a def, which has no value; call it as a statement", n->name);
+        else
+            err(e, n->loc, "undefined function '%s'", n->name);
+        return -1;
+    }
+    if (n->nkids != builtins[bi].nargs) {
+        err(e, n->loc, "%s() takes %d argument%s (got %d)", n->name, builtins[bi].nargs,
+            builtins[bi].nargs == 1 ? "" : "s", (int)n->nkids);
+        return -1;
+    }
+    int64_t a = 0, b = 0;
+    if (eval(e, n->kids[0], &a) != 0) return -1;
+    if (n->nkids > 1 && eval(e, n->kids[1], &b) != 0) return -1;
+    switch (bi) {
+    case BI_MIN: *out = a < b ? a : b; return 0;
+    case BI_MAX: *out = a > b ? a : b; return 0;
+    case BI_ABS:
+        if (a == INT64_MIN) return overflow(e, n);
+        *out = a < 0 ? -a : a;
+        return 0;
+    case BI_POW: {
+        if (b < 0) {
+            err(e, n->kids[1]->loc, "pow() needs an exponent >= 0 (got %lld)", (long long)b);
+            return -1;
+        }
+        int64_t r = 1;
+        if (a == 0 || a == 1) {
+            r = b == 0 ? 1 : a;
+        } else if (a == -1) {
+            r = b % 2 ? -1 : 1;
+        } else {
+            /* |a| >= 2 overflows within 64 multiplications */
+            for (int64_t i = 0; i < b; i++)
+                if (__builtin_mul_overflow(r, a, &r)) return overflow(e, n);
+        }
+        *out = r;
+        return 0;
+    }
+    case BI_LOG2: {
+        if (a < 1) {
+            err(e, n->kids[0]->loc, "log2() needs a value >= 1 (got %lld)", (long long)a);
+            return -1;
+        }
+        int64_t r = 0;
+        while (a > 1) {
+            a >>= 1;
+            r++;
+        }
+        *out = r;
+        return 0;
+    }
+    case BI_XOR: *out = a ^ b; return 0;
+    default: return -1;
+    }
+}
+
+static int eval_binary(evaluator *e, const weft_lang_node *n, int64_t *out) {
+    int64_t a, b;
+    if (eval(e, n->a, &a) != 0) return -1;
+    if (n->op == WEFT_LANG_OP_AND && !a) {
+        *out = 0;
+        return 0;
+    }
+    if (n->op == WEFT_LANG_OP_OR && a) {
+        *out = 1;
+        return 0;
+    }
+    if (eval(e, n->b, &b) != 0) return -1;
+    switch (n->op) {
+    case WEFT_LANG_OP_ADD:
+        if (__builtin_add_overflow(a, b, out)) return overflow(e, n);
+        return 0;
+    case WEFT_LANG_OP_SUB:
+        if (__builtin_sub_overflow(a, b, out)) return overflow(e, n);
+        return 0;
+    case WEFT_LANG_OP_MUL:
+        if (__builtin_mul_overflow(a, b, out)) return overflow(e, n);
+        return 0;
+    case WEFT_LANG_OP_DIV:
+    case WEFT_LANG_OP_MOD: {
+        if (b == 0) {
+            err(e, n->loc, "%s by zero", n->op == WEFT_LANG_OP_DIV ? "division" : "modulo");
+            return -1;
+        }
+        if (a == INT64_MIN && b == -1) return overflow(e, n);
+        /* floor division and the matching modulo, as in Python: (i - 1) % N stays >= 0 */
+        int64_t q = a / b, r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) {
+            q--;
+            r += b;
+        }
+        *out = n->op == WEFT_LANG_OP_DIV ? q : r;
+        return 0;
+    }
+    case WEFT_LANG_OP_EQ: *out = a == b; return 0;
+    case WEFT_LANG_OP_NE: *out = a != b; return 0;
+    case WEFT_LANG_OP_LT: *out = a < b; return 0;
+    case WEFT_LANG_OP_LE: *out = a <= b; return 0;
+    case WEFT_LANG_OP_GT: *out = a > b; return 0;
+    case WEFT_LANG_OP_GE: *out = a >= b; return 0;
+    case WEFT_LANG_OP_AND:
+    case WEFT_LANG_OP_OR: *out = b != 0; return 0;
+    default: err(e, n->loc, "internal error: bad binary operator"); return -1;
+    }
+}
+
+static int eval(evaluator *e, const weft_lang_node *n, int64_t *out) {
+    switch (n->kind) {
+    case WEFT_LANG_INT: *out = n->ival; return 0;
+    case WEFT_LANG_NAME:
+        if (lookup(e, n->name, out)) return 0;
+        if (strcmp(n->name, "input") == 0 || strcmp(n->name, "output") == 0)
+            err(e, n->loc, "'%s' is a buffer, not a value", n->name);
+        else
+            err(e, n->loc, "undefined name '%s'", n->name);
+        return -1;
+    case WEFT_LANG_UNARY: {
+        int64_t a;
+        if (eval(e, n->a, &a) != 0) return -1;
+        if (n->op == WEFT_LANG_OP_NOT) {
+            *out = !a;
+            return 0;
+        }
+        if (a == INT64_MIN) return overflow(e, n);
+        *out = -a;
+        return 0;
+    }
+    case WEFT_LANG_BINARY: return eval_binary(e, n, out);
+    case WEFT_LANG_COND: {
+        int64_t c;
+        if (eval(e, n->a, &c) != 0) return -1;
+        return eval(e, c ? n->b : n->c, out);
+    }
+    case WEFT_LANG_FUNC: return eval_func(e, n, out);
+    default: err(e, n->loc, "internal error: not an expression"); return -1;
+    }
+}
+
+/* ---- chunk references ------------------------------------------------------------------- */
+
+static int find_buffer(evaluator *e, const weft_lang_node *n) {
+    if (strcmp(n->name, "input") == 0) return CC_BUF_INPUT;
+    if (strcmp(n->name, "output") == 0) return CC_BUF_OUTPUT;
+    for (int32_t i = 0; i < e->p->nscratch; i++)
+        if (strcmp(e->p->scratch[i].name, n->name) == 0) return CC_BUF_SCRATCH0 + i;
+    int64_t v;
+    if (lookup(e, n->name, &v))
+        err(e, n->loc, "'%s' is a value, not a buffer (buffers: input, output and scratch)",
+            n->name);
+    else
+        err(e, n->loc, "undefined buffer '%s' (declare it with 'scratch %s[SIZE];')", n->name,
+            n->name);
+    return -1;
+}
+
+static int eval_span(evaluator *e, const weft_lang_node *s, int64_t *lo, int64_t *hi) {
+    if (eval(e, s->a, lo) != 0) return -1;
+    if (s->b == NULL) {
+        *hi = *lo + 1;
+        return 0;
+    }
+    if (eval(e, s->b, hi) != 0) return -1;
+    if (*hi <= *lo) {
+        err(e, s->loc, "empty range %lld..%lld", (long long)*lo, (long long)*hi);
+        return -1;
+    }
+    return 0;
+}
+
+/* Evaluates buffer[rank span][index span]; a rank range only when allow_ranks. */
+static int eval_chunk(evaluator *e, const weft_lang_node *n, int allow_ranks, cc_term *t) {
+    int buf = find_buffer(e, n);
+    int64_t rlo, rhi, ilo, ihi;
+    int bad = buf < 0;
+    if (eval_span(e, n->a, &rlo, &rhi) != 0) bad = 1;
+    if (eval_span(e, n->b, &ilo, &ihi) != 0) bad = 1;
+    if (bad) return -1;
+    const char *bn = cc_buf_name(e->p, buf);
+    int32_t nr = e->p->nranks, size = cc_buf_size(e->p, buf);
+    if (n->a->b && !allow_ranks) {
+        err(e, n->a->loc, "a rank range is allowed only in 'ensure'; name one rank here");
+        return -1;
+    }
+    if (rlo < 0 || rhi > nr) {
+        if (n->a->b)
+            err(e, n->a->loc, "ranks %lld..%lld are out of range 0..%d", (long long)rlo,
+                (long long)rhi, nr - 1);
+        else
+            err(e, n->a->loc, "rank %lld is out of range 0..%d", (long long)rlo, nr - 1);
+        return -1;
+    }
+    if (ilo < 0) {
+        err(e, n->b->loc, "chunk index %lld is negative", (long long)ilo);
+        return -1;
+    }
+    if (ihi > size) {
+        if (n->b->b)
+            err(e, n->b->loc, "%s[%lld][%lld..%lld] is past the end of %s (%d chunk%s)", bn,
+                (long long)rlo, (long long)ilo, (long long)ihi, bn, size, size == 1 ? "" : "s");
+        else
+            err(e, n->b->loc, "%s[%lld][%lld] is past the end of %s (%d chunk%s)", bn,
+                (long long)rlo, (long long)ilo, bn, size, size == 1 ? "" : "s");
+        return -1;
+    }
+    t->buf = buf;
+    t->rank_lo = (int32_t)rlo;
+    t->rank_hi = (int32_t)rhi;
+    t->off = (int32_t)ilo;
+    t->cnt = (int32_t)(ihi - ilo);
+    return 0;
+}
+
+/* ---- operations ------------------------------------------------------------------------- */
+
+static const char *const hint_names[] = {
+#define WEFT_X_(id, n) n,
+    CC_HINTS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static cc_op *new_op(evaluator *e, const weft_lang_node *n) {
+    weft_cc_program *p = e->p;
+    if (p->nops >= CC_MAX_OPS) {
+        err(e, n->loc, "the program has more than %d operations; giving up", CC_MAX_OPS);
+        e->stop = 1;
+        return NULL;
+    }
+    if (weft_grow((void **)&p->ops, &p->capops, p->nops, sizeof *p->ops) != 0) {
+        e->stop = 1;
+        return NULL;
+    }
+    cc_op *op = &p->ops[p->nops];
+    memset(op, 0, sizeof *op);
+    for (int h = 0; h < CC_HINT_COUNT; h++)
+        op->hint[h] = -1;
+    return op;
+}
+
+static int eval_hints(evaluator *e, const weft_lang_node *n, cc_op *op, int remote, int rank) {
+    int bad = 0;
+    for (int32_t i = 0; i < n->nkids; i++) {
+        const weft_lang_node *h = n->kids[i];
+        int k = -1;
+        for (int j = 0; j < CC_HINT_COUNT; j++)
+            if (strcmp(hint_names[j], h->name) == 0) k = j;
+        if (k < 0) {
+            err(e, h->loc, "unknown hint '%s' (expected chan, sendtb, recvtb or tb)", h->name);
+            bad = 1;
+            continue;
+        }
+        if (op->hint[k] >= 0 || op->hint_loc[k].end > 0) {
+            err(e, h->loc, "hint '%s' is given twice", h->name);
+            bad = 1;
+            continue;
+        }
+        int64_t v;
+        op->hint_loc[k] = h->loc;
+        if (eval(e, h->a, &v) != 0) {
+            bad = 1;
+            continue;
+        }
+        if (k == CC_HINT_CHAN && (v < 0 || v >= CC_MAX_CHANNELS)) {
+            err(e, h->loc, "chan=%lld is out of range 0..%d", (long long)v, CC_MAX_CHANNELS - 1);
+            bad = 1;
+        } else if (k != CC_HINT_CHAN && (v < 0 || v > 65535)) {
+            err(e, h->loc, "%s=%lld is out of range 0..65535", h->name, (long long)v);
+            bad = 1;
+        } else if (!remote && (k == CC_HINT_SENDTB || k == CC_HINT_RECVTB)) {
+            err(e, h->loc,
+                "%s= applies to operations between two ranks; this one stays on rank "
+                "%d (use tb=)",
+                h->name, rank);
+            bad = 1;
+        } else {
+            op->hint[k] = (int32_t)v;
+        }
+    }
+    if (!bad && op->hint[CC_HINT_TB] >= 0 &&
+        (op->hint[CC_HINT_SENDTB] >= 0 || op->hint[CC_HINT_RECVTB] >= 0)) {
+        err(e, op->hint_loc[CC_HINT_TB], "tb= cannot be combined with sendtb= or recvtb=");
+        bad = 1;
+    }
+    if (!bad && remote && op->hint[CC_HINT_TB] >= 0) {
+        op->hint[CC_HINT_SENDTB] = op->hint[CC_HINT_RECVTB] = op->hint[CC_HINT_TB];
+        op->hint_loc[CC_HINT_SENDTB] = op->hint_loc[CC_HINT_RECVTB] = op->hint_loc[CC_HINT_TB];
+        op->hint[CC_HINT_TB] = -1;
+    }
+    return bad ? -1 : 0;
+}
+
+static void exec_op(evaluator *e, const weft_lang_node *n) {
+    cc_term s, t;
+    int bad = eval_chunk(e, n->a, 0, &s) != 0;
+    if (eval_chunk(e, n->b, 0, &t) != 0) bad = 1;
+    if (bad) return;
+    if (s.cnt != t.cnt) {
+        err(e, n->loc, "the source has %d chunk%s but the destination has %d", s.cnt,
+            s.cnt == 1 ? "" : "s", t.cnt);
+        return;
+    }
+    cc_op *op = new_op(e, n);
+    if (op == NULL) return;
+    op->kind = n->kind == WEFT_LANG_COPY ? CC_OP_COPY : CC_OP_REDUCE;
+    op->src = (cc_ref){s.buf, s.rank_lo, s.off, s.cnt};
+    op->dst = (cc_ref){t.buf, t.rank_lo, t.off, t.cnt};
+    op->loc = n->loc;
+    if (eval_hints(e, n, op, s.rank_lo != t.rank_lo, s.rank_lo) != 0) return;
+    op->frame = materialise(e, e->nstack - 1);
+    e->p->nops++;
+}
+
+static void exec_ensure(evaluator *e, const weft_lang_node *n) {
+    cc_term c;
+    if (eval_chunk(e, n->a, 0, &c) != 0) return;
+    weft_cc_program *p = e->p;
+    size_t first = p->nterms;
+    int bad = 0;
+    for (int32_t i = 0; i < n->nkids; i++) {
+        cc_term t;
+        if (eval_chunk(e, n->kids[i], 1, &t) != 0) {
+            bad = 1;
+            continue;
+        }
+        if (t.cnt != c.cnt) {
+            err(e, n->kids[i]->loc, "this term has %d chunk%s but %s has %d", t.cnt,
+                t.cnt == 1 ? "" : "s", cc_buf_name(p, c.buf), c.cnt);
+            bad = 1;
+            continue;
+        }
+        if (weft_grow((void **)&p->terms, &p->capterms, p->nterms, sizeof *p->terms) != 0) {
+            e->stop = 1;
+            return;
+        }
+        p->terms[p->nterms++] = t;
+    }
+    if (bad) {
+        p->nterms = first;
+        return;
+    }
+    cc_op *op = new_op(e, n);
+    if (op == NULL) return;
+    op->kind = CC_OP_ENSURE;
+    op->dst = (cc_ref){c.buf, c.rank_lo, c.off, c.cnt};
+    op->src = op->dst;
+    op->loc = n->loc;
+    op->term0 = (int32_t)first;
+    op->nterms = (int32_t)(p->nterms - first);
+    op->frame = materialise(e, e->nstack - 1);
+    p->nops++;
+}
+
+/* ---- statements ------------------------------------------------------------------------- */
+
+static void exec_block(evaluator *e, const weft_lang_node *b);
+
+static int push_frame(evaluator *e, uint8_t is_call, const char *name, weft_lang_loc loc) {
+    if (e->nstack >= (int)(sizeof e->stack / sizeof *e->stack)) {
+        err(e, loc, "blocks nested too deeply");
+        e->stop = 1;
+        return -1;
+    }
+    evframe *f = &e->stack[e->nstack++];
+    memset(f, 0, sizeof *f);
+    f->is_call = is_call;
+    f->name = name;
+    f->loc = loc;
+    f->mat = -1;
+    return 0;
+}
+
+static void exec_for(evaluator *e, const weft_lang_node *n) {
+    int64_t lo, hi;
+    int bad = eval(e, n->a, &lo) != 0;
+    if (eval(e, n->b, &hi) != 0) bad = 1;
+    if (bad || push_frame(e, 0, n->name, n->loc) != 0) return;
+    evframe *f = &e->stack[e->nstack - 1];
+    for (int64_t v = lo; v < hi && !e->stop; v++) {
+        if (++e->iterations > CC_MAX_ITERATIONS) {
+            err(e, n->loc, "the program runs more than %lld loop iterations; giving up",
+                (long long)CC_MAX_ITERATIONS);
+            e->stop = 1;
+            break;
+        }
+        f->value = v;
+        f->mat = -1;
+        size_t scope = e->nenv;
+        if (bind(e, scope, n->name, v, n->loc) != 0) break;
+        exec_block(e, n->c);
+        e->nenv = scope;
+    }
+    e->nstack--;
+}
+
+static void exec_call(evaluator *e, const weft_lang_node *n) {
+    const weft_lang_node *def = find_def(e, n->name);
+    if (def == NULL) {
+        if (builtin_index(n->name) >= 0)
+            err(e, n->loc,
+                "%s() is a built-in function; it gives a value and cannot be a "
+                "statement",
+                n->name);
+        else
+            err(e, n->loc, "undefined def '%s'", n->name);
+        return;
+    }
+    if (n->nkids != def->nkids) {
+        err(e, n->loc, "%s() takes %d argument%s (got %d)", n->name, (int)def->nkids,
+            def->nkids == 1 ? "" : "s", (int)n->nkids);
+        return;
+    }
+    if (e->call_depth >= CC_MAX_CALL_DEPTH) {
+        err(e, n->loc, "calls nested more than %d deep", CC_MAX_CALL_DEPTH);
+        e->stop = 1;
+        return;
+    }
+    int64_t *args = calloc((size_t)n->nkids + 1, sizeof *args);
+    if (args == NULL) {
+        e->stop = 1;
+        return;
+    }
+    int bad = 0;
+    for (int32_t i = 0; i < n->nkids; i++)
+        if (eval(e, n->kids[i], &args[i]) != 0) bad = 1;
+    if (bad || push_frame(e, 1, def->name, n->loc) != 0) {
+        free(args);
+        return;
+    }
+    evframe *f = &e->stack[e->nstack - 1];
+    for (int32_t i = 0; i < n->nkids && i < 8; i++)
+        f->args[i] = args[i];
+    f->nargs = n->nkids < 8 ? (int)n->nkids : 8;
+    size_t saved_base = e->base, scope = e->nenv;
+    e->base = e->nenv;
+    e->call_depth++;
+    for (int32_t i = 0; i < def->nkids; i++)
+        if (bind(e, scope, def->kids[i]->name, args[i], def->kids[i]->loc) != 0) bad = 1;
+    if (!bad) exec_block(e, def->a);
+    e->call_depth--;
+    e->base = saved_base;
+    e->nenv = scope;
+    e->nstack--;
+    free(args);
+}
+
+static void exec_require(evaluator *e, const weft_lang_node *n) {
+    int64_t v;
+    if (eval(e, n->a, &v) != 0 || v) return;
+    if (n->name) {
+        err(e, n->loc, "requirement failed: %s", n->name);
+    } else {
+        /* the condition as written is the clearest message */
+        int len = 0;
+        const char *text = cc_source_text(e->p, n->a->loc, &len);
+        err(e, n->loc, "requirement failed: %.*s", len, text);
+    }
+}
+
+static void exec_stmt(evaluator *e, const weft_lang_node *n, size_t scope) {
+    if (e->stop) return;
+    switch (n->kind) {
+    case WEFT_LANG_LET: {
+        int64_t v;
+        if (eval(e, n->a, &v) == 0) bind(e, scope, n->name, v, n->loc);
+        return;
+    }
+    case WEFT_LANG_FOR: exec_for(e, n); return;
+    case WEFT_LANG_IF: {
+        int64_t c;
+        if (eval(e, n->a, &c) != 0) return;
+        const weft_lang_node *b = c ? n->b : n->c;
+        if (b == NULL) return;
+        if (b->kind == WEFT_LANG_IF) {
+            exec_stmt(e, b, scope);
+        } else {
+            size_t inner = e->nenv;
+            exec_block(e, b);
+            e->nenv = inner;
+        }
+        return;
+    }
+    case WEFT_LANG_COPY:
+    case WEFT_LANG_REDUCE: exec_op(e, n); return;
+    case WEFT_LANG_ENSURE: exec_ensure(e, n); return;
+    case WEFT_LANG_REQUIRE: exec_require(e, n); return;
+    case WEFT_LANG_CALL: exec_call(e, n); return;
+    default: err(e, n->loc, "internal error: unexpected %s", weft_lang_kind_name(n->kind)); return;
+    }
+}
+
+static void exec_block(evaluator *e, const weft_lang_node *b) {
+    size_t scope = e->nenv;
+    for (int32_t i = 0; i < b->nkids && !e->stop; i++)
+        exec_stmt(e, b->kids[i], scope);
+    e->nenv = scope;
+}
+
+/* ---- the header ------------------------------------------------------------------------- */
+
+/* X(id, name, kind): kind 0 = takes a name, 1 = takes an integer, 2 = a flag */
+#define FIELDS(X)                                                                                  \
+    X(COLLECTIVE, "collective", 0)                                                                 \
+    X(RANKS, "ranks", 1)                                                                           \
+    X(CHUNKS, "chunks", 1)                                                                         \
+    X(PROTOCOL, "protocol", 0)                                                                     \
+    X(INPLACE, "inplace", 2)                                                                       \
+    X(OUTOFPLACE, "outofplace", 2)                                                                 \
+    X(INSTANCES, "instances", 1)                                                                   \
+    X(MINBYTES, "minbytes", 1)                                                                     \
+    X(MAXBYTES, "maxbytes", 1)                                                                     \
+    X(ROOT, "root", 1)
+
+enum {
+#define WEFT_X_(id, n, k) F_##id,
+    FIELDS(WEFT_X_)
+#undef WEFT_X_
+        F_COUNT
+};
+
+static const struct {
+    const char *name;
+    int kind;
+} fields[] = {
+#define WEFT_X_(id, n, k) {n, k},
+    FIELDS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static const int user_colls[] = {
+    WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
+    WEFT_COLL_ALLTOALL,  WEFT_COLL_BROADCAST, WEFT_COLL_REDUCE,
+    WEFT_COLL_GATHER,    WEFT_COLL_SCATTER,   WEFT_COLL_CUSTOM,
+};
+
+static int field_int(evaluator *e, const weft_lang_node *f, int64_t lo, int64_t hi, int64_t *v) {
+    if (eval(e, f->a, v) != 0) return -1;
+    if (*v < lo || *v > hi) {
+        if (hi == INT64_MAX)
+            err(e, f->a->loc, "%s must be >= %lld (got %lld)", f->name, (long long)lo,
+                (long long)*v);
+        else
+            err(e, f->a->loc, "%s must be in %lld..%lld (got %lld)", f->name, (long long)lo,
+                (long long)hi, (long long)*v);
+        return -1;
+    }
+    return 0;
+}
+
+static void exec_header(evaluator *e, const weft_lang_node *n) {
+    weft_cc_program *p = e->p;
+    const weft_lang_node **given = e->header_fields;
+    int errs = e->errors;
+    e->header_seen = 1;
+    p->header_loc = n->loc;
+    p->name = weft_strdup(n->name);
+    memset(e->header_fields, 0, sizeof e->header_fields);
+    for (int32_t i = 0; i < n->nkids; i++) {
+        const weft_lang_node *f = n->kids[i];
+        int k = -1;
+        for (int j = 0; j < F_COUNT; j++)
+            if (strcmp(fields[j].name, f->name) == 0) k = j;
+        if (k < 0) {
+            err(e, f->loc,
+                "unknown header field '%s' (expected collective, ranks, chunks, "
+                "protocol, inplace, outofplace, instances, minbytes, maxbytes or root)",
+                f->name);
+            continue;
+        }
+        if (given[k]) {
+            int line, col;
+            weft_lang_linecol(p->src->sources, given[k]->loc.file, given[k]->loc.start, &line,
+                              &col);
+            err(e, f->loc, "'%s' is given twice (first at %d:%d)", f->name, line, col);
+            continue;
+        }
+        given[k] = f;
+        if (fields[k].kind == 2 && f->a) {
+            err(e, f->a->loc, "'%s' takes no value", f->name);
+        } else if (fields[k].kind != 2 && f->a == NULL) {
+            err(e, f->loc, "'%s' needs a value", f->name);
+            given[k] = NULL;
+        } else if (fields[k].kind == 0 && f->a->kind != WEFT_LANG_NAME) {
+            err(e, f->a->loc, "'%s' takes a name, not an expression", f->name);
+            given[k] = NULL;
+        }
+    }
+    int64_t v;
+    int coll_ok = 0;
+    if (!given[F_COLLECTIVE] || !given[F_RANKS])
+        err(e, n->loc, "missing %s in the algorithm block",
+            !given[F_COLLECTIVE] && !given[F_RANKS] ? "'collective' and 'ranks'"
+            : !given[F_COLLECTIVE]                  ? "'collective'"
+                                                    : "'ranks'");
+    if (given[F_COLLECTIVE]) {
+        const weft_lang_node *f = given[F_COLLECTIVE];
+        int c = weft_coll_from_name(f->a->name), ok = 0;
+        for (size_t i = 0; i < sizeof user_colls / sizeof *user_colls; i++)
+            if (c == user_colls[i] && strcmp(f->a->name, "reduce_scatter") != 0) ok = 1;
+        if (!ok)
+            err(e, f->a->loc,
+                "unknown collective '%s' (expected allreduce, allgather, "
+                "reducescatter, alltoall, broadcast, reduce, gather, scatter or "
+                "custom)",
+                f->a->name);
+        else
+            p->coll = (weft_coll)c, coll_ok = 1;
+        p->coll_loc = f->loc;
+    }
+    if (given[F_RANKS] && field_int(e, given[F_RANKS], 1, CC_MAX_RANKS, &v) == 0)
+        p->nranks = (int32_t)v;
+    p->chunks = 1;
+    if (given[F_CHUNKS] && field_int(e, given[F_CHUNKS], 1, CC_MAX_SLOTS, &v) == 0)
+        p->chunks = (int32_t)v;
+    p->proto = WEFT_PROTO_SIMPLE;
+    if (given[F_PROTOCOL]) {
+        int pr = weft_proto_from_name(given[F_PROTOCOL]->a->name);
+        if (pr < 0)
+            err(e, given[F_PROTOCOL]->a->loc,
+                "unknown protocol '%s' (expected Simple, LL or LL128)", given[F_PROTOCOL]->a->name);
+        else
+            p->proto = (weft_proto)pr;
+    }
+    p->inplace = given[F_INPLACE] != NULL;
+    p->outofplace = given[F_OUTOFPLACE] != NULL || !p->inplace;
+    p->instances = 1;
+    if (given[F_INSTANCES] && field_int(e, given[F_INSTANCES], 1, CC_MAX_CHANNELS, &v) == 0)
+        p->instances = (int32_t)v;
+    if (given[F_MINBYTES] && field_int(e, given[F_MINBYTES], 0, INT64_MAX, &v) == 0)
+        p->min_bytes = v;
+    if (given[F_MAXBYTES] && field_int(e, given[F_MAXBYTES], 1, INT64_MAX, &v) == 0) {
+        p->max_bytes = v;
+        if (v < p->min_bytes)
+            err(e, given[F_MAXBYTES]->a->loc, "maxbytes (%lld) is below minbytes (%lld)",
+                (long long)v, (long long)p->min_bytes);
+    }
+    if (given[F_ROOT]) {
+        if (coll_ok && !weft_coll_rooted(p->coll))
+            err(e, given[F_ROOT]->loc,
+                "'root' applies only to broadcast, reduce, gather and scatter");
+        else if (p->nranks > 0 && field_int(e, given[F_ROOT], 0, p->nranks - 1, &v) == 0)
+            p->root = (int32_t)v;
+    }
+    if (e->errors != errs) return;
+    int32_t k = p->chunks, nr = p->nranks;
+    int64_t big = (int64_t)nr * k;
+    p->in_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_INPUT) ? big : k);
+    p->out_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? big : k);
+    if (big > CC_MAX_SLOTS || (int64_t)nr * (p->in_chunks + p->out_chunks) > CC_MAX_SLOTS) {
+        err(e, n->loc,
+            "buffers too large: %d ranks x %d chunks; the compiler handles at most "
+            "%d chunks over all ranks",
+            nr, k, CC_MAX_SLOTS);
+        return;
+    }
+    e->header_ok = 1;
+}
+
+static void exec_scratch(evaluator *e, const weft_lang_node *n) {
+    weft_cc_program *p = e->p;
+    int64_t v;
+    if (strcmp(n->name, "input") == 0 || strcmp(n->name, "output") == 0) {
+        err(e, n->loc, "'%s' is predefined; choose another name for a scratch buffer", n->name);
+        return;
+    }
+    for (int32_t i = 0; i < p->nscratch; i++)
+        if (strcmp(p->scratch[i].name, n->name) == 0) {
+            err(e, n->loc, "scratch buffer '%s' is declared twice", n->name);
+            return;
+        }
+    if (eval(e, n->a, &v) != 0) return;
+    if (v < 1 || v > CC_MAX_SLOTS) {
+        err(e, n->a->loc, "scratch size must be in 1..%d (got %lld)", CC_MAX_SLOTS, (long long)v);
+        return;
+    }
+    int64_t total = (int64_t)p->scratch_total + v;
+    if ((int64_t)p->nranks * (p->in_chunks + p->out_chunks + total) > CC_MAX_SLOTS) {
+        err(e, n->loc,
+            "buffers too large: scratch would make %lld chunks over all ranks; the "
+            "compiler handles at most %d",
+            (long long)p->nranks * (p->in_chunks + p->out_chunks + total), CC_MAX_SLOTS);
+        return;
+    }
+    if (weft_grow((void **)&p->scratch, &p->capscratch, (size_t)p->nscratch, sizeof *p->scratch) !=
+        0) {
+        e->stop = 1;
+        return;
+    }
+    cc_scratch *s = &p->scratch[p->nscratch++];
+    s->name = n->name;
+    s->size = (int32_t)v;
+    s->base = p->scratch_total;
+    s->loc = n->loc;
+    p->scratch_total = (int32_t)total;
+}
+
+/* ---- parameters and the top level -------------------------------------------------------- */
+
+static int parse_define(evaluator *e, const char *s, define *out) {
+    const char *eq = strchr(s, '=');
+    const char *path = weft_lang_source_path(e->p->src->sources, 0);
+    if (eq == NULL || eq == s) {
+        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0, "-D %s: expected NAME=VALUE", s);
+        return -1;
+    }
+    const char *v = eq + 1;
+    int neg = 0;
+    if (*v == '-' || *v == '+') neg = *v++ == '-';
+    char *end;
+    int base = (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) ? 16 : 10;
+    unsigned long long u = strtoull(v, &end, base);
+    unsigned long long mult = 1;
+    if (*end == 'K')
+        mult = 1024ULL, end++;
+    else if (*end == 'M')
+        mult = 1024ULL * 1024, end++;
+    else if (*end == 'G')
+        mult = 1024ULL * 1024 * 1024, end++;
+    if (end == v || *end != '\0' || (v[0] < '0' || v[0] > '9') ||
+        u > (unsigned long long)INT64_MAX / mult) {
+        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0, "-D %s: VALUE must be an integer", s);
+        return -1;
+    }
+    out->name = weft_asprintf("%.*s", (int)(eq - s), s);
+    out->value = (int64_t)(u * mult) * (neg ? -1 : 1);
+    out->used = 0;
+    return out->name ? 0 : -1;
+}
+
+static void collect_defs(evaluator *e, const weft_lang_node *file) {
+    for (int32_t i = 0; i < file->nkids; i++) {
+        const weft_lang_node *it = file->kids[i];
+        if (it->kind == WEFT_LANG_INCLUDE && it->a) collect_defs(e, it->a);
+        if (it->kind != WEFT_LANG_DEF) continue;
+        const weft_lang_node *prev = find_def(e, it->name);
+        if (prev) {
+            int line, col;
+            weft_lang_linecol(e->p->src->sources, prev->loc.file, prev->loc.start, &line, &col);
+            err(e, it->loc, "def '%s' is defined twice (first at %s:%d:%d)", it->name,
+                weft_lang_source_path(e->p->src->sources, prev->loc.file), line, col);
+            continue;
+        }
+        if (builtin_index(it->name) >= 0) {
+            err(e, it->loc, "'%s' is a built-in function and cannot be redefined", it->name);
+            continue;
+        }
+        for (int32_t a = 0; a < it->nkids; a++)
+            for (int32_t b = 0; b < a; b++)
+                if (strcmp(it->kids[a]->name, it->kids[b]->name) == 0)
+                    err(e, it->kids[a]->loc, "parameter '%s' is listed twice", it->kids[a]->name);
+        if (weft_grow((void **)&e->defs, &e->capdefs, e->ndefs, sizeof *e->defs) != 0) {
+            e->stop = 1;
+            return;
+        }
+        e->defs[e->ndefs++] = it;
+    }
+}
+
+static void exec_param(evaluator *e, const weft_lang_node *n) {
+    int64_t v = 0, dummy;
+    if (lookup(e, n->name, &dummy)) {
+        err(e, n->loc, "'%s' is already defined", n->name);
+        return;
+    }
+    define *def = NULL;
+    for (size_t i = 0; i < e->ndefines; i++)
+        if (strcmp(e->defines[i].name, n->name) == 0) def = &e->defines[i];
+    if (def) {
+        def->used = 1;
+        v = def->value;
+    } else if (n->a == NULL) {
+        err(e, n->loc, "parameter '%s' has no default; pass -D %s=VALUE", n->name, n->name);
+        e->stop = 1;
+        return;
+    } else if (eval(e, n->a, &v) != 0) {
+        e->stop = 1;
+        return;
+    }
+    if (bind(e, 0, n->name, v, n->loc) == 0) e->nglobal = e->nenv;
+}
+
+static int is_body(const weft_lang_node *n) {
+    return n->kind == WEFT_LANG_FOR || n->kind == WEFT_LANG_IF || n->kind == WEFT_LANG_COPY ||
+           n->kind == WEFT_LANG_REDUCE || n->kind == WEFT_LANG_ENSURE || n->kind == WEFT_LANG_CALL;
+}
+
+static void exec_top(evaluator *e, const weft_lang_node *file) {
+    for (int32_t i = 0; i < file->nkids && !e->stop; i++) {
+        const weft_lang_node *n = file->kids[i];
+        int decl = n->kind == WEFT_LANG_PARAM || n->kind == WEFT_LANG_ALGORITHM ||
+                   n->kind == WEFT_LANG_SCRATCH;
+        if (decl && e->body_line) {
+            err(e, n->loc, "'%s' must come before the first statement (line %d)",
+                n->kind == WEFT_LANG_PARAM       ? "param"
+                : n->kind == WEFT_LANG_ALGORITHM ? "algorithm"
+                                                 : "scratch",
+                (int)e->body_line);
+            if (n->kind == WEFT_LANG_ALGORITHM) e->stop = 1;
+            continue;
+        }
+        if (is_body(n) && !e->body_line) {
+            e->body_line = line_of(e, n->loc);
+            if (!e->header_seen) {
+                err(e, n->loc, "the 'algorithm' block must come before the first statement");
+                e->stop = 1;
+                return;
+            }
+        }
+        if ((is_body(n) || n->kind == WEFT_LANG_SCRATCH) && !e->header_ok) {
+            e->stop = 1; /* the header's errors are already reported */
+            return;
+        }
+        switch (n->kind) {
+        case WEFT_LANG_PARAM: exec_param(e, n); break;
+        case WEFT_LANG_ALGORITHM:
+            if (e->header_seen) {
+                err(e, n->loc, "a file has one 'algorithm' block");
+                break;
+            }
+            exec_header(e, n);
+            break;
+        case WEFT_LANG_SCRATCH: exec_scratch(e, n); break;
+        case WEFT_LANG_DEF:
+        case WEFT_LANG_INCLUDE: break;
+        case WEFT_LANG_LET: {
+            int64_t v;
+            if (eval(e, n->a, &v) == 0 && bind(e, 0, n->name, v, n->loc) == 0) e->nglobal = e->nenv;
+            break;
+        }
+        default: exec_stmt(e, n, 0); break;
+        }
+    }
+}
+
+weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *opts,
+                         weft_cc_program **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    evaluator e;
+    memset(&e, 0, sizeof e);
+    *out = NULL;
+    weft_cc_program *p = calloc(1, sizeof *p);
+    WEFT_CHECK_ALLOC(p);
+    p->src = prog;
+    if (cc_seen_new(p) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    p->coll = WEFT_COLL_CUSTOM;
+    p->coll_loc = p->header_loc = (weft_lang_loc){-1, 0, 0};
+    e.p = p;
+    e.d = d;
+    if (prog == NULL || prog->root == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
+    if (opts && opts->ndefines) {
+        e.defines = calloc(opts->ndefines, sizeof *e.defines);
+        WEFT_CHECK_ALLOC(e.defines);
+        for (size_t i = 0; i < opts->ndefines; i++) {
+            if (parse_define(&e, opts->defines[i], &e.defines[e.ndefines]) != 0) {
+                e.errors++;
+                continue;
+            }
+            for (size_t j = 0; j < e.ndefines; j++)
+                if (strcmp(e.defines[j].name, e.defines[e.ndefines].name) == 0) {
+                    weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0, 0,
+                                  "-D %s is given twice", e.defines[j].name);
+                    e.errors++;
+                }
+            e.ndefines++;
+        }
+        /* a -D for a name the file does not declare is almost always a typo */
+        for (size_t i = 0; i < e.ndefines; i++) {
+            int found = 0;
+            for (int32_t k = 0; k < prog->root->nkids; k++)
+                if (prog->root->kids[k]->kind == WEFT_LANG_PARAM &&
+                    strcmp(prog->root->kids[k]->name, e.defines[i].name) == 0)
+                    found = 1;
+            if (!found) {
+                weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0, 0,
+                              "-D %s=%lld: no parameter '%s' in this file", e.defines[i].name,
+                              (long long)e.defines[i].value, e.defines[i].name);
+                e.errors++;
+            }
+        }
+    }
+    if (e.errors == 0) {
+        collect_defs(&e, prog->root);
+        exec_top(&e, prog->root);
+        if (!e.header_seen && !e.stop && e.errors == 0)
+            err(&e, (weft_lang_loc){0, 0, 0}, "missing 'algorithm' block");
+    }
+    cc_flush_suppressed(p, d);
+    if (e.stop && e.errors == 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    if (e.errors > 0) WEFT_FAIL(WEFT_ERR_INPUT);
+    *out = p;
+    p = NULL;
+fail:
+    for (size_t i = 0; i < e.ndefines; i++)
+        free(e.defines[i].name);
+    free(e.defines);
+    free(e.env);
+    free(e.defs);
+    weft_cc_program_free(p);
+    return res;
+}

@@ -1,0 +1,1187 @@
+/* lower.c — from operations to the IR: steps, fusion, thread blocks and channels, dependencies,
+ * scratch layout and instances.
+ *
+ * Ordering: the messages of each connection go in program order, and each thread block runs
+ * its steps in the order of a list-scheduling simulation (round after round, every block runs
+ * its ready step that comes first in the program; a connection holds CC_FIFO_SLOTS messages).
+ * The simulated run is an execution of the schedule, so the schedule cannot deadlock with at
+ * least that much buffering per connection: were every block stuck, the stuck step that ran
+ * first in the simulation would have had everything it needs. A fusion can make the
+ * simulation stall (a fused step would send ahead of a message it depends on); the fusions
+ * involved are then undone; without fusion the simulation always completes. */
+#include "cc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64's finaliser: every key bit reaches the low bits that index the table. */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
+
+/* Messages a connection holds in the simulation: the schedule cannot deadlock when the runtime
+ * buffers at least this many per connection (the verifier's default assumption; the usual
+ * ring, a send then receive-and-forward steps, needs 2). */
+#define CC_FIFO_SLOTS 2
+
+typedef struct half {
+    uint8_t kind;
+    int32_t rank, op, step;
+    int32_t node; /* union-find node: the connection end or thread block it lives in */
+    int64_t dep0;
+    int32_t ndeps;
+} half;
+
+typedef struct lstep {
+    weft_step_type type;
+    int32_t rank, tb;
+    int32_t recv, send, local; /* halves, -1 when absent */
+    int32_t prio;              /* program position of its first operation */
+    int32_t pending;           /* simulation: dependencies not yet run */
+    uint8_t queued, done;
+    int32_t idx, final_idx, nwaits;
+    int64_t wait0; /* waits in lowerer.waits: (tb, abstract index) pairs */
+    uint8_t hasdep;
+} lstep;
+
+/* A union-find node: one end of a connection (rank, dir, peer, chan), a hinted thread-block
+ * label, or a block for local steps. Attributes are kept at the root. */
+typedef struct node {
+    int32_t parent;
+    int32_t rank, send, recv, chan, label;
+    int32_t tb;    /* final thread block index on its rank (roots) */
+    int32_t first; /* ordering of unlabelled blocks: first program position */
+    uint8_t used;  /* holds a step */
+} node;
+
+typedef struct lowerer {
+    const weft_cc_program *p;
+    weft_diag *d;
+    int errors, nomem;
+    half *h;
+    int64_t nhalves;
+    int32_t *deps;
+    int64_t ndeps, capdeps;
+    lstep *steps;
+    size_t nsteps, capsteps;
+    node *nodes;
+    size_t nnodes, capnodes;
+    /* hash map (rank, kind, peer, chan) -> node */
+    uint64_t *mkeys;
+    int32_t *mvals;
+    size_t mcap, mn;
+    int32_t *waits;
+    size_t nwaits, capwaits;
+    /* thread blocks: union-find roots in id order, blocks per rank, first root of each rank */
+    int32_t *roots, *ntbs, *rootfirst;
+    size_t nroots;
+} lowerer;
+
+static int32_t chan_of(const cc_op *op) {
+    return op->hint[CC_HINT_CHAN] >= 0 ? op->hint[CC_HINT_CHAN] : 0;
+}
+
+/* ---- nodes ------------------------------------------------------------------------------ */
+
+enum { NK_SEND = 1, NK_RECV, NK_LABEL, NK_LOCAL };
+
+static int32_t new_node(lowerer *L, int32_t rank) {
+    if (weft_grow((void **)&L->nodes, &L->capnodes, L->nnodes, sizeof *L->nodes) != 0) {
+        L->nomem = 1;
+        return -1;
+    }
+    node *n = &L->nodes[L->nnodes];
+    n->parent = (int32_t)L->nnodes;
+    n->rank = rank;
+    n->send = n->recv = n->chan = n->label = n->tb = -1;
+    n->first = INT32_MAX;
+    n->used = 0;
+    return (int32_t)L->nnodes++;
+}
+
+static uint64_t node_key(int32_t rank, int kind, int32_t peer, int32_t chan) {
+    return ((uint64_t)(uint32_t)rank << 36) ^ ((uint64_t)kind << 33) ^
+           ((uint64_t)(uint32_t)(peer + 1) << 8) ^ (uint64_t)(uint32_t)chan ^ 0x8000000000000000ULL;
+}
+
+static int32_t lookup_node(const lowerer *L, int32_t rank, int kind, int32_t peer, int32_t chan) {
+    if (L->mcap == 0) return -1;
+    uint64_t key = node_key(rank, kind, peer, chan);
+    size_t j = (size_t)mix64(key) & (L->mcap - 1);
+    while (L->mkeys[j]) {
+        if (L->mkeys[j] == key) return L->mvals[j];
+        j = (j + 1) & (L->mcap - 1);
+    }
+    return -1;
+}
+
+/* The node for (rank, kind, peer, chan), created with its attributes on first use. */
+static int32_t get_node(lowerer *L, int32_t rank, int kind, int32_t peer, int32_t chan) {
+    uint64_t key = node_key(rank, kind, peer, chan);
+    if (2 * (L->mn + 1) > L->mcap) {
+        size_t cap = L->mcap ? 2 * L->mcap : 1024;
+        uint64_t *k = calloc(cap, sizeof *k);
+        int32_t *v = malloc(cap * sizeof *v);
+        if (k == NULL || v == NULL) {
+            free(k);
+            free(v);
+            L->nomem = 1;
+            return -1;
+        }
+        for (size_t i = 0; i < L->mcap; i++)
+            if (L->mkeys[i]) {
+                size_t j = (size_t)mix64(L->mkeys[i]) & (cap - 1);
+                while (k[j])
+                    j = (j + 1) & (cap - 1);
+                k[j] = L->mkeys[i];
+                v[j] = L->mvals[i];
+            }
+        free(L->mkeys);
+        free(L->mvals);
+        L->mkeys = k;
+        L->mvals = v;
+        L->mcap = cap;
+    }
+    size_t j = (size_t)mix64(key) & (L->mcap - 1);
+    while (L->mkeys[j]) {
+        if (L->mkeys[j] == key) return L->mvals[j];
+        j = (j + 1) & (L->mcap - 1);
+    }
+    int32_t n = new_node(L, rank);
+    if (n < 0) return -1;
+    node *nd = &L->nodes[n];
+    if (kind == NK_SEND) nd->send = peer;
+    if (kind == NK_RECV) nd->recv = peer;
+    if (kind == NK_SEND || kind == NK_RECV || kind == NK_LOCAL) nd->chan = chan;
+    if (kind == NK_LABEL) nd->label = peer;
+    L->mkeys[j] = key;
+    L->mvals[j] = n;
+    L->mn++;
+    return n;
+}
+
+static int32_t find(lowerer *L, int32_t n) {
+    while (L->nodes[n].parent != n) {
+        L->nodes[n].parent = L->nodes[L->nodes[n].parent].parent;
+        n = L->nodes[n].parent;
+    }
+    return n;
+}
+
+/* Why two nodes cannot be one thread block, or NULL when they can. */
+static const char *conflict(lowerer *L, int32_t a, int32_t b, char *why, size_t n) {
+    node *x = &L->nodes[find(L, a)], *y = &L->nodes[find(L, b)];
+    if (x == y) return NULL;
+    if (x->send >= 0 && y->send >= 0) {
+        snprintf(why, n, "would send to rank %d and rank %d (a thread block sends to one peer)",
+                 x->send, y->send);
+        return why;
+    }
+    if (x->recv >= 0 && y->recv >= 0) {
+        snprintf(why, n,
+                 "would receive from rank %d and rank %d (a thread block receives from one peer)",
+                 x->recv, y->recv);
+        return why;
+    }
+    if (x->chan >= 0 && y->chan >= 0 && x->chan != y->chan) {
+        snprintf(why, n, "would use channel %d and channel %d (a thread block uses one channel)",
+                 x->chan, y->chan);
+        return why;
+    }
+    if (x->label >= 0 && y->label >= 0) {
+        snprintf(why, n, "is already tb %d and tb %d", x->label, y->label);
+        return why;
+    }
+    return NULL;
+}
+
+static void unite(lowerer *L, int32_t a, int32_t b) {
+    int32_t x = find(L, a), y = find(L, b);
+    if (x == y) return;
+    node *nx = &L->nodes[x], *ny = &L->nodes[y];
+    ny->parent = x;
+    if (nx->send < 0) nx->send = ny->send;
+    if (nx->recv < 0) nx->recv = ny->recv;
+    if (nx->chan < 0) nx->chan = ny->chan;
+    if (nx->label < 0) nx->label = ny->label;
+}
+
+/* ---- dependencies ----------------------------------------------------------------------- */
+
+typedef struct slotdeps {
+    int32_t *writer;  /* half that last wrote the slot */
+    int32_t *readers; /* head of the list of halves that read it since */
+    int32_t *pool_half, *pool_next;
+    size_t npool, cappool;
+    int32_t *stamp; /* per half: last half whose dependency list holds it */
+} slotdeps;
+
+static void add_dep(lowerer *L, slotdeps *s, int32_t self, int32_t dep) {
+    if (dep < 0 || dep == self || s->stamp[dep] == self) return;
+    s->stamp[dep] = self;
+    if (weft_grow((void **)&L->deps, (size_t *)&L->capdeps, (size_t)L->ndeps, sizeof *L->deps)) {
+        L->nomem = 1;
+        return;
+    }
+    L->deps[L->ndeps++] = dep;
+    L->h[self].ndeps++;
+}
+
+static void add_reader(lowerer *L, slotdeps *s, int64_t slot, int32_t hh) {
+    if (s->readers[slot] >= 0 && s->pool_half[s->readers[slot]] == hh) return;
+    if (weft_grow((void **)&s->pool_half, &s->cappool, s->npool, sizeof *s->pool_half) != 0) {
+        L->nomem = 1;
+        return;
+    }
+    size_t cap = s->cappool;
+    int32_t *nx = realloc(s->pool_next, cap * sizeof *nx);
+    if (nx == NULL) {
+        L->nomem = 1;
+        return;
+    }
+    s->pool_next = nx;
+    s->pool_half[s->npool] = hh;
+    s->pool_next[s->npool] = s->readers[slot];
+    s->readers[slot] = (int32_t)s->npool++;
+}
+
+/* Reads then writes of each half, in program order: RAW, WAR and WAW dependencies on the
+ * rank's own memory (in-place aliasing when the program is valid in-place, which covers the
+ * out-of-place mode too). */
+static int compute_deps(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    cc_layout lay;
+    cc_layout_init(&lay, p, p->inplace);
+    slotdeps s;
+    memset(&s, 0, sizeof s);
+    int rc = -1;
+    s.writer = malloc(((size_t)lay.nslots + 1) * sizeof *s.writer);
+    s.readers = malloc(((size_t)lay.nslots + 1) * sizeof *s.readers);
+    s.stamp = malloc(((size_t)L->nhalves + 1) * sizeof *s.stamp);
+    if (!s.writer || !s.readers || !s.stamp) goto out;
+    for (int64_t i = 0; i < lay.nslots; i++)
+        s.writer[i] = s.readers[i] = -1;
+    for (int64_t i = 0; i < L->nhalves; i++)
+        s.stamp[i] = -1;
+    for (size_t qi = 0; qi < p->nops && !L->nomem; qi++) {
+        const cc_op *op = &p->ops[qi];
+        half *hs = &L->h[2 * qi], *hr = &L->h[2 * qi + 1];
+        if (hs->kind == H_NONE) continue;
+        int32_t cnt = op->dst.cnt;
+        int64_t s0 = cc_slot(&lay, p, op->src.buf, op->src.rank, op->src.off);
+        int64_t d0 = cc_slot(&lay, p, op->dst.buf, op->dst.rank, op->dst.off);
+        int32_t reader = (int32_t)(2 * qi);
+        int32_t writer = hs->kind == H_LOCAL ? (int32_t)(2 * qi) : (int32_t)(2 * qi + 1);
+        /* reader half: RAW on the source */
+        L->h[reader].dep0 = L->ndeps;
+        for (int32_t i = 0; i < cnt; i++)
+            add_dep(L, &s, reader, s.writer[s0 + i]);
+        if (hs->kind != H_LOCAL) {
+            for (int32_t i = 0; i < cnt; i++)
+                add_reader(L, &s, s0 + i, reader);
+            hr->dep0 = L->ndeps;
+        }
+        /* writer half: WAW, WAR, and RAW for a reduce */
+        for (int32_t i = 0; i < cnt; i++) {
+            int64_t dd = d0 + i;
+            add_dep(L, &s, writer, s.writer[dd]);
+            for (int32_t r = s.readers[dd]; r >= 0; r = s.pool_next[r])
+                add_dep(L, &s, writer, s.pool_half[r]);
+        }
+        for (int32_t i = 0; i < cnt; i++) {
+            s.writer[d0 + i] = writer;
+            s.readers[d0 + i] = -1;
+        }
+        /* a local copy onto itself (both modes enabled) reads the slot it writes */
+        if (hs->kind == H_LOCAL)
+            for (int32_t i = 0; i < cnt; i++)
+                if (s0 + i >= d0 && s0 + i < d0 + cnt) s.writer[s0 + i] = writer;
+    }
+    rc = L->nomem ? -1 : 0;
+out:
+    free(s.writer);
+    free(s.readers);
+    free(s.stamp);
+    free(s.pool_half);
+    free(s.pool_next);
+    return rc;
+}
+
+/* ---- hints -------------------------------------------------------------------------------- */
+
+static const char *const hint_names[] = {
+#define WEFT_X_(id, n) n,
+    CC_HINTS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static void hint_error(lowerer *L, const cc_op *op, int hint, int32_t rank, const char *why) {
+    L->errors++;
+    cc_report(L->p, L->d, WEFT_SEV_ERROR, op->hint_loc[hint], op->frame,
+              "cannot honour %s=%d: tb %d on rank %d %s", hint_names[hint], op->hint[hint],
+              op->hint[hint], rank, why);
+}
+
+static void apply_hint(lowerer *L, const cc_op *op, int hint, int32_t rank, int32_t end) {
+    char why[200];
+    int32_t lab = get_node(L, rank, NK_LABEL, op->hint[hint], 0);
+    if (lab < 0) return;
+    const node *e = &L->nodes[find(L, end)];
+    if (e->label >= 0 && e->label != op->hint[hint]) {
+        L->errors++;
+        cc_report(L->p, L->d, WEFT_SEV_ERROR, op->hint_loc[hint], op->frame,
+                  "cannot honour %s=%d: rank %d already %s rank %d on channel %d in tb %d (one "
+                  "thread block per connection)",
+                  hint_names[hint], op->hint[hint], rank,
+                  hint == CC_HINT_SENDTB ? "sends to" : "receives from",
+                  hint == CC_HINT_SENDTB ? op->dst.rank : op->src.rank, chan_of(op), e->label);
+        return;
+    }
+    const char *c = conflict(L, lab, end, why, sizeof why);
+    if (c) {
+        hint_error(L, op, hint, rank, c);
+        return;
+    }
+    unite(L, lab, end);
+}
+
+/* ---- building --------------------------------------------------------------------------- */
+
+static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
+    if (weft_grow((void **)&L->steps, &L->capsteps, L->nsteps, sizeof *L->steps) != 0) {
+        L->nomem = 1;
+        return -1;
+    }
+    lstep *s = &L->steps[L->nsteps];
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    s->rank = rank;
+    s->recv = s->send = s->local = -1;
+    return (int32_t)L->nsteps++;
+}
+
+/* Sort records: qsort has no context argument, so what a comparison needs is copied in. */
+typedef struct sortrec {
+    int32_t a, b, c, d; /* compared in order */
+    int32_t id;
+} sortrec;
+
+static int cmp_sortrec(const void *pa, const void *pb) {
+    const sortrec *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
+
+static int32_t step_half(const lstep *s) {
+    return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
+}
+
+/* XML offset of a chunk in instance c: each segment of k chunks becomes k x I chunks, copy c
+ * taking the c-th k of them; scratch is laid out per copy. */
+static int32_t map_off(const weft_cc_program *p, int32_t buf, int32_t off, int32_t c,
+                       int32_t sper) {
+    if (buf >= CC_BUF_SCRATCH0) return c * sper + p->scratch[buf - CC_BUF_SCRATCH0].base + off;
+    int32_t k = p->chunks, I = p->instances;
+    return (off / k) * k * I + c * k + off % k;
+}
+
+static weft_buf xml_buf(int32_t buf) {
+    return buf == CC_BUF_INPUT    ? WEFT_BUF_INPUT
+           : buf == CC_BUF_OUTPUT ? WEFT_BUF_OUTPUT
+                                  : WEFT_BUF_SCRATCH;
+}
+
+static void fill_step(const lowerer *L, const lstep *ls, int32_t c, int32_t sper, weft_step *st) {
+    const weft_cc_program *p = L->p;
+    memset(st, 0, sizeof *st);
+    st->type = ls->type;
+    st->depid = st->deps = -1;
+    const cc_op *op;
+    cc_ref src, dst;
+    if (ls->local >= 0) {
+        op = &p->ops[L->h[ls->local].op];
+        src = op->src;
+        dst = op->dst;
+    } else if (ls->recv >= 0) {
+        op = &p->ops[L->h[ls->recv].op];
+        src = dst = op->dst;
+    } else {
+        op = &p->ops[L->h[ls->send].op];
+        src = dst = op->src;
+    }
+    st->srcbuf = xml_buf(src.buf);
+    st->dstbuf = xml_buf(dst.buf);
+    st->srcoff = map_off(p, src.buf, src.off, c, sper);
+    st->dstoff = map_off(p, dst.buf, dst.off, c, sper);
+    st->cnt = dst.cnt;
+}
+
+static int check_segments(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    if (p->instances == 1) return 0;
+    int bad = 0;
+    for (size_t i = 0; i < p->nops; i++) {
+        const cc_op *op = &p->ops[i];
+        if (op->kind == CC_OP_ENSURE) continue;
+        const cc_ref *refs[2] = {&op->src, &op->dst};
+        for (int j = 0; j < 2; j++) {
+            const cc_ref *r = refs[j];
+            if (r->buf >= CC_BUF_SCRATCH0 || r->cnt == 1) continue;
+            int32_t k = p->chunks;
+            if (r->off / k != (r->off + r->cnt - 1) / k) {
+                char s[96];
+                cc_ref_str(p, r, s, sizeof s);
+                cc_report(p, L->d, WEFT_SEV_ERROR, op->loc, op->frame,
+                          "with instances > 1 a chunk range may not cross a segment boundary: "
+                          "%s crosses chunk %d (chunks = %d)",
+                          s, (r->off / k + 1) * k, k);
+                L->errors++;
+                bad = 1;
+                break;
+            }
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+/* Thread-block ids per rank: the union-find roots that hold steps, labelled blocks first. */
+static int assign_tbs(lowerer *L) {
+    int32_t N = L->p->nranks;
+    for (size_t i = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[i];
+        node *root = &L->nodes[find(L, L->h[step_half(s)].node)];
+        root->used = 1;
+        if (s->prio < root->first) root->first = s->prio;
+    }
+    L->roots = malloc((L->nnodes + 1) * sizeof *L->roots);
+    L->ntbs = calloc((size_t)N + 1, sizeof *L->ntbs);
+    L->rootfirst = malloc(((size_t)N + 1) * sizeof *L->rootfirst);
+    if (!L->roots || !L->ntbs || !L->rootfirst) return -1;
+    L->nroots = 0;
+    for (size_t i = 0; i < L->nnodes; i++)
+        if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used)
+            L->roots[L->nroots++] = (int32_t)i;
+    /* ids per rank: labelled blocks first in label order, then by their first step */
+    sortrec *rec = malloc((L->nroots + 1) * sizeof *rec);
+    if (rec == NULL) return -1;
+    for (size_t i = 0; i < L->nroots; i++) {
+        const node *n = &L->nodes[L->roots[i]];
+        rec[i] = (sortrec){n->rank, n->label >= 0 ? 0 : 1, n->label >= 0 ? n->label : n->first, 0,
+                           L->roots[i]};
+    }
+    qsort(rec, L->nroots, sizeof *rec, cmp_sortrec);
+    for (size_t i = 0; i < L->nroots; i++)
+        L->roots[i] = rec[i].id;
+    free(rec);
+    for (int32_t r = 0; r <= N; r++)
+        L->rootfirst[r] = (int32_t)L->nroots;
+    for (size_t i = L->nroots; i-- > 0;)
+        L->rootfirst[L->nodes[L->roots[i]].rank] = (int32_t)i;
+    for (size_t i = 0; i < L->nroots; i++) {
+        node *n = &L->nodes[L->roots[i]];
+        n->tb = L->ntbs[n->rank]++;
+    }
+    for (size_t i = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[i];
+        s->tb = L->nodes[find(L, L->h[step_half(s)].node)].tb;
+    }
+    return 0;
+}
+
+/* Splits a fused step back into its receive and its send (same block). */
+static int unfuse(lowerer *L, int32_t si) {
+    int32_t sh = L->steps[si].send;
+    int32_t t = new_step(L, WEFT_STEP_SEND, L->steps[si].rank);
+    if (t < 0) return -1;
+    lstep *f = &L->steps[si], *n = &L->steps[t];
+    const cc_op *rop = &L->p->ops[L->h[f->recv].op];
+    f->send = -1;
+    f->type = rop->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC;
+    n->send = sh;
+    n->tb = f->tb;
+    n->prio = L->h[sh].op;
+    L->h[sh].step = t;
+    return 0;
+}
+
+/* A binary min-heap of step ids by priority, one per block. */
+typedef struct heap {
+    int32_t *v;
+    size_t n, cap;
+} heap;
+
+static int heap_push(const lowerer *L, heap *h, int32_t x) {
+    if (weft_grow((void **)&h->v, &h->cap, h->n, sizeof *h->v) != 0) return -1;
+    size_t i = h->n++;
+    while (i > 0 && L->steps[h->v[(i - 1) / 2]].prio > L->steps[x].prio) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+    return 0;
+}
+
+static int32_t heap_pop(const lowerer *L, heap *h) {
+    int32_t top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && L->steps[h->v[c + 1]].prio < L->steps[h->v[c]].prio) c++;
+        if (L->steps[h->v[c]].prio >= L->steps[x].prio) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0) h->v[i] = x;
+    return top;
+}
+
+typedef struct sim {
+    int32_t *dep0, *deps;     /* per step: steps that wait for it (CSR) */
+    int32_t *prev_msg;        /* per op: the previous message on its connection, or -1 */
+    int32_t *next_msg;        /* per op: the next one, or -1 */
+    uint8_t *sent, *received; /* per op */
+    heap *heaps;              /* per block (rootfirst[rank] + tb) */
+    int32_t *active, nactive;
+    uint8_t *in_active;
+} sim;
+
+static int ready(const lowerer *L, const sim *S, const lstep *s) {
+    if (s->pending > 0 || s->done || s->queued) return 0;
+    if (s->recv >= 0) {
+        /* the message has arrived and is first in line */
+        int32_t q = L->h[s->recv].op;
+        if (!S->sent[q] || (S->prev_msg[q] >= 0 && !S->received[S->prev_msg[q]])) return 0;
+    }
+    if (s->send >= 0) {
+        /* sends go in program order, into room on the connection: the message CC_FIFO_SLOTS
+         * before this one was received */
+        int32_t q = L->h[s->send].op, prev = q;
+        if (S->prev_msg[q] >= 0 && !S->sent[S->prev_msg[q]]) return 0;
+        for (int k = 0; k < CC_FIFO_SLOTS && prev >= 0; k++)
+            prev = S->prev_msg[prev];
+        if (prev >= 0 && !S->received[prev]) return 0;
+    }
+    return 1;
+}
+
+static int try_queue(lowerer *L, sim *S, int32_t si) {
+    lstep *s = &L->steps[si];
+    if (!ready(L, S, s)) return 0;
+    int32_t b = L->rootfirst[s->rank] + s->tb;
+    s->queued = 1;
+    if (heap_push(L, &S->heaps[b], si) != 0) return -1;
+    if (!S->in_active[b]) {
+        S->in_active[b] = 1;
+        S->active[S->nactive++] = b;
+    }
+    return 0;
+}
+
+/* One simulation; returns 1 when every step ran, 0 on a stall, -1 on allocation failure. */
+static int simulate(lowerer *L, sim *S) {
+    const weft_cc_program *p = L->p;
+    size_t ns = L->nsteps;
+    int rc = -1;
+    int32_t *cnt = calloc(ns + 1, sizeof *cnt), *fill = NULL, *ran = NULL, *stamp = NULL;
+    int32_t *tbcount = calloc(L->nroots + 1, sizeof *tbcount);
+    S->dep0 = malloc((ns + 2) * sizeof *S->dep0);
+    S->heaps = calloc(L->nroots + 1, sizeof *S->heaps);
+    S->active = malloc((L->nroots + 1) * sizeof *S->active);
+    S->in_active = calloc(L->nroots + 1, 1);
+    S->nactive = 0;
+    stamp = malloc((ns + 1) * sizeof *stamp);
+    if (!cnt || !tbcount || !S->dep0 || !S->heaps || !S->active || !S->in_active || !stamp)
+        goto out;
+    for (size_t i = 0; i < ns; i++) {
+        lstep *s = &L->steps[i];
+        s->pending = 0;
+        s->queued = s->done = 0;
+        stamp[i] = -1;
+    }
+    memset(S->sent, 0, p->nops + 1);
+    memset(S->received, 0, p->nops + 1);
+    /* edges u -> s for each step s and each distinct step u it depends on: count, then fill */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < ns; i++)
+            stamp[i] = -1;
+        for (size_t i = 0; i < ns; i++) {
+            lstep *s = &L->steps[i];
+            int32_t parts[3] = {s->recv, s->send, s->local};
+            for (int j = 0; j < 3; j++) {
+                if (parts[j] < 0) continue;
+                const half *hh = &L->h[parts[j]];
+                for (int32_t k = 0; k < hh->ndeps; k++) {
+                    int32_t u = L->h[L->deps[hh->dep0 + k]].step;
+                    if (u == (int32_t)i || stamp[u] == (int32_t)i) continue;
+                    stamp[u] = (int32_t)i;
+                    if (pass == 0) {
+                        cnt[u]++;
+                        s->pending++;
+                    } else {
+                        S->deps[fill[u]++] = (int32_t)i;
+                    }
+                }
+            }
+        }
+        if (pass == 0) {
+            S->dep0[0] = 0;
+            for (size_t i = 0; i < ns; i++)
+                S->dep0[i + 1] = S->dep0[i] + cnt[i];
+            S->deps = malloc(((size_t)S->dep0[ns] + 1) * sizeof *S->deps);
+            fill = malloc((ns + 1) * sizeof *fill);
+            if (!S->deps || !fill) goto out;
+            memcpy(fill, S->dep0, ns * sizeof *fill);
+        }
+    }
+    for (size_t i = 0; i < ns; i++)
+        if (try_queue(L, S, (int32_t)i) < 0) goto out;
+    ran = malloc((L->nroots + 1) * sizeof *ran);
+    if (!ran) goto out;
+    size_t done = 0;
+    while (done < ns) {
+        if (S->nactive == 0) {
+            rc = 0;
+            goto out;
+        }
+        /* every block with a ready step runs one this round */
+        int32_t nran = 0, keep = 0;
+        for (int32_t a = 0; a < S->nactive; a++) {
+            int32_t b = S->active[a];
+            int32_t si = heap_pop(L, &S->heaps[b]);
+            L->steps[si].idx = tbcount[b]++;
+            ran[nran++] = si;
+            if (S->heaps[b].n > 0)
+                S->active[keep++] = b;
+            else
+                S->in_active[b] = 0;
+        }
+        S->nactive = keep;
+        for (int32_t a = 0; a < nran; a++) {
+            lstep *s = &L->steps[ran[a]];
+            s->done = 1;
+            done++;
+            for (int32_t k = S->dep0[ran[a]]; k < S->dep0[ran[a] + 1]; k++) {
+                L->steps[S->deps[k]].pending--;
+                if (try_queue(L, S, S->deps[k]) < 0) goto out;
+            }
+            if (s->send >= 0) {
+                int32_t q = L->h[s->send].op, nx = S->next_msg[q];
+                S->sent[q] = 1;
+                if (try_queue(L, S, L->h[2 * q + 1].step) < 0) goto out;
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx].step) < 0) goto out;
+            }
+            if (s->recv >= 0) {
+                int32_t q = L->h[s->recv].op, nx = S->next_msg[q];
+                S->received[q] = 1;
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx + 1].step) < 0) goto out;
+                nx = q;
+                for (int k = 0; k < CC_FIFO_SLOTS && nx >= 0; k++)
+                    nx = S->next_msg[nx];
+                if (nx >= 0 && try_queue(L, S, L->h[2 * nx].step) < 0) goto out;
+            }
+        }
+    }
+    rc = 1;
+out:
+    for (size_t b = 0; S->heaps && b < L->nroots; b++)
+        free(S->heaps[b].v);
+    free(S->heaps);
+    free(S->active);
+    free(S->in_active);
+    free(S->dep0);
+    free(S->deps);
+    S->heaps = NULL;
+    S->active = NULL;
+    S->in_active = NULL;
+    S->dep0 = S->deps = NULL;
+    free(cnt);
+    free(fill);
+    free(ran);
+    free(stamp);
+    free(tbcount);
+    return rc;
+}
+
+/* Orders every block's steps; undoes fusions until the simulation completes. */
+static int schedule(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    sim S;
+    memset(&S, 0, sizeof S);
+    int rc = -1;
+    S.prev_msg = malloc((p->nops + 1) * sizeof *S.prev_msg);
+    S.next_msg = malloc((p->nops + 1) * sizeof *S.next_msg);
+    S.sent = malloc(p->nops + 1);
+    S.received = malloc(p->nops + 1);
+    /* the messages of a connection (sender, receiver, channel), in program order */
+    uint64_t *keys = NULL;
+    int32_t *last = NULL;
+    size_t cap = 16;
+    while (cap < 2 * p->nops + 2)
+        cap *= 2;
+    keys = calloc(cap, sizeof *keys);
+    last = malloc(cap * sizeof *last);
+    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received || !keys || !last) goto out;
+    for (size_t i = 0; i < p->nops; i++)
+        S.prev_msg[i] = S.next_msg[i] = -1;
+    for (size_t i = 0; i < p->nops; i++) {
+        if (L->h[2 * i].kind != H_SEND) continue;
+        const cc_op *op = &p->ops[i];
+        uint64_t key = (((uint64_t)(uint32_t)op->src.rank << 40) ^
+                        ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op)) +
+                       1;
+        size_t j = (size_t)mix64(key) & (cap - 1);
+        while (keys[j] && keys[j] != key)
+            j = (j + 1) & (cap - 1);
+        if (keys[j]) {
+            S.prev_msg[i] = last[j];
+            S.next_msg[last[j]] = (int32_t)i;
+        }
+        keys[j] = key;
+        last[j] = (int32_t)i;
+    }
+    for (int attempt = 0;; attempt++) {
+        int r = simulate(L, &S);
+        if (r < 0) goto out;
+        if (r == 1) break;
+        /* stalled: undo the fusions among the steps that did not run — those whose message
+         * already arrived first, all of them after a few tries */
+        int undone = 0;
+        size_t ns = L->nsteps;
+        for (int all = 0; all < 2 && !undone; all++)
+            for (size_t i = 0; i < ns; i++) {
+                lstep *s = &L->steps[i];
+                if (s->done || s->recv < 0 || s->send < 0) continue;
+                if (!all && attempt < 8 && !S.sent[L->h[s->recv].op]) continue;
+                if (unfuse(L, (int32_t)i) != 0) goto out;
+                undone++;
+            }
+        if (!undone) {
+            cc_report(p, L->d, WEFT_SEV_ERROR, (weft_lang_loc){-1, 0, 0}, -1,
+                      "internal error: the schedule stalls without any fused step");
+            L->errors++;
+            rc = -2;
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(S.prev_msg);
+    free(S.next_msg);
+    free(S.sent);
+    free(S.received);
+    free(keys);
+    free(last);
+    return rc;
+}
+
+static weft_result build(lowerer *L, weft_algo **out) {
+    weft_result res = WEFT_OK;
+    const weft_cc_program *p = L->p;
+    int32_t N = p->nranks, I = p->instances;
+    int32_t mult =
+        weft_coll_large(p->coll, WEFT_BUF_INPUT) || weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? N
+                                                                                              : 1;
+    weft_algo *a = NULL;
+    int32_t *order = NULL, *maxscr = NULL;
+    int32_t *roots = L->roots, *ntbs = L->ntbs, *rootfirst = L->rootfirst;
+    size_t nroots = L->nroots;
+    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL;
+
+    a = weft_algo_new(p->name, p->coll, N, mult * p->chunks * I);
+    WEFT_CHECK_ALLOC(a);
+    a->proto = p->proto;
+    a->inplace = p->inplace;
+    a->outofplace = p->outofplace;
+    a->min_bytes = p->min_bytes;
+    a->max_bytes = p->max_bytes;
+    a->root = weft_coll_rooted(p->coll) ? p->root : 0;
+    a->file = weft_strdup(weft_lang_source_path(p->src->sources, 0));
+
+    /* steps in key order within each block; tbpos[k] = position in order[] of block k's first
+     * step, blocks numbered as in roots[] */
+    order = malloc((L->nsteps + 1) * sizeof *order);
+    tbpos = malloc((nroots + 1) * sizeof *tbpos);
+    WEFT_CHECK_ALLOC(order);
+    WEFT_CHECK_ALLOC(tbpos);
+    for (size_t i = 0; i < L->nsteps; i++)
+        order[i] = (int32_t)i;
+    {
+        sortrec *rec = malloc((L->nsteps + 1) * sizeof *rec);
+        WEFT_CHECK_ALLOC(rec);
+        for (size_t i = 0; i < L->nsteps; i++) {
+            const lstep *st = &L->steps[i];
+            rec[i] = (sortrec){st->rank, st->tb, st->idx, 0, (int32_t)i};
+        }
+        qsort(rec, L->nsteps, sizeof *rec, cmp_sortrec);
+        for (size_t i = 0; i < L->nsteps; i++)
+            order[i] = rec[i].id;
+        free(rec);
+    }
+    {
+        int32_t cur_r = -1, cur_t = -1, idx = 0;
+        for (size_t i = 0; i < L->nsteps; i++) {
+            lstep *s = &L->steps[order[i]];
+            if (s->rank != cur_r || s->tb != cur_t) {
+                cur_r = s->rank;
+                cur_t = s->tb;
+                idx = 0;
+                tbpos[rootfirst[s->rank] + s->tb] = (int32_t)i;
+            }
+            s->idx = idx++;
+        }
+    }
+
+    /* waits: per other block the latest step needed, minus what an earlier step of the same
+     * block already waited for */
+    int32_t maxtbs = 1;
+    for (int32_t r = 0; r < N; r++)
+        if (ntbs[r] > maxtbs) maxtbs = ntbs[r];
+    known = malloc((size_t)maxtbs * (size_t)maxtbs * sizeof *known);
+    need = malloc((size_t)maxtbs * sizeof *need);
+    touched = malloc((size_t)maxtbs * sizeof *touched);
+    WEFT_CHECK_ALLOC(known);
+    WEFT_CHECK_ALLOC(need);
+    WEFT_CHECK_ALLOC(touched);
+    for (int32_t t = 0; t < maxtbs; t++)
+        need[t] = -1;
+    for (size_t i = 0, cur_r = (size_t)-1; i < L->nsteps; i++) {
+        lstep *s = &L->steps[order[i]];
+        if ((size_t)s->rank != cur_r) {
+            cur_r = (size_t)s->rank;
+            for (size_t k = 0; k < (size_t)maxtbs * (size_t)maxtbs; k++)
+                known[k] = -1;
+        }
+        /* need[] is all -1 between steps; touched[] lists the entries this step sets */
+        int32_t ntouched = 0;
+        int32_t parts[3] = {s->recv, s->send, s->local};
+        for (int j = 0; j < 3; j++) {
+            if (parts[j] < 0) continue;
+            const half *hh = &L->h[parts[j]];
+            for (int32_t k = 0; k < hh->ndeps; k++) {
+                const lstep *u = &L->steps[L->h[L->deps[hh->dep0 + k]].step];
+                if (u == s) continue;
+                if (u->tb != s->tb) {
+                    if (need[u->tb] < 0) touched[ntouched++] = u->tb;
+                    if (u->idx > need[u->tb]) need[u->tb] = u->idx;
+                } else if (u->idx >= s->idx) {
+                    cc_report(p, L->d, WEFT_SEV_ERROR, p->ops[hh->op].loc, -1,
+                              "internal error: a step would wait for a later step of its own "
+                              "thread block (rank %d tb %d)",
+                              s->rank, s->tb);
+                    WEFT_FAIL(WEFT_ERR_INTERNAL);
+                }
+            }
+        }
+        s->wait0 = (int64_t)L->nwaits;
+        /* in block order, so that the nops come out in a stable order */
+        for (int32_t a2 = 1; a2 < ntouched; a2++)
+            for (int32_t b2 = a2; b2 > 0 && touched[b2 - 1] > touched[b2]; b2--) {
+                int32_t x = touched[b2];
+                touched[b2] = touched[b2 - 1];
+                touched[b2 - 1] = x;
+            }
+        for (int32_t ti = 0; ti < ntouched; ti++) {
+            int32_t t = touched[ti], want = need[t];
+            int32_t *kn = &known[(size_t)s->tb * (size_t)maxtbs + (size_t)t];
+            need[t] = -1;
+            if (want <= *kn) continue;
+            *kn = want;
+            if (weft_grow((void **)&L->waits, &L->capwaits, L->nwaits + 1, sizeof *L->waits))
+                WEFT_FAIL(WEFT_ERR_NOMEM);
+            L->waits[L->nwaits++] = t;
+            L->waits[L->nwaits++] = want;
+            s->nwaits++;
+        }
+    }
+    /* final indices: a nop for every wait but the last, just before the step */
+    for (size_t i = 0, cur = (size_t)-1, idx = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[order[i]];
+        size_t blk = (size_t)rootfirst[s->rank] + (size_t)s->tb;
+        if (blk != cur) {
+            cur = blk;
+            idx = 0;
+        }
+        idx += s->nwaits > 1 ? (size_t)s->nwaits - 1 : 0;
+        s->final_idx = (int32_t)idx++;
+    }
+    for (size_t i = 0; i < L->nsteps; i++) {
+        lstep *s = &L->steps[order[i]];
+        for (int32_t w = 0; w < s->nwaits; w++) {
+            int32_t t = L->waits[s->wait0 + 2 * w], ai = L->waits[s->wait0 + 2 * w + 1];
+            L->steps[order[tbpos[rootfirst[s->rank] + t] + ai]].hasdep = 1;
+        }
+    }
+
+    /* scratch: one copy per instance, each as large as the largest rank's use */
+    maxscr = calloc((size_t)N + 1, sizeof *maxscr);
+    WEFT_CHECK_ALLOC(maxscr);
+    int32_t sper = 0;
+    for (size_t i = 0; i < p->nops; i++) {
+        const cc_op *op = &p->ops[i];
+        if (L->h[2 * i].kind == H_NONE) continue;
+        const cc_ref *refs[2] = {&op->src, &op->dst};
+        for (int j = 0; j < 2; j++)
+            if (refs[j]->buf >= CC_BUF_SCRATCH0) {
+                int32_t end =
+                    p->scratch[refs[j]->buf - CC_BUF_SCRATCH0].base + refs[j]->off + refs[j]->cnt;
+                if (end > maxscr[refs[j]->rank]) maxscr[refs[j]->rank] = end;
+                if (end > sper) sper = end;
+            }
+    }
+    int32_t C = 1;
+    for (size_t i = 0; i < nroots; i++)
+        if (L->nodes[roots[i]].chan + 1 > C) C = L->nodes[roots[i]].chan + 1;
+    for (int32_t r = 0; r < N; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = p->in_chunks * I;
+        g->o_chunks = p->out_chunks * I;
+        g->s_chunks = maxscr[r] ? (I - 1) * sper + maxscr[r] : 0;
+    }
+
+    /* blocks and steps, instance by instance */
+    for (int32_t c = 0; c < I; c++)
+        for (size_t i = 0; i < nroots; i++) {
+            const node *n = &L->nodes[roots[i]];
+            int32_t ch = (n->chan < 0 ? 0 : n->chan) + c * C;
+            if (weft_gpu_add_tb(&a->gpus[n->rank], n->send, n->recv, ch) == NULL)
+                WEFT_FAIL(WEFT_ERR_NOMEM);
+        }
+    for (int32_t c = 0; c < I; c++)
+        for (size_t i = 0; i < L->nsteps; i++) {
+            const lstep *s = &L->steps[order[i]];
+            weft_tb *tb = &a->gpus[s->rank].tbs[c * ntbs[s->rank] + s->tb];
+            weft_step st;
+            for (int32_t w = 0; w + 1 < s->nwaits; w++) {
+                int32_t t = L->waits[s->wait0 + 2 * w], ai = L->waits[s->wait0 + 2 * w + 1];
+                memset(&st, 0, sizeof st);
+                st.type = WEFT_STEP_NOP;
+                st.srcbuf = WEFT_BUF_INPUT;
+                st.dstbuf = WEFT_BUF_OUTPUT;
+                st.srcoff = st.dstoff = -1;
+                st.depid = c * ntbs[s->rank] + t;
+                st.deps = L->steps[order[tbpos[rootfirst[s->rank] + t] + ai]].final_idx;
+                if (weft_tb_add_step(tb, &st) < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            }
+            fill_step(L, s, c, sper, &st);
+            if (s->nwaits > 0) {
+                int32_t w = s->nwaits - 1;
+                int32_t t = L->waits[s->wait0 + 2 * w], ai = L->waits[s->wait0 + 2 * w + 1];
+                st.depid = c * ntbs[s->rank] + t;
+                st.deps = L->steps[order[tbpos[rootfirst[s->rank] + t] + ai]].final_idx;
+            }
+            st.hasdep = s->hasdep;
+            if (weft_tb_add_step(tb, &st) < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+        }
+    a->nchannels = C * I;
+    *out = a;
+    a = NULL;
+fail:
+    weft_algo_free(a);
+    free(order);
+    free(maxscr);
+    free(known);
+    free(need);
+    free(touched);
+    free(tbpos);
+    return res;
+}
+
+weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    lowerer L;
+    int32_t *consumer = NULL;
+    memset(&L, 0, sizeof L);
+    L.p = p;
+    L.d = d;
+    *out = NULL;
+    if (!p->checked) return WEFT_ERR_USAGE;
+    if (check_segments(&L) != 0) WEFT_FAIL(WEFT_ERR_INPUT);
+    L.nhalves = 2 * (int64_t)p->nops;
+    L.h = calloc((size_t)L.nhalves + 1, sizeof *L.h);
+    WEFT_CHECK_ALLOC(L.h);
+    for (size_t i = 0; i < p->nops; i++) {
+        const cc_op *op = &p->ops[i];
+        half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
+        hs->op = hr->op = (int32_t)i;
+        hs->step = hr->step = -1;
+        hs->node = hr->node = -1;
+        if (op->kind == CC_OP_ENSURE || p->noop[i]) continue;
+        if (op->src.rank == op->dst.rank) {
+            hs->kind = H_LOCAL;
+            hs->rank = op->src.rank;
+        } else {
+            hs->kind = H_SEND;
+            hs->rank = op->src.rank;
+            hr->kind = H_RECV;
+            hr->rank = op->dst.rank;
+        }
+    }
+    if (compute_deps(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+
+    /* connection ends and hints */
+    for (size_t i = 0; i < p->nops; i++) {
+        const cc_op *op = &p->ops[i];
+        half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
+        if (hs->kind == H_SEND) {
+            int32_t ch = chan_of(op);
+            hs->node = get_node(&L, hs->rank, NK_SEND, hr->rank, ch);
+            hr->node = get_node(&L, hr->rank, NK_RECV, hs->rank, ch);
+            if (hs->node < 0 || hr->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            if (op->hint[CC_HINT_SENDTB] >= 0)
+                apply_hint(&L, op, CC_HINT_SENDTB, hs->rank, hs->node);
+            if (op->hint[CC_HINT_RECVTB] >= 0)
+                apply_hint(&L, op, CC_HINT_RECVTB, hr->rank, hr->node);
+        } else if (hs->kind == H_LOCAL && op->hint[CC_HINT_TB] >= 0) {
+            hs->node = get_node(&L, hs->rank, NK_LABEL, op->hint[CC_HINT_TB], 0);
+            if (hs->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            node *root = &L.nodes[find(&L, hs->node)];
+            if (op->hint[CC_HINT_CHAN] >= 0) {
+                if (root->chan >= 0 && root->chan != op->hint[CC_HINT_CHAN]) {
+                    char why[96];
+                    snprintf(why, sizeof why, "uses channel %d (a thread block uses one channel)",
+                             root->chan);
+                    hint_error(&L, op, CC_HINT_TB, hs->rank, why);
+                } else {
+                    root->chan = op->hint[CC_HINT_CHAN];
+                }
+            }
+        }
+        if (L.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
+    }
+    if (L.errors) WEFT_FAIL(WEFT_ERR_INPUT);
+
+    /* steps and fusion, in program order */
+    for (size_t i = 0; i < p->nops; i++) {
+        const cc_op *op = &p->ops[i];
+        int32_t si = (int32_t)(2 * i), ri = (int32_t)(2 * i + 1);
+        half *hs = &L.h[si], *hr = &L.h[ri];
+        if (hs->kind == H_NONE) continue;
+        if (hs->kind == H_LOCAL) {
+            int32_t st =
+                new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank);
+            if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            hs->step = st;
+            L.steps[st].local = si;
+            L.steps[st].prio = (int32_t)i;
+            continue;
+        }
+        int32_t from = p->fuse_from[i];
+        int fused = 0;
+        if (from >= 0) {
+            half *rp = &L.h[2 * from + 1];
+            const cc_op *pop = &p->ops[from];
+            lstep *ps = rp->step >= 0 ? &L.steps[rp->step] : NULL;
+            char why[160];
+            if (rp->kind == H_RECV && ps && ps->send < 0 && chan_of(pop) == chan_of(op) &&
+                conflict(&L, rp->node, hs->node, why, sizeof why) == NULL) {
+                unite(&L, rp->node, hs->node);
+                ps->send = si;
+                ps->type = ps->type == WEFT_STEP_RECV
+                               ? WEFT_STEP_RCS
+                               : (p->dead[from] ? WEFT_STEP_RRS : WEFT_STEP_RRCS);
+                hs->step = rp->step;
+                fused = 1;
+            }
+        }
+        if (!fused) {
+            int32_t st = new_step(&L, WEFT_STEP_SEND, hs->rank);
+            if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            hs->step = st;
+            L.steps[st].send = si;
+            L.steps[st].prio = (int32_t)i;
+        }
+        int32_t rt =
+            new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC, hr->rank);
+        if (rt < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+        hr->step = rt;
+        L.steps[rt].recv = ri;
+        L.steps[rt].prio = (int32_t)i;
+    }
+
+    /* the send and receive ends towards one peer on one channel share a block */
+    for (size_t i = 0; i < p->nops; i++) {
+        half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
+        if (hs->kind != H_SEND) continue;
+        int32_t ch = chan_of(&p->ops[i]);
+        /* on the sender: its send end with its receive end from the same peer, if any */
+        int32_t back = lookup_node(&L, hs->rank, NK_RECV, hr->rank, ch);
+        char why[160];
+        if (back >= 0 && conflict(&L, hs->node, back, why, sizeof why) == NULL)
+            unite(&L, hs->node, back);
+    }
+
+    /* local steps: into the block of the step they wait for last, which then needs no
+     * dependency; without any, into the block of their first consumer; else a local block */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            consumer = malloc((p->nops + 1) * sizeof *consumer);
+            WEFT_CHECK_ALLOC(consumer);
+            for (size_t i = 0; i < p->nops; i++)
+                consumer[i] = -1;
+            for (int64_t hi = 0; hi < L.nhalves; hi++) {
+                const half *c = &L.h[hi];
+                if (c->kind == H_NONE || c->node < 0) continue;
+                for (int32_t k = 0; k < c->ndeps; k++) {
+                    const half *dh = &L.h[L.deps[c->dep0 + k]];
+                    int32_t *cur = &consumer[dh->op];
+                    if (dh->kind != H_LOCAL || dh->node >= 0) continue;
+                    if (*cur < 0 || c->op < L.h[*cur].op) *cur = (int32_t)hi;
+                }
+            }
+        }
+        for (size_t i = 0; i < p->nops; i++) {
+            const cc_op *op = &p->ops[i];
+            half *hl = &L.h[2 * i];
+            if (hl->kind != H_LOCAL || hl->node >= 0) continue;
+            int32_t want = op->hint[CC_HINT_CHAN];
+            int32_t best = -1;
+            if (pass == 0) {
+                for (int32_t k = 0; k < hl->ndeps; k++) {
+                    int32_t dh = L.deps[hl->dep0 + k];
+                    if (L.h[dh].node < 0) continue;
+                    if (best < 0 || L.h[best].op < L.h[dh].op) best = dh;
+                }
+            } else if (pass == 1) {
+                best = consumer[i];
+            }
+            if (best >= 0) {
+                node *root = &L.nodes[find(&L, L.h[best].node)];
+                if (want < 0 || root->chan == want) hl->node = (int32_t)(root - L.nodes);
+                continue;
+            }
+            if (pass == 2) {
+                hl->node = get_node(&L, hl->rank, NK_LOCAL, -1, want < 0 ? 0 : want);
+                if (hl->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            }
+        }
+    }
+    if (L.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
+    if (assign_tbs(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    int sr = schedule(&L);
+    if (sr == -2) WEFT_FAIL(WEFT_ERR_INTERNAL);
+    if (sr != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    WEFT_CHECK(build(&L, out));
+fail:
+    free(consumer);
+    cc_flush_suppressed(p, d);
+    free(L.h);
+    free(L.deps);
+    free(L.steps);
+    free(L.nodes);
+    free(L.mkeys);
+    free(L.mvals);
+    free(L.waits);
+    free(L.roots);
+    free(L.ntbs);
+    free(L.rootfirst);
+    return res;
+}

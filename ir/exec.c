@@ -1,0 +1,561 @@
+/* exec.c — the CPU reference executor: runs a schedule over host buffers for every rank with
+ * real data under a deterministic scheduler and compares the result with a naive reference
+ * collective. */
+#include "sched_internal.h"
+#include "weft_elemops.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const dtype_names[] = {
+#define WEFT_X_(id, n, b, v, f) n,
+    WEFT_DTYPES(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const redop_names[] = {
+#define WEFT_X_(id, n, v) n,
+    WEFT_REDOPS(WEFT_X_)
+#undef WEFT_X_
+};
+static const unsigned char dtype_float[] = {
+#define WEFT_X_(id, n, b, v, f) f,
+    WEFT_DTYPES(WEFT_X_)
+#undef WEFT_X_
+};
+
+const char *weft_dtype_name(weft_dtype t) {
+    return (unsigned)t < WEFT_DTYPE_COUNT ? dtype_names[t] : "?";
+}
+const char *weft_redop_name(weft_redop op) {
+    return (unsigned)op < WEFT_OP_COUNT ? redop_names[op] : "?";
+}
+
+int weft_dtype_from_name(const char *name) {
+    static const struct {
+        const char *alias;
+        weft_dtype t;
+    } aliases[] = {
+        {"char", WEFT_DTYPE_INT8},      {"int", WEFT_DTYPE_INT32},
+        {"float16", WEFT_DTYPE_HALF},   {"fp16", WEFT_DTYPE_HALF},
+        {"float32", WEFT_DTYPE_FLOAT},  {"fp32", WEFT_DTYPE_FLOAT},
+        {"float64", WEFT_DTYPE_DOUBLE}, {"fp64", WEFT_DTYPE_DOUBLE},
+        {"bf16", WEFT_DTYPE_BFLOAT16},
+    };
+    for (int i = 0; i < WEFT_DTYPE_COUNT; i++)
+        if (strcasecmp(name, dtype_names[i]) == 0) return i;
+    for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+        if (strcasecmp(name, aliases[i].alias) == 0) return aliases[i].t;
+    return -1;
+}
+
+int weft_redop_from_name(const char *name) {
+    for (int i = 0; i < WEFT_OP_COUNT; i++)
+        if (strcasecmp(name, redop_names[i]) == 0) return i;
+    return -1;
+}
+
+void weft_exec_opts_init(weft_exec_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->count = 1024;
+    o->dtype = WEFT_DTYPE_FLOAT;
+    o->op = WEFT_OP_SUM;
+    o->seed = 1;
+    o->max_reports = 8;
+}
+
+typedef struct rbufs {
+    char *in, *out, *scr; /* NULL where the rank has no such buffer */
+    char *own_a, *own_b;  /* what was allocated */
+    int64_t in_elems, out_elems;
+} rbufs;
+
+typedef struct ex {
+    const weft_sg *g;
+    const weft_algo *a;
+    const weft_exec_opts *o;
+    int32_t N, k;
+    int64_t count, C;
+    size_t es;
+    rbufs *rb;
+    char **payload; /* per send step: what it sent, until received */
+    char *tv, *ts;  /* per step: the values, and a loaded operand */
+} ex;
+
+/* ---- data ------------------------------------------------------------------------------ */
+static uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static void put_float(weft_dtype t, double v, void *out) {
+    switch (t) {
+    case WEFT_DTYPE_HALF: {
+        uint16_t h = weft_float_to_half((float)v);
+        memcpy(out, &h, 2);
+        break;
+    }
+    case WEFT_DTYPE_BFLOAT16: {
+        uint16_t h = weft_float_to_bf16((float)v);
+        memcpy(out, &h, 2);
+        break;
+    }
+    case WEFT_DTYPE_FLOAT: {
+        float f = (float)v;
+        memcpy(out, &f, 4);
+        break;
+    }
+    default: memcpy(out, &v, 8); break;
+    }
+}
+
+static double get_float(weft_dtype t, const void *p) {
+    uint16_t h;
+    float f;
+    double v;
+    switch (t) {
+    case WEFT_DTYPE_HALF: memcpy(&h, p, 2); return weft_half_to_float(h);
+    case WEFT_DTYPE_BFLOAT16: memcpy(&h, p, 2); return weft_bf16_to_float(h);
+    case WEFT_DTYPE_FLOAT: memcpy(&f, p, 4); return f;
+    default: memcpy(&v, p, 8); return v;
+    }
+}
+
+/* Input element e of rank r. Integers are random bits (wrapping arithmetic is associative, so
+ * any order of combining gives the reference's bits). Floating-point values are small
+ * integers, chosen so that every partial result of the reduction is exact in the type:
+ * then the schedule's order of combining cannot change a bit either. */
+static void gen_input(const ex *x, int32_t r, int64_t e, void *out) {
+    uint64_t h = mix(x->o->seed * 0x100000001B3ull ^ mix(((uint64_t)r << 40) ^ (uint64_t)e));
+    weft_dtype t = x->o->dtype;
+    if (!dtype_float[t]) {
+        memcpy(out, &h, x->es);
+        return;
+    }
+    double exact = t == WEFT_DTYPE_HALF       ? 2048.0
+                   : t == WEFT_DTYPE_BFLOAT16 ? 256.0
+                   : t == WEFT_DTYPE_FLOAT    ? 16777216.0
+                                              : 9007199254740992.0;
+    double v;
+    switch (x->o->op) {
+    case WEFT_OP_PROD: {
+        /* +-1, and +-2 from one rank per element: every partial product is +-1 or +-2 */
+        int32_t special = (int32_t)(mix(x->o->seed ^ (uint64_t)e) % (uint64_t)x->N);
+        v = (h & 1) ? -1.0 : 1.0;
+        if (r == special) v *= 2.0;
+        break;
+    }
+    case WEFT_OP_MIN:
+    case WEFT_OP_MAX: {
+        int64_t amp = (int64_t)(exact < 2000 ? exact - 1 : 1000);
+        v = (double)((int64_t)(h % (uint64_t)(2 * amp + 1)) - amp);
+        break;
+    }
+    default: {
+        int64_t amp = (int64_t)(exact / x->N);
+        if (amp > 8) amp = 8;
+        if (amp < 1) amp = 1;
+        v = (double)((int64_t)(h % (uint64_t)(2 * amp + 1)) - amp);
+        break;
+    }
+    }
+    put_float(t, v, out);
+}
+
+/* What output and scratch memory holds before the call: values no input produces, so that a
+ * chunk a schedule forgets to fill, or reduces into, shows. */
+static void gen_poison(const ex *x, int32_t r, int64_t e, int which, void *out) {
+    uint64_t h =
+        mix(~x->o->seed ^ mix(((uint64_t)r << 40) ^ ((uint64_t)which << 36) ^ (uint64_t)e));
+    weft_dtype t = x->o->dtype;
+    if (!dtype_float[t]) {
+        memcpy(out, &h, x->es);
+        return;
+    }
+    double v = 3000.0 + (double)(h % 1000);
+    put_float(t, (h >> 20) & 1 ? -v : v, out);
+}
+
+static int elem_equal(weft_dtype t, const void *a, const void *b) {
+    if (!dtype_float[t]) return memcmp(a, b, (size_t)weft_dtype_size(t)) == 0;
+    double x = get_float(t, a), y = get_float(t, b);
+    return x == y || (x != x && y != y);
+}
+
+static void format_elem(weft_dtype t, const void *p, char *buf, size_t len) {
+    switch (t) {
+    case WEFT_DTYPE_INT8: snprintf(buf, len, "%d", *(const int8_t *)p); break;
+    case WEFT_DTYPE_UINT8: snprintf(buf, len, "%u", *(const uint8_t *)p); break;
+    case WEFT_DTYPE_INT32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        snprintf(buf, len, "%d", v);
+        break;
+    }
+    case WEFT_DTYPE_UINT32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        snprintf(buf, len, "%u", v);
+        break;
+    }
+    case WEFT_DTYPE_INT64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        snprintf(buf, len, "%lld", (long long)v);
+        break;
+    }
+    case WEFT_DTYPE_UINT64: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+        break;
+    }
+    default: snprintf(buf, len, "%.9g", get_float(t, p)); break;
+    }
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+static char *chunk_at(const ex *x, int32_t r, weft_buf b, int32_t c, int64_t *valid) {
+    const rbufs *rb = &x->rb[r];
+    if (b == WEFT_BUF_SCRATCH) {
+        *valid = x->C;
+        return rb->scr + (size_t)((int64_t)c * x->C) * x->es;
+    }
+    *valid = weft_chunk_valid(x->count, x->k, x->C, c);
+    char *base = b == WEFT_BUF_INPUT ? rb->in : rb->out;
+    return base + (size_t)weft_chunk_start(x->count, x->k, x->C, c) * x->es;
+}
+
+/* Loads a chunk slot: its valid elements from memory, zeros for the rest (the padding of a
+ * short or empty trailing chunk, computed on and never stored). */
+static void load_slot(const ex *x, int32_t r, weft_buf b, int32_t c, char *dst) {
+    int64_t valid;
+    const char *p = chunk_at(x, r, b, c, &valid);
+    if (valid > 0) memcpy(dst, p, (size_t)valid * x->es);
+    if (valid < x->C) memset(dst + (size_t)valid * x->es, 0, (size_t)(x->C - valid) * x->es);
+}
+
+static void store_slot(const ex *x, int32_t r, weft_buf b, int32_t c, const char *src) {
+    int64_t valid;
+    char *p = chunk_at(x, r, b, c, &valid);
+    if (valid > 0) memcpy(p, src, (size_t)valid * x->es);
+}
+
+/* ---- one step ---------------------------------------------------------------------------- */
+static int exec_step(void *user, int32_t sid) {
+    ex *x = user;
+    const weft_sg *g = x->g;
+    const weft_sg_step *gs = &g->steps[sid];
+    const weft_step *st = weft_sg_ir_step(g, sid);
+    if (st->type == WEFT_STEP_NOP) return 0;
+    unsigned f = gs->flags;
+    int32_t r = gs->rank, cnt = st->cnt;
+    size_t slot = (size_t)x->C * x->es;
+    const char *msg = (f & WEFT_STEP_F_RECV) ? x->payload[gs->match] : NULL;
+    /* every read happens before any write, as through a temporary */
+    for (int32_t i = 0; i < cnt; i++) {
+        char *v = x->tv + (size_t)i * slot;
+        if (f & WEFT_STEP_F_RECV) {
+            memcpy(v, msg + (size_t)i * slot, slot);
+            if (f & WEFT_STEP_F_REDUCE) {
+                load_slot(x, r, st->srcbuf, st->srcoff + i, x->ts);
+                weft_elem_reduce(x->o->dtype, x->o->op, v, v, x->ts, x->C);
+            }
+        } else {
+            load_slot(x, r, st->srcbuf, st->srcoff + i, v);
+            if (f & WEFT_STEP_F_REDUCE) {
+                load_slot(x, r, st->dstbuf, st->dstoff + i, x->ts);
+                weft_elem_reduce(x->o->dtype, x->o->op, v, x->ts, v, x->C);
+            }
+        }
+    }
+    if (f & WEFT_STEP_F_RECV) {
+        free(x->payload[gs->match]);
+        x->payload[gs->match] = NULL;
+    }
+    if (f & WEFT_STEP_F_WRITE)
+        for (int32_t i = 0; i < cnt; i++)
+            store_slot(x, r, st->dstbuf, st->dstoff + i, x->tv + (size_t)i * slot);
+    if (f & WEFT_STEP_F_SEND) {
+        char *m = malloc((size_t)cnt * slot + 1);
+        if (m == NULL) return WEFT_ERR_NOMEM;
+        memcpy(m, x->tv, (size_t)cnt * slot);
+        x->payload[sid] = m;
+    }
+    return 0;
+}
+
+/* ---- buffers and the reference -------------------------------------------------------- */
+static weft_result alloc_buffers(ex *x) {
+    weft_result res = WEFT_OK;
+    const weft_sg *g = x->g;
+    const weft_algo *a = x->a;
+    const int inplace = x->o->inplace;
+    for (int32_t r = 0; r < x->N; r++) {
+        rbufs *rb = &x->rb[r];
+        int has_in = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_INPUT);
+        int has_out = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_OUTPUT);
+        rb->in_elems = has_in ? (int64_t)(g->nin / x->k) * x->count : 0;
+        rb->out_elems = has_out ? (int64_t)(g->nout / x->k) * x->count : 0;
+        /* aliasing as NCCL defines in-place calls: the same pointer, or the rank's slice of
+         * the large buffer (weft_sg_loc says the same in chunks) */
+        int alias = weft_sg_aliased(g, inplace, r);
+        if (alias && g->nin == g->nout) {
+            rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
+            WEFT_CHECK_ALLOC(rb->own_a);
+            rb->in = rb->out = rb->own_a;
+        } else if (alias && g->nout > g->nin) {
+            rb->own_a = malloc((size_t)rb->out_elems * x->es + 1);
+            WEFT_CHECK_ALLOC(rb->own_a);
+            rb->out = rb->own_a;
+            rb->in = rb->out + (size_t)((int64_t)r * x->count) * x->es;
+        } else if (alias) {
+            rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
+            WEFT_CHECK_ALLOC(rb->own_a);
+            rb->in = rb->own_a;
+            rb->out = rb->in + (size_t)((int64_t)r * x->count) * x->es;
+        } else {
+            if (has_in) {
+                rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
+                WEFT_CHECK_ALLOC(rb->own_a);
+                rb->in = rb->own_a;
+            }
+            if (has_out) {
+                rb->own_b = malloc((size_t)rb->out_elems * x->es + 1);
+                WEFT_CHECK_ALLOC(rb->own_b);
+                rb->out = rb->own_b;
+            }
+        }
+        int64_t ns = (int64_t)a->gpus[r].s_chunks * x->C;
+        rb->scr = malloc((size_t)ns * x->es + 1);
+        WEFT_CHECK_ALLOC(rb->scr);
+        /* poison first, then the input (which may lie inside the output) */
+        for (int64_t e = 0; rb->out && e < rb->out_elems; e++)
+            gen_poison(x, r, e, 0, rb->out + (size_t)e * x->es);
+        for (int64_t e = 0; e < ns; e++)
+            gen_poison(x, r, e, 1, rb->scr + (size_t)e * x->es);
+        for (int64_t e = 0; rb->in && e < rb->in_elems; e++)
+            gen_input(x, r, e, rb->in + (size_t)e * x->es);
+    }
+fail:
+    return res;
+}
+
+/* The expected output of rank r into out (out_elems elements) from the saved inputs;
+ * 0 when the rank's output is not part of the call. */
+static int reference(const ex *x, char **in, int32_t r, char *out) {
+    const weft_algo *a = x->a;
+    const int32_t N = x->N, R = a->root;
+    const int64_t n = x->count;
+    const size_t es = x->es;
+    int64_t in_off = 0;
+    switch (a->coll) {
+    case WEFT_COLL_ALLREDUCE: break;
+    case WEFT_COLL_REDUCE:
+        if (r != R) return 0;
+        break;
+    case WEFT_COLL_REDUCESCATTER: in_off = (int64_t)r * n; break;
+    case WEFT_COLL_ALLGATHER:
+    case WEFT_COLL_GATHER:
+        if (a->coll == WEFT_COLL_GATHER && r != R) return 0;
+        for (int32_t q = 0; q < N; q++)
+            memcpy(out + (size_t)((int64_t)q * n) * es, in[q], (size_t)n * es);
+        return 1;
+    case WEFT_COLL_ALLTOALL:
+        for (int32_t q = 0; q < N; q++)
+            memcpy(out + (size_t)((int64_t)q * n) * es, in[q] + (size_t)((int64_t)r * n) * es,
+                   (size_t)n * es);
+        return 1;
+    case WEFT_COLL_BROADCAST: memcpy(out, in[R], (size_t)n * es); return 1;
+    case WEFT_COLL_SCATTER:
+        memcpy(out, in[R] + (size_t)((int64_t)r * n) * es, (size_t)n * es);
+        return 1;
+    default: return 0;
+    }
+    memcpy(out, in[0] + (size_t)in_off * es, (size_t)n * es);
+    for (int32_t q = 1; q < N; q++)
+        weft_elem_reduce(x->o->dtype, x->o->op, out, out, in[q] + (size_t)in_off * es, n);
+    if (x->o->op == WEFT_OP_AVG) weft_elem_div(x->o->dtype, out, n, N);
+    return 1;
+}
+
+static int32_t elem_chunk(const ex *x, int64_t e) {
+    int64_t seg = x->count ? e / x->count : 0, off = x->count ? e % x->count : 0;
+    return (int32_t)(seg * x->k + (x->C ? off / x->C : 0));
+}
+
+static int64_t compare(const ex *x, weft_diag *d, int32_t r, const char *what, const char *got,
+                       const char *want, int64_t n, int64_t *reported) {
+    int64_t bad = 0;
+    for (int64_t e = 0; e < n; e++) {
+        size_t at = (size_t)e * x->es;
+        if (elem_equal(x->o->dtype, got + at, want + at)) continue;
+        bad++;
+        if ((*reported)++ >= x->o->max_reports) continue;
+        char gv[48], wv[48];
+        format_elem(x->o->dtype, got + at, gv, sizeof gv);
+        format_elem(x->o->dtype, want + at, wv, sizeof wv);
+        weft_diag_add(d, WEFT_SEV_ERROR, x->a->file, 0, 0,
+                      "rank %d: %s element %lld (chunk %d) is %s, expected %s", r, what,
+                      (long long)e, elem_chunk(x, e), gv, wv);
+    }
+    if (bad)
+        weft_diag_add(d, WEFT_SEV_NOTE, x->a->file, 0, 0,
+                      "rank %d: %lld of %lld %s elements differ from the reference", r,
+                      (long long)bad, (long long)n, what);
+    return bad;
+}
+
+weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag *d,
+                         weft_exec_report *report) {
+    weft_result res = WEFT_OK;
+    weft_exec_opts defaults;
+    weft_exec_report local_rep;
+    weft_exec_report *rep = report ? report : &local_rep;
+    weft_sg *g = NULL;
+    weft_sg_run run = {0};
+    char **saved = NULL, *want = NULL;
+    ex x;
+    memset(&x, 0, sizeof x);
+    memset(rep, 0, sizeof *rep);
+    if (o == NULL) {
+        weft_exec_opts_init(&defaults);
+        o = &defaults;
+    }
+    if (!weft_coll_runnable(a->coll)) {
+        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
+                      "weft does not execute %s schedules (no NCCL collective runs them)",
+                      weft_coll_name(a->coll));
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    if (o->count < 0 || (unsigned)o->dtype >= WEFT_DTYPE_COUNT || weft_dtype_size(o->dtype) == 0 ||
+        (unsigned)o->op >= WEFT_OP_COUNT || o->fifo_slots < 0) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "invalid executor options");
+        return WEFT_ERR_USAGE;
+    }
+    if (o->inplace ? !a->inplace : !a->outofplace) {
+        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
+                      "the algorithm does not declare %s calls (%s=\"0\")",
+                      o->inplace ? "in-place" : "out-of-place",
+                      o->inplace ? "inplace" : "outofplace");
+        return WEFT_ERR_USAGE;
+    }
+    WEFT_CHECK(weft_sg_validate(a, d, NULL));
+    WEFT_CHECK(weft_sg_build(a, d, NULL, &g));
+    WEFT_CHECK(weft_sg_check_mode(g, o->inplace, d, NULL));
+    x.g = g;
+    x.a = a;
+    x.o = o;
+    x.N = a->ngpus;
+    x.k = g->k;
+    x.count = o->count;
+    x.C = weft_chunk_elems(o->count, g->k);
+    x.es = (size_t)weft_dtype_size(o->dtype);
+    {
+        /* refuse sizes this machine cannot hold rather than fail half-way */
+        double total = (double)x.count * (double)(g->nin / g->k + g->nout / g->k) * x.N * x.es +
+                       (double)x.C * g->smax * x.N * x.es;
+        if (total > 64.0 * (1 << 30)) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "count %lld needs %.0f GiB of buffers: too large for the CPU executor",
+                          (long long)x.count, total / (1 << 30));
+            WEFT_FAIL(WEFT_ERR_USAGE);
+        }
+    }
+    int32_t maxcnt = 1;
+    for (int32_t s = 0; s < g->nsteps; s++) {
+        int32_t c = weft_sg_ir_step(g, s)->cnt;
+        if (c > maxcnt) maxcnt = c;
+    }
+    size_t slot = (size_t)x.C * x.es;
+    x.rb = calloc((size_t)x.N, sizeof *x.rb);
+    x.payload = calloc((size_t)g->nsteps + 1, sizeof *x.payload);
+    x.tv = malloc((size_t)maxcnt * slot + 1);
+    x.ts = malloc(slot + 1);
+    WEFT_CHECK_ALLOC(x.rb);
+    WEFT_CHECK_ALLOC(x.payload);
+    WEFT_CHECK_ALLOC(x.tv);
+    WEFT_CHECK_ALLOC(x.ts);
+    WEFT_CHECK(alloc_buffers(&x));
+    /* the reference works from copies: an in-place run overwrites its input */
+    saved = calloc((size_t)x.N, sizeof *saved);
+    WEFT_CHECK_ALLOC(saved);
+    int64_t in_max = (int64_t)(g->nin / g->k) * x.count,
+            out_max = (int64_t)(g->nout / g->k) * x.count;
+    for (int32_t r = 0; r < x.N; r++) {
+        saved[r] = calloc((size_t)in_max * x.es + 1, 1);
+        WEFT_CHECK_ALLOC(saved[r]);
+        if (x.rb[r].in) memcpy(saved[r], x.rb[r].in, (size_t)x.rb[r].in_elems * x.es);
+    }
+
+    run.fifo = o->fifo_slots;
+    run.seed = o->sched_seed;
+    run.fire = exec_step;
+    run.user = &x;
+    WEFT_CHECK(weft_sg_run_exec(g, &run));
+    rep->steps_run = run.nfired;
+    rep->steps_total = g->nsteps;
+    if (run.stalled) {
+        rep->stalled = 1;
+        weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                      "stalled: %lld of %d steps ran, then no tb could progress",
+                      (long long)run.nfired, g->nsteps);
+        int32_t listed = 0, blocked = 0, limit = 4 * o->max_reports;
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            if (run.pc[t] >= g->tbs[t].nsteps) continue;
+            blocked++;
+            if (listed++ >= limit) continue;
+            char why[320], name[64];
+            int32_t s = g->tbs[t].first + run.pc[t];
+            weft_sg_describe_wait(g, &run, t, why, sizeof why);
+            weft_sg_step_name(g, s, name, sizeof name);
+            weft_diag_add(d, WEFT_SEV_NOTE, a->file, weft_sg_ir_step(g, s)->line, 0, "%s ('%s') %s",
+                          name, weft_sg_step_type_name(weft_sg_ir_step(g, s)->type), why);
+        }
+        if (blocked > limit)
+            weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0, "%d more blocked tbs not listed",
+                          blocked - limit);
+        WEFT_FAIL(WEFT_ERR_INPUT);
+    }
+    int reduces = weft_coll_reduces(a->coll);
+    if (reduces && o->op == WEFT_OP_AVG)
+        for (int32_t r = 0; r < x.N; r++)
+            if (x.rb[r].out) weft_elem_div(o->dtype, x.rb[r].out, x.rb[r].out_elems, x.N);
+    want = malloc((size_t)(out_max > in_max ? out_max : in_max) * x.es + 1);
+    WEFT_CHECK_ALLOC(want);
+    int64_t reported = 0;
+    for (int32_t r = 0; r < x.N; r++) {
+        if (x.rb[r].out && reference(&x, saved, r, want))
+            rep->mismatches +=
+                compare(&x, d, r, "output", x.rb[r].out, want, x.rb[r].out_elems, &reported);
+        /* NCCL's send buffer is const: an out-of-place call must leave it unchanged */
+        if (!o->inplace && x.rb[r].in)
+            rep->mismatches +=
+                compare(&x, d, r, "input", x.rb[r].in, saved[r], x.rb[r].in_elems, &reported);
+    }
+    if (rep->mismatches) res = WEFT_ERR_INPUT;
+fail:
+    if (x.payload)
+        for (int32_t s = 0; s < (g ? g->nsteps : 0); s++)
+            free(x.payload[s]);
+    free(x.payload);
+    if (x.rb)
+        for (int32_t r = 0; r < x.N; r++) {
+            free(x.rb[r].own_a);
+            free(x.rb[r].own_b);
+            free(x.rb[r].scr);
+        }
+    if (saved)
+        for (int32_t r = 0; r < x.N; r++)
+            free(saved[r]);
+    free(saved);
+    free(want);
+    free(x.rb);
+    free(x.tv);
+    free(x.ts);
+    weft_sg_run_free(&run);
+    weft_sg_free(g);
+    return res;
+}

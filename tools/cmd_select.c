@@ -1,0 +1,188 @@
+/* cmd_select.c — `weft select`: which loaded algorithm serves a collective call, and why not, as
+ * libweft_nccl.so decides it, without a GPU. */
+#include "commands.h"
+#include "weft_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if __has_include("weft_runtime.h")
+#include "registry_internal.h"
+
+static const char usage_text[] =
+    "usage: weft select [-d PATHS] COLL [--ranks N] [--bytes B | --sweep] [--type T] [--op OP]\n"
+    "                   [--inplace | --outofplace | --both] [--root R]\n"
+    "\n"
+    "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
+    ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
+    "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
+    "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
+    "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
+    "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
+    "Exit codes: 0 ok, 1 an algorithm file is wrong (still selects with the others), 2 usage.\n";
+
+static int parse_bytes(const char *s, unsigned long long *out) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long mult = 1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1ull << 30, end++;
+    if (end == s || *end != '\0' || *s == '-') return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int lookup(const char *s, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (names[i] && strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static const char *const type_names[] = {
+#define WEFT_X_(id, n, b, v, f) n,
+    WEFT_DTYPES(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const op_names[] = {
+#define WEFT_X_(id, n, v) n,
+    WEFT_REDOPS(WEFT_X_)
+#undef WEFT_X_
+};
+
+static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
+    const char *why = NULL;
+    int i = weft_registry_select(r, &c, &why);
+    if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
+    printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
+           type_names[c.dtype]);
+    if (weft_coll_reduces(c.coll)) printf(", %s", op_names[c.op]);
+    if (weft_coll_rooted(c.coll)) printf(", root %d", c.root);
+    printf(", %s -> ", c.inplace ? "in-place" : "out-of-place");
+    if (i >= 0) {
+        const weft_algo *a = weft_registry_get(r, (size_t)i);
+        printf("weft '%s' (%s)\n", a->name, a->file ? a->file : "in memory");
+    } else {
+        printf("NCCL: %s\n", why);
+    }
+}
+
+int weft_cmd_select(int argc, char **argv) {
+    const char *paths = NULL;
+    const char *coll_s = NULL;
+    unsigned long long bytes = 1 << 20;
+    int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0;
+    int modes = 2; /* bit 0 in-place, bit 1 out-of-place */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return WEFT_EXIT_OK;
+        } else if (strcmp(a, "--inplace") == 0) {
+            modes = 1;
+        } else if (strcmp(a, "--outofplace") == 0) {
+            modes = 2;
+        } else if (strcmp(a, "--both") == 0) {
+            modes = 3;
+        } else if (strcmp(a, "--sweep") == 0) {
+            sweep = 1;
+        } else if (a[0] == '-' && v == NULL) {
+            fprintf(stderr, "weft select: %s needs a value\n", a);
+            return WEFT_EXIT_USAGE;
+        } else if (strcmp(a, "-d") == 0) {
+            paths = argv[++i];
+        } else if (strcmp(a, "--ranks") == 0) {
+            ranks = atoi(argv[++i]);
+        } else if (strcmp(a, "--root") == 0) {
+            root = atoi(argv[++i]);
+        } else if (strcmp(a, "--bytes") == 0) {
+            if (parse_bytes(argv[++i], &bytes) != 0) {
+                fprintf(stderr, "weft select: bad size '%s'\n", argv[i]);
+                return WEFT_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--type") == 0) {
+            if ((type = lookup(argv[++i], type_names, WEFT_DTYPE_COUNT)) < 0) {
+                fprintf(stderr, "weft select: unknown type '%s'\n", argv[i]);
+                return WEFT_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--op") == 0) {
+            if ((op = lookup(argv[++i], op_names, WEFT_OP_COUNT)) < 0) {
+                fprintf(stderr, "weft select: unknown op '%s'\n", argv[i]);
+                return WEFT_EXIT_USAGE;
+            }
+        } else if (a[0] == '-' || coll_s) {
+            fprintf(stderr, "weft select: unexpected argument '%s'\n%s", a, usage_text);
+            return WEFT_EXIT_USAGE;
+        } else {
+            coll_s = a;
+        }
+    }
+    int coll = coll_s ? weft_coll_from_name(coll_s) : -1;
+    if (coll < 0 || !weft_coll_runnable((weft_coll)coll)) {
+        fprintf(stderr, "weft select: %s '%s'\n%s",
+                coll_s ? "not a collective weft serves:" : "which collective?",
+                coll_s ? coll_s : "", usage_text);
+        return WEFT_EXIT_USAGE;
+    }
+    if (ranks < 1) {
+        fprintf(stderr, "weft select: --ranks must be at least 1\n");
+        return WEFT_EXIT_USAGE;
+    }
+    if (paths == NULL) paths = weft_env_get(WEFT_ENV_ALGO_DIR);
+    weft_registry *r = NULL;
+    weft_diag *d = weft_diag_new();
+    if (d == NULL || weft_registry_new(&r) != WEFT_OK ||
+        weft_registry_load(r, paths, d) != WEFT_OK) {
+        fprintf(stderr, "weft select: out of memory\n");
+        weft_diag_free(d);
+        weft_registry_free(r);
+        return WEFT_EXIT_INPUT;
+    }
+    /* the algorithms for this rank count, as libweft_nccl.so builds them (.weft sources with a
+     * parameter N are compiled for it) */
+    weft_registry *base = r;
+    r = NULL;
+    if (weft_registry_for_ranks(base, ranks, &r, d) != WEFT_OK) {
+        fprintf(stderr, "weft select: out of memory\n");
+        weft_diag_free(d);
+        weft_registry_free(base);
+        return WEFT_EXIT_INPUT;
+    }
+    weft_registry_free(base);
+    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+    int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
+    weft_diag_free(d);
+    unsigned long long per = (unsigned long long)weft_dtype_size((weft_dtype)type);
+    if (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
+        coll == WEFT_COLL_ALLTOALL)
+        per *= (unsigned long long)ranks;
+    unsigned long long lo = sweep ? 8 : bytes, hi = sweep ? 1ull << 30 : bytes;
+    for (unsigned long long b = lo; b <= hi; b *= 2) {
+        for (int m = 0; m < 2; m++) {
+            if (!(modes & (1 << m))) continue;
+            weft_call c = {(weft_coll)coll,
+                           (weft_dtype)type,
+                           (weft_redop)op,
+                           (size_t)(b / per),
+                           m == 0,
+                           root,
+                           ranks};
+            one(r, c, b);
+        }
+        if (b == 0) break;
+    }
+    weft_registry_free(r);
+    return status;
+}
+#else
+int weft_cmd_select(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "weft select: this weft was built without the runtime layer (no nccl.h)\n");
+    return WEFT_EXIT_USAGE;
+}
+#endif
