@@ -124,18 +124,15 @@ static weft_result upload(void **dst, const void *src, size_t bytes) {
 static void rank_free(weft_comm *c, rt_rank *rr) {
     if (rr->tab) {
         for (size_t i = 0; i < c->nalgos; i++) {
-            cudaFree(rr->tab[i].tbs);
-            cudaFree(rr->tab[i].steps);
+            cudaFree(rr->tab[i].rec);
             cudaFree(rr->tab[i].xsrc);
+            cudaFree(rr->tab[i].prog);
         }
         free(rr->tab);
     }
     cudaFree(rr->state);
     cudaFree(rr->pos);
-    cudaFree(rr->sconn);
-    cudaFree(rr->rconn);
-    cudaFree(rr->parr);
-    cudaFree(rr->pab);
+    cudaFree(rr->peer_win);
     if (rr->scratch) cudaFree(rr->scratch);
     if (rr->err_h) cudaFreeHost(rr->err_h);
     memset(rr, 0, sizeof *rr);
@@ -145,8 +142,7 @@ static void rank_free(weft_comm *c, rt_rank *rr) {
 static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *win, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_dconn *hs = NULL, *hr = NULL;
-    uint64_t **parr = NULL;
-    uint32_t **pab = NULL;
+    char *rec = NULL;
     size_t nk = (size_t)(c->lay.nkeys > 0 ? c->lay.nkeys : 1);
     memset(rr, 0, sizeof *rr);
     rr->rank = rank;
@@ -157,21 +153,10 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
     if (!rr->pos) goto cuda_fail;
     hs = calloc(nk, sizeof *hs);
     hr = calloc(nk, sizeof *hr);
-    parr = calloc((size_t)c->nranks, sizeof *parr);
-    pab = calloc((size_t)c->nranks, sizeof *pab);
     WEFT_CHECK_ALLOC(hs);
     WEFT_CHECK_ALLOC(hr);
-    WEFT_CHECK_ALLOC(parr);
-    WEFT_CHECK_ALLOC(pab);
     weft_layout_conns(&c->lay, &c->cfg, rank, win, rr->pos, hs, hr);
-    for (int q = 0; q < c->nranks; q++) {
-        parr[q] = (uint64_t *)(void *)(win[q] + WEFT_RT_ARRIVAL_OFF);
-        pab[q] = (uint32_t *)(void *)(win[q] + WEFT_RT_ABORT_OFF);
-    }
-    if (upload((void **)&rr->sconn, hs, nk * sizeof *hs) != WEFT_OK ||
-        upload((void **)&rr->rconn, hr, nk * sizeof *hr) != WEFT_OK ||
-        upload((void **)&rr->parr, parr, (size_t)c->nranks * sizeof *parr) != WEFT_OK ||
-        upload((void **)&rr->pab, pab, (size_t)c->nranks * sizeof *pab) != WEFT_OK)
+    if (upload((void **)&rr->peer_win, win, (size_t)c->nranks * sizeof *win) != WEFT_OK)
         goto cuda_fail;
     if (cudaHostAlloc((void **)&rr->err_h, sizeof(weft_errrec), cudaHostAllocMapped) !=
             cudaSuccess ||
@@ -184,10 +169,15 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
         const weft_algo_plan *p = &c->plans[i];
         if (!p->ranks) continue;
         const weft_rank_plan *rp = &p->ranks[rank];
-        if (upload((void **)&rr->tab[i].tbs, rp->tbs, (size_t)rp->ntbs * sizeof *rp->tbs) !=
-                WEFT_OK ||
-            upload((void **)&rr->tab[i].steps, rp->steps, (size_t)rp->nsteps * sizeof *rp->steps) !=
-                WEFT_OK ||
+        int32_t rb = weft_plan_rec_bytes(rp);
+        size_t bytes = (size_t)rb * (size_t)rp->ntbs;
+        free(rec);
+        rec = malloc(bytes);
+        WEFT_CHECK_ALLOC(rec);
+        weft_plan_records(rp, hs, hr, rec);
+        rr->tab[i].rec_bytes = rb;
+        rr->tab[i].prog = dmalloc0((size_t)rp->ntbs * sizeof(weft_dprog), &res);
+        if (!rr->tab[i].prog || upload((void **)&rr->tab[i].rec, rec, bytes) != WEFT_OK ||
             upload((void **)&rr->tab[i].xsrc, rp->xsrc, (size_t)rp->nxsrc * sizeof *rp->xsrc) !=
                 WEFT_OK)
             goto cuda_fail;
@@ -201,8 +191,7 @@ fail:
 done:
     free(hs);
     free(hr);
-    free(parr);
-    free(pab);
+    free(rec);
     return res;
 }
 
@@ -219,6 +208,7 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
     WEFT_CHECK_ALLOC(c->plans);
     WEFT_CHECK_ALLOC(c->maxsteps);
     weft_layout_init(&c->lay, c->nranks);
+    c->lay.nalgos = (int32_t)nalgos;
     char *ok = calloc(nalgos ? nalgos : 1, 1);
     WEFT_CHECK_ALLOC(ok);
     for (size_t i = 0; i < nalgos; i++) {
@@ -251,7 +241,7 @@ static int64_t comm_hash(const weft_comm *c) {
 #define MIXIN(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
     MIXIN(c->nranks);
     for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
-        MIXIN(c->cfg.nslots[p]), MIXIN(c->cfg.slot_bytes[p]);
+        MIXIN(c->cfg.nslots[p]), MIXIN(c->cfg.slot_bytes[p]), MIXIN(c->cfg.slice_bytes[p]);
     MIXIN(c->lay.nkeys);
     MIXIN(c->lay.bytes);
     for (int i = 0; i < c->lay.nkeys; i++)
@@ -661,7 +651,13 @@ int weft_rt_check_broken(weft_comm *c, weft_result *res) {
         *res = WEFT_ERR_UNSUPPORTED;
         return 1;
     }
+    /* The rank that gave up first says why; the others only say that it did. */
+    int pick = -1;
     for (int s = 0; s < c->nsub; s++) {
+        const volatile weft_errrec *e = c->sub[s].err_h;
+        if (e && e->code && (pick < 0 || e->code != WEFT_RT_WAIT_ABORTED)) pick = s;
+    }
+    for (int s = pick < 0 ? c->nsub : pick; s < c->nsub; s++) {
         const volatile weft_errrec *e = c->sub[s].err_h;
         if (e && e->code) {
             weft_errrec rec;
@@ -773,21 +769,20 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         if (res != WEFT_OK) break;
         weft_rargs *x = c->nsub == 1 ? &ka.r0 : &c->h_sub[s];
         memset(x, 0, sizeof *x);
-        x->tbs = rr->tab[ai].tbs, x->steps = rr->tab[ai].steps, x->xsrc = rr->tab[ai].xsrc;
-        x->sconn = rr->sconn, x->rconn = rr->rconn;
+        x->rec = rr->tab[ai].rec, x->rec_bytes = rr->tab[ai].rec_bytes;
+        x->xsrc = rr->tab[ai].xsrc;
+        x->prog = rr->tab[ai].prog;
         x->buf[0] = (char *)(uintptr_t)send[s];
         x->buf[1] = (char *)recv[s];
         x->buf[2] = rr->scratch;
         x->count = g.count, x->C = g.C, x->E = g.E, x->k = p->k, x->niter = g.niter;
-        x->ntbs = rp->ntbs, x->proto = p->proto;
+        x->proto = p->proto;
         x->state = rr->state;
-        x->arrival = (uint64_t *)(void *)(rr->win_local + WEFT_RT_ARRIVAL_OFF);
-        x->abortw = (uint32_t *)(void *)(rr->win_local + WEFT_RT_ABORT_OFF);
-        x->peer_arrival = rr->parr;
-        x->peer_abort = rr->pab;
+        x->peer_win = rr->peer_win;
         x->err = rr->err_d;
         x->timeout_ns = c->cfg.timeout_ns;
         x->rank = rr->rank, x->nranks = c->nranks, x->tag = ai;
+        x->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
         ka.cta_base[s] = ncta;
         ncta += rp->ntbs;
     }

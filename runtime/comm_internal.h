@@ -14,15 +14,14 @@ extern "C" {
 typedef struct rt_rank {
     int rank;
     char *win_local;    /* this rank's window */
-    weft_dstate *state; /* epoch, progress counters */
+    weft_dstate *state; /* the watchdog's claim */
     uint64_t *pos;      /* 2 x nkeys message counters */
-    weft_dconn *sconn, *rconn;
-    uint64_t **parr; /* every rank's arrival word, as this rank addresses it */
-    uint32_t **pab;  /* every rank's abort word */
+    char **peer_win;    /* device array: every window, as this rank addresses it */
     struct {
-        weft_dtb *tbs;
-        weft_dstep *steps;
+        char *rec; /* ntbs records */
+        int32_t rec_bytes;
         weft_dsrc *xsrc;
+        weft_dprog *prog;
     } * tab;                    /* per algorithm (NULL when ineligible) */
     weft_errrec *err_h, *err_d; /* host-mapped watchdog record */
     char *scratch;

@@ -8,14 +8,13 @@
  *   static uint64_t ld_acq_sys/ld_acq_gpu/ld_rlx(const uint64_t*)   (rlx: relaxed, system)
  *   static void st_rel_sys/st_rel_gpu/st_rlx(uint64_t*, uint64_t)
  *   static uint32_t ld_rlx32(const uint32_t*); static void st_rlx32(uint32_t*, uint32_t)
- *   static bool claim(uint32_t*)                                     (CAS 0 -> 1, system scope)
- *   static uint32_t done_add(uint32_t*)                              (atomic add 1, returns old)
+ *   static bool claim(uint32_t*)                                     (CAS 0 -> 1, this GPU)
  *   static void fence_sys()
  *   static uint64_t now_ns(); static void pause()
  *   static Pack ld_pack(const char*); static void st_pack(char*, Pack)   (16 bytes, L2 path)
  *   template <class U> static U ld(const char*); template <class U> static void st(char*, U)
- *   static void ll_ld(const char*, uint32_t v[4]); static void ll_st(char*, uint32_t, uint32_t,
- *                                                                    uint32_t, uint32_t)
+ *   static Line ll_ld(const char*); static void ll_st(char*, uint32_t d0, uint32_t f0,
+ *                                                     uint32_t d1, uint32_t f1)
  * Memory ordering (both protocols): data stores by all threads, CTA barrier, then one thread
  * publishes with a release at system scope; the consumer's thread 0 acquires, a CTA barrier
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
@@ -30,6 +29,11 @@ namespace weft_rt {
 
 struct alignas(16) Pack {
     uint64_t lo, hi;
+};
+
+/* An LL line: two 8-byte halves, each 4 data bytes and the message's flag. */
+struct Line {
+    uint32_t d0, f0, d1, f1;
 };
 
 template <class T, class Op> WEFT_DEV Pack reduce_pack(Pack a, Pack b) {
@@ -59,13 +63,16 @@ template <class T, class Op> WEFT_DEV uint64_t reduce_u64(uint64_t a, uint64_t b
 template <class P, class T, class Op> struct Interp {
     static constexpr int SZ = sizeof(T);
     static constexpr int V = 16 / SZ;
-    static constexpr int U = 4; /* packs in flight per thread */
+    static constexpr int U = 4;  /* Simple: 16-byte packs in flight per thread */
+    static constexpr int LU = 4; /* LL: lines in flight per thread */
 
     P &p;
     const weft_rargs &a;
     int tbi;
     weft_dtb t;
-    uint64_t epoch, base;
+    const weft_dstep *steps;
+    uint64_t calls, base; /* this algorithm's calls before this one; base = calls << 32 */
+    bool posted;
     weft_dconn sc, rc;
     uint64_t spos, rpos, credit; /* credit: the sender's last view of the receiver's head */
     int64_t it;
@@ -75,14 +82,16 @@ template <class P, class T, class Op> struct Interp {
     /* ---- watchdog ---------------------------------------------------------------------- */
     WEFT_DEV bool all_arrived() const {
         for (int q = 0; q < a.nranks; q++)
-            if (P::ld_rlx(a.peer_arrival[q]) < epoch + 1) return false;
+            if (P::ld_rlx((const uint64_t *)(const void *)(a.peer_win[q] + a.arrival_off)) <
+                calls + 1)
+                return false;
         return true;
     }
 
     WEFT_DEV void record(uint32_t what, const weft_dstep &st, int peer, int chan, uint64_t want,
                          uint64_t seen, uint64_t waited) const {
         weft_errrec *e = a.err;
-        if (!P::claim(&e->claim)) return;
+        if (!P::claim(&a.state->claim)) return; /* device memory: no host atomics */
         e->algo = a.tag;
         e->rank = a.rank;
         e->tb = tbi;
@@ -94,7 +103,7 @@ template <class P, class T, class Op> struct Interp {
         e->iter = it;
         e->want = want;
         e->seen = seen;
-        e->epoch = epoch;
+        e->calls = calls;
         e->waited_ns = waited;
         P::fence_sys();
         P::st_rlx32(&e->code, what);
@@ -113,7 +122,8 @@ template <class P, class T, class Op> struct Interp {
         for (uint32_t n = 1;; n++) {
             if (ready()) return true;
             if ((n & 255) == 0) {
-                uint32_t ab = P::ld_rlx32(a.abortw);
+                uint32_t *abortw = (uint32_t *)(void *)(a.peer_win[a.rank] + WEFT_RT_ABORT_OFF);
+                uint32_t ab = P::ld_rlx32(abortw);
                 if (ab != 0) {
                     record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
                     return false;
@@ -127,9 +137,9 @@ template <class P, class T, class Op> struct Interp {
                         t0 = now;
                     } else {
                         record(what, st, peer, chan, want, seen(), now - first);
-                        P::st_rlx32(a.abortw, (uint32_t)a.rank + 1);
                         for (int q = 0; q < a.nranks; q++)
-                            if (q != a.rank) P::st_rlx32(a.peer_abort[q], (uint32_t)a.rank + 1);
+                            P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
+                                        (uint32_t)a.rank + 1);
                         return false;
                     }
                 }
@@ -320,50 +330,73 @@ template <class P, class T, class Op> struct Interp {
         }
     }
 
+    /* Waits for one LL line of this message (slow path: the first look missed it). */
+    WEFT_DEV bool wait_line(const char *line, uint32_t flag, const weft_dstep &st, Line &out) {
+        Line w = out;
+        bool ok = spin(
+            [&] {
+                w = P::ll_ld(line);
+                return w.f0 == flag && w.f1 == flag;
+            },
+            [&] { return (uint64_t)w.f0; }, WEFT_RT_WAIT_DATA, st, rc.peer, rc.chan, flag);
+        out = w;
+        return ok;
+    }
+
     WEFT_DEV bool ll_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
         const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
-        bool ok = true;
-        if (send) {
-            if (p.tid() == 0) ok = wait_credit(st);
-            if (p.sync_or(!ok)) return false;
-        }
+        /* Each thread checks credit for itself: no barrier before the lines go out. */
+        bool ok = !send || wait_credit(st);
         const char *islot =
             recv ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes : nullptr;
         char *oslot =
             send ? sc.slots + (int64_t)(spos % (uint64_t)sc.nslots) * sc.slot_bytes : nullptr;
         const uint32_t fin = (uint32_t)(rpos + 1), fout = (uint32_t)(spos + 1);
         const int64_t nl = (en * SZ + 7) / 8, stride = a.E * SZ / 8;
-        const int nt = p.nthreads();
+        const int nt = p.nthreads(), tid = p.tid();
         Ptrs q;
         for (int j = 0; j < st.cnt && ok; j++) {
             ptrs(st, f, j, e0, en, nullptr, nullptr, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
-            for (int64_t l = p.tid(); l < nl; l += nt) {
-                uint64_t v;
-                if (recv) {
-                    const char *line = islot + ((int64_t)j * stride + l) * 16;
-                    uint32_t w[4];
-                    ok = spin(
-                        [&] {
-                            P::ll_ld(line, w);
-                            return w[1] == fin && w[3] == fin;
-                        },
-                        [&] { return (uint64_t)w[1]; }, WEFT_RT_WAIT_DATA, st, rc.peer, rc.chan,
-                        fin);
-                    if (!ok) break;
-                    v = (uint64_t)w[0] | (uint64_t)w[2] << 32;
-                    if (q.nred) v = reduce_u64<T, Op>(v, ll_read(q.red0, slim, l));
-                } else {
-                    v = ll_read(q.in, slim, l);
+            const bool rd = !recv || q.nred != 0;
+            const char *rsrc = recv ? q.red0 : q.in;
+            const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
+            char *olines = send ? oslot + (int64_t)j * stride * 16 : nullptr;
+            for (int64_t l0 = tid; ok && l0 < nl; l0 += (int64_t)LU * nt) {
+                /* All loads of LU lines first, then the flags: latency overlaps. */
+                Line w[LU];
+                uint64_t x[LU] = {};
+                WEFT_UNROLL
+                for (int u = 0; u < LU; u++) {
+                    int64_t l = l0 + (int64_t)u * nt;
+                    if (l < nl) {
+                        /* The source first: its address does not wait for the slot's. */
+                        if (rd) x[u] = ll_read(rsrc, slim, l);
+                        if (recv) w[u] = P::ll_ld(ilines + l * 16);
+                    }
                 }
-                if (q.dst) ll_write(q.dst, slim, l, v);
-                if (send)
-                    P::ll_st(oslot + ((int64_t)j * stride + l) * 16, (uint32_t)v, fout,
-                             (uint32_t)(v >> 32), fout);
+                WEFT_UNROLL
+                for (int u = 0; u < LU; u++) {
+                    int64_t l = l0 + (int64_t)u * nt;
+                    if (l >= nl || !ok) continue;
+                    uint64_t v = x[u];
+                    if (recv) {
+                        if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                            !(ok = wait_line(ilines + l * 16, fin, st, w[u])))
+                            continue;
+                        v = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+                        if (rd) v = reduce_u64<T, Op>(v, x[u]);
+                    }
+                    if (q.dst) ll_write(q.dst, slim, l, v);
+                    if (send)
+                        P::ll_st(olines + l * 16, (uint32_t)v, fout, (uint32_t)(v >> 32), fout);
+                }
             }
         }
         if (p.sync_or(!ok)) return false;
+        /* As NCCL's LL: the lines' values are in registers and used before the barrier, so a
+         * plain store returns the slot; no fence. */
         if (recv && p.tid() == 0) P::st_rlx(rc.head, rpos + 1);
         spos += send;
         rpos += recv;
@@ -376,7 +409,7 @@ template <class P, class T, class Op> struct Interp {
             bool ok = true;
             if (p.tid() == 0) {
                 uint64_t want = base + (uint64_t)(it * st.dep_stride + st.dep_target);
-                const uint64_t *pr = &a.state->progress[st.depid].v;
+                const uint64_t *pr = &a.prog[st.depid].v;
                 ok = spin([&] { return P::ld_acq_gpu(pr) >= want; }, [&] { return P::ld_rlx(pr); },
                           WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
             }
@@ -389,40 +422,48 @@ template <class P, class T, class Op> struct Interp {
                                                           : simple_step(st, f, e0, en);
             if (!ok) return false;
         }
-        if (st.post && p.tid() == 0)
-            P::st_rel_gpu(&a.state->progress[tbi].v,
-                          base + (uint64_t)(it * t.nsteps_orig + st.post));
+        if (st.post && p.tid() == 0) {
+            P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
+            posted = true;
+        }
         return true;
     }
 
     WEFT_DEV void run() {
-        t = a.tbs[tbi];
-        epoch = P::ld_rlx(&a.state->epoch);
-        base = epoch << 32;
-        if (tbi == 0 && p.tid() == 0) P::st_rlx(a.arrival, epoch + 1);
-        sc = t.sconn >= 0 ? a.sconn[t.sconn] : weft_dconn{};
-        rc = t.rconn >= 0 ? a.rconn[t.rconn] : weft_dconn{};
+        /* One round of independent loads: the record (tb, connection ends, first step) and
+         * the tb's progress; then the connections' message counters. */
+        const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)tbi * a.rec_bytes);
+        t = R->tb;
+        sc = R->sc;
+        rc = R->rc;
+        steps = (const weft_dstep *)(const void *)(R + 1);
+        uint64_t own = P::ld_rlx(&a.prog[tbi].v);
+        calls = own >> 32;
+        base = calls << 32;
+        posted = false;
+        if (tbi == 0 && p.tid() == 0)
+            P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + a.arrival_off), calls + 1);
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         credit = 0;
         for (it = 0; it < a.niter; it++) {
             int64_t e0 = it * a.E, en = a.C - e0 < a.E ? a.C - e0 : a.E;
-            for (int s = t.first; s < t.first + t.nsteps; s++) {
-                weft_dstep st = a.steps[s];
+            for (int s = 0; s < t.nsteps; s++) {
+                weft_dstep st = steps[s];
                 if (!step(st, e0, en)) return;
             }
         }
-        p.sync();
+        /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
+         * The next call's base; a release when this call posted progress (a waiter may read
+         * this value instead of the post it waited for). No barrier, no fence otherwise: only
+         * the next launch reads these, and it starts after this one has ended. */
         if (p.tid() == 0) {
             if (sc.pos) P::st_rlx(sc.pos, spos);
             if (rc.pos) P::st_rlx(rc.pos, rpos);
-            /* The last CTA out advances the epoch; the next launch on this communicator is
-             * ordered after this one on the stream. */
-            P::fence_sys();
-            if (P::done_add(&a.state->done) == (uint32_t)a.ntbs - 1) {
-                P::st_rlx32(&a.state->done, 0);
-                P::st_rlx(&a.state->epoch, epoch + 1);
-            }
+            if (posted)
+                P::st_rel_gpu(&a.prog[tbi].v, base + (1ull << 32));
+            else
+                P::st_rlx(&a.prog[tbi].v, base + (1ull << 32));
         }
     }
 };

@@ -43,11 +43,15 @@ struct DevPlat {
         asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
         return v;
     }
+    /* As NCCL publishes a FIFO step: a fence, then the flag (other threads' stores are ordered
+     * before it by the CTA barrier that precedes every call). */
     static __device__ __forceinline__ void st_rel_sys(uint64_t *p, uint64_t v) {
-        asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+        asm volatile("fence.acq_rel.sys;\n\tst.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v)
+                     : "memory");
     }
     static __device__ __forceinline__ void st_rel_gpu(uint64_t *p, uint64_t v) {
-        asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+        asm volatile("fence.acq_rel.gpu;\n\tst.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v)
+                     : "memory");
     }
     static __device__ __forceinline__ void st_rlx(uint64_t *p, uint64_t v) {
         asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -61,10 +65,7 @@ struct DevPlat {
         asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
     }
     static __device__ __forceinline__ bool claim(uint32_t *p) {
-        return atomicCAS_system(p, 0u, 1u) == 0u;
-    }
-    static __device__ __forceinline__ uint32_t done_add(uint32_t *p) {
-        return atomicAdd(p, 1u);
+        return atomicCAS(p, 0u, 1u) == 0u;
     }
     static __device__ __forceinline__ void fence_sys() {
         __threadfence_system();
@@ -78,7 +79,10 @@ struct DevPlat {
     /* Data that other CTAs or GPUs wrote is read through the L2 (.cg), never a stale L1. */
     static __device__ __forceinline__ Pack ld_pack(const char *p) {
         Pack v;
-        asm volatile("ld.global.cg.v2.u64 {%0, %1}, [%2];" : "=l"(v.lo), "=l"(v.hi) : "l"(p));
+        asm volatile("ld.global.cg.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(v.lo), "=l"(v.hi)
+                     : "l"(p)
+                     : "memory");
         return v;
     }
     static __device__ __forceinline__ void st_pack(char *p, Pack v) {
@@ -88,20 +92,20 @@ struct DevPlat {
         U u;
         if constexpr (sizeof(U) == 1) {
             unsigned short x;
-            asm volatile("ld.global.cg.u8 %0, [%1];" : "=h"(x) : "l"(p));
+            asm volatile("ld.global.cg.u8 %0, [%1];" : "=h"(x) : "l"(p) : "memory");
             unsigned char c = (unsigned char)x;
             memcpy(&u, &c, 1);
         } else if constexpr (sizeof(U) == 2) {
             unsigned short x;
-            asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(x) : "l"(p));
+            asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(x) : "l"(p) : "memory");
             memcpy(&u, &x, 2);
         } else if constexpr (sizeof(U) == 4) {
             unsigned int x;
-            asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(x) : "l"(p));
+            asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(x) : "l"(p) : "memory");
             memcpy(&u, &x, 4);
         } else {
             unsigned long long x;
-            asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(x) : "l"(p));
+            asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
             memcpy(&u, &x, 8);
         }
         return u;
@@ -109,10 +113,13 @@ struct DevPlat {
     template <class U> static __device__ __forceinline__ void st(char *p, U u) {
         *reinterpret_cast<U *>(p) = u;
     }
-    static __device__ __forceinline__ void ll_ld(const char *line, uint32_t w[4]) {
+    static __device__ __forceinline__ weft_rt::Line ll_ld(const char *line) {
+        weft_rt::Line w;
         asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                     : "l"(line));
+                     : "=r"(w.d0), "=r"(w.f0), "=r"(w.d1), "=r"(w.f1)
+                     : "l"(line)
+                     : "memory");
+        return w;
     }
     static __device__ __forceinline__ void ll_st(char *line, uint32_t d0, uint32_t f0, uint32_t d1,
                                                  uint32_t f1) {

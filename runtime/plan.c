@@ -192,7 +192,7 @@ weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg) {
     WEFT_CHECK_ALLOC(l->tail_off);
     WEFT_CHECK_ALLOC(l->head_off);
     WEFT_CHECK_ALLOC(l->slot_off);
-    size_t off = WEFT_RT_CTRL_BYTES;
+    size_t off = round_up(WEFT_RT_ARRIVAL_OFF(l->nalgos > 0 ? l->nalgos : 1), 4096);
     for (size_t i = 0; i < n; i++) {
         l->tail_off[i] = off, off += WEFT_RT_LINE;
         l->head_off[i] = off, off += WEFT_RT_LINE;
@@ -319,6 +319,26 @@ fail:
     return res;
 }
 
+int32_t weft_plan_rec_bytes(const weft_rank_plan *rp) {
+    int32_t m = 0;
+    for (int32_t t = 0; t < rp->ntbs; t++)
+        if (rp->tbs[t].nsteps > m) m = rp->tbs[t].nsteps;
+    return (int32_t)(sizeof(weft_drec) + (size_t)m * sizeof(weft_dstep) + 15) / 16 * 16;
+}
+
+void weft_plan_records(const weft_rank_plan *rp, const weft_dconn *sconn, const weft_dconn *rconn,
+                       char *out) {
+    int32_t rb = weft_plan_rec_bytes(rp);
+    memset(out, 0, (size_t)rb * (size_t)rp->ntbs);
+    for (int32_t t = 0; t < rp->ntbs; t++) {
+        weft_drec *r = (weft_drec *)(void *)(out + (size_t)t * (size_t)rb);
+        r->tb = rp->tbs[t];
+        if (r->tb.sconn >= 0) r->sc = sconn[r->tb.sconn];
+        if (r->tb.rconn >= 0) r->rc = rconn[r->tb.rconn];
+        memcpy(r + 1, rp->steps + r->tb.first, (size_t)r->tb.nsteps * sizeof(weft_dstep));
+    }
+}
+
 weft_result weft_plan_build(const weft_algo *a, int32_t nranks, const weft_layout *layout,
                             weft_algo_plan *out, char *why, size_t whylen) {
     weft_result res = WEFT_OK;
@@ -378,6 +398,9 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     g->C = C * scale;
     int64_t cv = (g->C + V - 1) / V * V;
     g->E = cv < emax ? cv : emax;
+    int64_t cap = cfg->slice_bytes[p->proto] / ke;
+    cap -= cap % V;
+    if (cap >= V && g->E > cap) g->E = cap;
     int64_t niter = (g->C + g->E - 1) / g->E;
     int32_t maxsteps = 1;
     const weft_algo *a = p->algo;
@@ -454,11 +477,23 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
             why_set(why, whylen, "expected NxBYTES after %.*s=", (int)nl, s);
             return WEFT_ERR_INPUT;
         }
-        long long b = strtoll(end + 1, &end, 10);
+        long long b = strtoll(end + 1, &end, 10), sl = 0;
         if (*end == 'K' || *end == 'k')
             b <<= 10, end++;
         else if (*end == 'M' || *end == 'm')
             b <<= 20, end++;
+        if (*end == '/') {
+            sl = strtoll(end + 1, &end, 10);
+            if (*end == 'K' || *end == 'k')
+                sl <<= 10, end++;
+            else if (*end == 'M' || *end == 'm')
+                sl <<= 20, end++;
+            if (sl < 16 || sl % 16) {
+                why_set(why, whylen, "%.*s: the slice must be a multiple of 16 bytes",
+                        (int)strcspn(s, ","), s);
+                return WEFT_ERR_INPUT;
+            }
+        }
         if (n < 1 || n > 1024 || b < 256 || b > (64 << 20) || b % 256) {
             why_set(why, whylen,
                     "%.*s: slots must be 1..1024 and slot bytes a multiple of 256 up to 64M",
@@ -467,6 +502,7 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
         }
         c.nslots[p] = (int32_t)n;
         c.slot_bytes[p] = (int32_t)b;
+        c.slice_bytes[p] = (int32_t)sl;
         if (*end == ',')
             end++;
         else if (*end != '\0') {

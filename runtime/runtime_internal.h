@@ -38,15 +38,18 @@ typedef enum weft_rt_proto {
 typedef struct weft_rt_cfg {
     int32_t nslots[WEFT_RT_PROTO_COUNT];     /* messages a connection buffers */
     int32_t slot_bytes[WEFT_RT_PROTO_COUNT]; /* bytes of one slot (LL: lines, half is data) */
-    int32_t nthreads;                        /* threads per CTA */
-    int32_t pad_;
+    /* > 0: a chunk's slice per iteration holds at most this many data bytes, so that a chunk
+     * that fits one slot still crosses in several pipelined messages. */
+    int32_t slice_bytes[WEFT_RT_PROTO_COUNT];
+    int32_t nthreads;   /* threads per CTA */
     int64_t timeout_ns; /* watchdog; 0 = never */
 } weft_rt_cfg;
 
 /* The defaults, with WEFT_FIFO and WEFT_TIMEOUT_MS applied (a malformed WEFT_FIFO is
  * reported and ignored). */
 void weft_rt_cfg_default(weft_rt_cfg *cfg);
-/* Applies a WEFT_FIFO spec ("Simple=8x128K,LL=8x32K"; either part may be left out). */
+/* Applies a WEFT_FIFO spec ("Simple=8x128K,LL=8x32K"; either part may be left out; a part may
+ * end in /SLICE, e.g. Simple=8x128K/32K). */
 weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, size_t whylen);
 #define WEFT_RT_DEFAULT_TIMEOUT_MS 10000
 
@@ -88,19 +91,31 @@ typedef struct weft_dconn {
     int32_t peer, chan;
 } weft_dconn;
 
-/* Per-rank state that lives across calls (device memory). Counters sit on their own 128-byte
- * lines: other CTAs poll them. */
+/* Per-rank state that lives across calls (device memory). */
 #define WEFT_RT_LINE 128
 typedef struct weft_dstate {
-    uint64_t epoch; /* calls completed on this communicator */
-    uint8_t pad0_[WEFT_RT_LINE - 8];
-    uint32_t done; /* CTAs of the current call that finished */
-    uint8_t pad1_[WEFT_RT_LINE - 4];
-    struct {
-        uint64_t v;
-        uint8_t pad_[WEFT_RT_LINE - 8];
-    } progress[WEFT_RT_MAX_TBS];
+    uint32_t claim; /* the first CTA to give up sets it, then writes the watchdog record */
+    uint8_t pad_[WEFT_RT_LINE - 4];
 } weft_dstate;
+
+/* Progress of one tb of one algorithm (device memory, its own 128-byte line: other CTAs poll
+ * it). The upper 32 bits count the algorithm's calls; during call c, after finishing its
+ * original step s of iteration it, the tb posts (c << 32) + it * nsteps_orig + s + 1, and at
+ * its end (c + 1) << 32. Every tb of an algorithm takes part in every call of it, so all of
+ * them agree on c without a shared counter. */
+typedef struct weft_dprog {
+    uint64_t v;
+    uint8_t pad_[WEFT_RT_LINE - 8];
+} weft_dprog;
+
+/* One tb's record, as the interpreter reads it: the tb, its connection ends, then its steps.
+ * Records of an algorithm have one stride, so a CTA finds its own without a lookup and loads
+ * header and first step in one round. */
+typedef struct weft_drec {
+    weft_dtb tb;
+    weft_dconn sc, rc; /* zeroed when the tb does not send / receive */
+    uint8_t pad_[16];
+} weft_drec; /* followed by tb.nsteps weft_dstep */
 
 /* What the watchdog saw (host-mapped memory; written once, by the first CTA that gives up). */
 #define WEFT_RT_WAITS(X)                                                                           \
@@ -116,40 +131,35 @@ typedef enum weft_rt_wait {
 } weft_rt_wait;
 
 typedef struct weft_errrec {
-    uint32_t claim; /* the first CTA to give up sets it, then fills the rest */
-    uint32_t code;  /* weft_rt_wait; 0 = no error; written last */
-    int32_t algo;   /* weft_rargs.tag of the launch */
+    uint32_t code; /* weft_rt_wait; 0 = no error; written last */
+    int32_t algo;  /* weft_rargs.tag of the launch */
     int32_t rank, tb, step, peer, chan, depid, deps;
     int64_t iter;
-    uint64_t want, seen, epoch, waited_ns;
+    uint64_t want, seen, calls, waited_ns; /* calls: of this algorithm before this one */
 } weft_errrec;
 
-/* Window control words (offsets in every rank's window). */
-#define WEFT_RT_ARRIVAL_OFF 0   /* uint64: epoch + 1 of the call this rank is running */
-#define WEFT_RT_ABORT_OFF   128 /* uint32: rank + 1 of a rank that gave up, or 0 */
-#define WEFT_RT_CTRL_BYTES  4096
+/* Window control words (offsets in every rank's window): the abort word (rank + 1 of a rank
+ * that gave up), then per algorithm the call count + 1 of the call this rank is running. */
+#define WEFT_RT_ABORT_OFF       0
+#define WEFT_RT_ARRIVAL_OFF(ai) (128 + 8 * (size_t)(ai))
 
 /* Per-rank launch arguments (by value in the kernel parameters). Element counts are in the
  * kernel's element type (bytes for collectives that do not reduce). */
 typedef struct weft_rargs {
-    const weft_dtb *tbs;
-    const weft_dstep *steps;
+    const char *rec; /* ntbs records of rec_bytes */
     const weft_dsrc *xsrc;
-    const weft_dconn *sconn, *rconn;
     char *buf[3]; /* input, output, scratch */
     int64_t count, C, E;
     int32_t k, niter;
-    int32_t ntbs, proto;
+    int32_t rec_bytes, proto;
+    weft_dprog *prog; /* this algorithm's progress, one per tb */
     weft_dstate *state;
-    uint64_t *arrival;             /* own window */
-    uint32_t *abortw;              /* own window */
-    uint64_t *const *peer_arrival; /* device array [nranks] */
-    uint32_t *const *peer_abort;   /* device array [nranks] */
+    char *const *peer_win; /* device array [nranks]: every window, as this rank sees it */
     weft_errrec *err;
     int64_t timeout_ns;
     int32_t rank, nranks;
-    int32_t tag; /* copied into the watchdog record (the host's algorithm index) */
-    int32_t pad_;
+    int32_t tag;         /* copied into the watchdog record (the host's algorithm index) */
+    int32_t arrival_off; /* WEFT_RT_ARRIVAL_OFF(tag) */
 } weft_rargs;
 
 /* A launch: one rank (nsub = 1, r0), or several ranks on one device (loopback), whose
@@ -190,6 +200,7 @@ typedef struct weft_rt_key {
 
 typedef struct weft_layout {
     int32_t nranks, nkeys;
+    int32_t nalgos;    /* arrival words in the control area (set before weft_layout_finish) */
     weft_rt_key *keys; /* sorted */
     size_t *tail_off, *head_off, *slot_off;
     size_t bytes;
@@ -251,6 +262,12 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
  * (2 * nkeys uint64: send positions, then receive positions). */
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
                        uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn);
+
+/* Bytes of one tb record of rp (all records of an algorithm and rank share it). */
+int32_t weft_plan_rec_bytes(const weft_rank_plan *rp);
+/* rp's records into out (ntbs x rec_bytes), with the connection ends of the rank. */
+void weft_plan_records(const weft_rank_plan *rp, const weft_dconn *sconn, const weft_dconn *rconn,
+                       char *out);
 
 /* Formats what a watchdog record says, naming rank/tb/step and the step's XML line. */
 void weft_errrec_format(const weft_errrec *e, const weft_algo *a, char *buf, size_t len);

@@ -74,9 +74,6 @@ struct HostPlat {
         uint32_t z = 0;
         return __atomic_compare_exchange_n(p, &z, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
     }
-    static uint32_t done_add(uint32_t *p) {
-        return __atomic_fetch_add(p, 1u, __ATOMIC_ACQ_REL);
-    }
     /* What the fences order on the GPU (the watchdog record, the epoch) is read here only
      * after the threads are joined. */
     static void fence_sys() {
@@ -116,11 +113,10 @@ struct HostPlat {
         memcpy(p, &u, sizeof u);
     }
     /* An LL line is two 8-byte halves, each written at once (as on the GPU). */
-    static void ll_ld(const char *line, uint32_t w[4]) {
+    static weft_rt::Line ll_ld(const char *line) {
         uint64_t a = __atomic_load_n((const uint64_t *)(const void *)line, __ATOMIC_RELAXED);
         uint64_t b = __atomic_load_n((const uint64_t *)(const void *)(line + 8), __ATOMIC_RELAXED);
-        w[0] = (uint32_t)a, w[1] = (uint32_t)(a >> 32), w[2] = (uint32_t)b,
-        w[3] = (uint32_t)(b >> 32);
+        return weft_rt::Line{(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)b, (uint32_t)(b >> 32)};
     }
     static void ll_st(char *line, uint32_t d0, uint32_t f0, uint32_t d1, uint32_t f1) {
         __atomic_store_n((uint64_t *)(void *)line, (uint64_t)d0 | (uint64_t)f0 << 32,
@@ -164,6 +160,7 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
     cfg = c;
     algos = a;
     weft_layout_init(&lay, n);
+    lay.nalgos = (int32_t)a.size();
     plans.assign(a.size(), weft_algo_plan{});
     why.assign(a.size(), std::string());
     std::vector<int> ok(a.size());
@@ -185,8 +182,8 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
     pos.assign(n, std::vector<uint64_t>(2 * (size_t)(lay.nkeys > 0 ? lay.nkeys : 1), 0));
     sc.assign(n, std::vector<weft_dconn>(lay.nkeys > 0 ? lay.nkeys : 1));
     rc.assign(n, std::vector<weft_dconn>(lay.nkeys > 0 ? lay.nkeys : 1));
-    parr.assign(n, std::vector<uint64_t *>(n));
-    pab.assign(n, std::vector<uint32_t *>(n));
+    rec.assign(n, std::vector<std::vector<char>>(a.size()));
+    prog.assign(n, std::vector<std::vector<weft_dprog>>(a.size()));
     err.assign(n, weft_errrec{});
     start_delay_ms.assign(n, 0);
     for (int r = 0; r < n; r++) {
@@ -198,9 +195,12 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
     }
     for (int r = 0; r < n; r++) {
         weft_layout_conns(&lay, &cfg, r, win.data(), pos[r].data(), sc[r].data(), rc[r].data());
-        for (int q = 0; q < n; q++) {
-            parr[r][q] = (uint64_t *)(void *)(win[q] + WEFT_RT_ARRIVAL_OFF);
-            pab[r][q] = (uint32_t *)(void *)(win[q] + WEFT_RT_ABORT_OFF);
+        for (size_t i = 0; i < a.size(); i++) {
+            if (!plans[i].ranks) continue;
+            const weft_rank_plan &rp = plans[i].ranks[r];
+            rec[r][i].resize((size_t)weft_plan_rec_bytes(&rp) * (size_t)rp.ntbs);
+            weft_plan_records(&rp, sc[r].data(), rc[r].data(), rec[r][i].data());
+            prog[r][i].assign((size_t)rp.ntbs, weft_dprog{});
         }
     }
     return WEFT_OK;
@@ -227,20 +227,19 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count,
         weft_rargs &x = ra[r];
         memset(&x, 0, sizeof x);
         const weft_rank_plan &rp = p.ranks[r];
-        x.tbs = rp.tbs, x.steps = rp.steps, x.xsrc = rp.xsrc;
-        x.sconn = sc[r].data(), x.rconn = rc[r].data();
+        x.rec = rec[r][ai].data(), x.rec_bytes = weft_plan_rec_bytes(&rp);
+        x.xsrc = rp.xsrc;
+        x.prog = prog[r][ai].data();
         for (int b = 0; b < 3; b++)
             x.buf[b] = bufs[r][b];
         x.count = g.count, x.C = g.C, x.E = g.E, x.k = p.k, x.niter = g.niter;
-        x.ntbs = rp.ntbs, x.proto = p.proto;
+        x.proto = p.proto;
         x.state = state[r];
-        x.arrival = parr[r][r];
-        x.abortw = pab[r][r];
-        x.peer_arrival = parr[r].data();
-        x.peer_abort = pab[r].data();
+        x.peer_win = win.data();
         x.err = &err[r];
         x.timeout_ns = cfg.timeout_ns;
         x.rank = r, x.nranks = n, x.tag = ai;
+        x.arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
     }
     std::vector<CtaSync> syncs;
     size_t ncta = 0;

@@ -21,8 +21,8 @@ struct EmuComm {
     std::vector<weft_dstate *> state;
     std::vector<std::vector<uint64_t>> pos;
     std::vector<std::vector<weft_dconn>> sc, rc;
-    std::vector<std::vector<uint64_t *>> parr;
-    std::vector<std::vector<uint32_t *>> pab;
+    std::vector<std::vector<std::vector<char>>> rec;        /* [rank][algo] records */
+    std::vector<std::vector<std::vector<weft_dprog>>> prog; /* [rank][algo][tb] */
     std::vector<weft_errrec> err;
     std::vector<int> start_delay_ms; /* per rank: its threads start late (watchdog tests) */
 

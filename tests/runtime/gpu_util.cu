@@ -30,8 +30,8 @@ template <> __device__ __forceinline__ double make<double>(uint32_t h, uint32_t 
 template <> __device__ __forceinline__ __half make<__half>(uint32_t h, uint32_t h2, int prod) {
     return __float2half(make<float>(h, h2, prod));
 }
-template <> __device__ __forceinline__ __nv_bfloat16 make<__nv_bfloat16>(uint32_t h, uint32_t h2,
-                                                                       int prod) {
+template <>
+__device__ __forceinline__ __nv_bfloat16 make<__nv_bfloat16>(uint32_t h, uint32_t h2, int prod) {
     return __float2bfloat16(make<float>(h, h2, prod));
 }
 template <class T> __device__ __forceinline__ T make_int(uint32_t h, uint32_t h2) {
@@ -42,11 +42,13 @@ template <class T>
 __global__ void fill_kernel(T *p, size_t n, uint32_t seed, int rank, int prod, int is_float) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t h = mix(seed ^ mix((uint32_t)rank * 0x9e3779b9U ^ mix((uint32_t)i ^
-                                                                       (uint32_t)(i >> 32) * 7)));
+        uint32_t h = mix(
+            seed ^ mix((uint32_t)rank * 0x9e3779b9U ^ mix((uint32_t)i ^ (uint32_t)(i >> 32) * 7)));
         uint32_t h2 = mix(h ^ 0x51ed270bU);
-        if constexpr (sizeof(T) >= 2 && !std::is_integral<T>::value) p[i] = make<T>(h, h2, prod);
-        else p[i] = make_int<T>(h, h2);
+        if constexpr (sizeof(T) >= 2 && !std::is_integral<T>::value)
+            p[i] = make<T>(h, h2, prod);
+        else
+            p[i] = make_int<T>(h, h2);
         (void)is_float;
     }
 }
@@ -101,10 +103,18 @@ cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsign
     if (e != cudaSuccess || n == 0) return e;
     unsigned g = grid_for(n);
     switch (esize) {
-    case 1: cmp_kernel<uint8_t><<<g, 256, 0, s>>>((const uint8_t *)a, (const uint8_t *)b, n, res); break;
-    case 2: cmp_kernel<uint16_t><<<g, 256, 0, s>>>((const uint16_t *)a, (const uint16_t *)b, n, res); break;
-    case 4: cmp_kernel<uint32_t><<<g, 256, 0, s>>>((const uint32_t *)a, (const uint32_t *)b, n, res); break;
-    case 8: cmp_kernel<uint64_t><<<g, 256, 0, s>>>((const uint64_t *)a, (const uint64_t *)b, n, res); break;
+    case 1:
+        cmp_kernel<uint8_t><<<g, 256, 0, s>>>((const uint8_t *)a, (const uint8_t *)b, n, res);
+        break;
+    case 2:
+        cmp_kernel<uint16_t><<<g, 256, 0, s>>>((const uint16_t *)a, (const uint16_t *)b, n, res);
+        break;
+    case 4:
+        cmp_kernel<uint32_t><<<g, 256, 0, s>>>((const uint32_t *)a, (const uint32_t *)b, n, res);
+        break;
+    case 8:
+        cmp_kernel<uint64_t><<<g, 256, 0, s>>>((const uint64_t *)a, (const uint64_t *)b, n, res);
+        break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();

@@ -63,8 +63,8 @@ static double now_s() {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static const char *const dnames[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                     "uint64", "half", "float", "double", "bfloat16"};
+static const char *const dnames[] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                     "uint64", "half",  "float", "double", "bfloat16"};
 static const char *const onames[] = {"sum", "prod", "max", "min", "avg"};
 
 /* ---- algorithms ------------------------------------------------------------------------- */
@@ -105,7 +105,8 @@ static void read_path(const std::string &p, std::vector<weft_algo *> &out) {
     }
     closedir(dp);
     std::sort(files.begin(), files.end());
-    for (auto &f : files) read_path(f, out);
+    for (auto &f : files)
+        read_path(f, out);
 }
 
 static std::vector<weft_algo *> generated_2rank(void) {
@@ -151,7 +152,8 @@ static void loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype d
     const int n = a->ngpus;
     const size_t es = (size_t)weft_dtype_size(dt);
     const weft_coll coll = a->coll;
-    const int li = weft_coll_large(coll, WEFT_BUF_INPUT), lo = weft_coll_large(coll, WEFT_BUF_OUTPUT);
+    const int li = weft_coll_large(coll, WEFT_BUF_INPUT),
+              lo = weft_coll_large(coll, WEFT_BUF_OUTPUT);
     const size_t ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
     const int reduces = weft_coll_reduces(coll);
     weft_redop hop = op == WEFT_OP_AVG ? WEFT_OP_SUM : op;
@@ -167,25 +169,30 @@ static void loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype d
             return;
         }
         mem[r] = loop_mem[r];
-        CU(cudaMemset(mem[r], 0x5A, bytes));
+        /* On st: the legacy stream's memset and copy would not be ordered before the launch. */
+        CU(cudaMemsetAsync(mem[r], 0x5A, bytes, st));
         char *ip, *opp;
         if (inplace) {
-            if (li == lo) ip = opp = mem[r];
-            else if (lo) opp = mem[r], ip = opp + (size_t)r * count * es;
-            else ip = mem[r], opp = ip + (size_t)r * count * es;
+            if (li == lo)
+                ip = opp = mem[r];
+            else if (lo)
+                opp = mem[r], ip = opp + (size_t)r * count * es;
+            else
+                ip = mem[r], opp = ip + (size_t)r * count * es;
         } else {
             ip = mem[r], opp = mem[r] + ine * es;
         }
-        CU(cudaMemcpy(ip, in[r].data(), ine * es, cudaMemcpyHostToDevice));
+        CU(cudaMemcpyAsync(ip, in[r].data(), ine * es, cudaMemcpyHostToDevice, st));
         sendp[r] = ip, recvp[r] = opp;
     }
+    CU(cudaStreamSynchronize(st));
     weft_call call = {coll, dt, op, count, inplace, a->root, n};
     n_cases++;
     weft_result res = weft_rt_launch(c, ai, &call, (const void *const *)sendp.data(),
                                      (void *const *)recvp.data(), st);
     char label[400];
-    snprintf(label, sizeof label, "loopback %s %s %s count=%zu %s", a->name, dnames[dt],
-             onames[op], count, inplace ? "in-place" : "out-of-place");
+    snprintf(label, sizeof label, "loopback %s %s %s count=%zu %s", a->name, dnames[dt], onames[op],
+             count, inplace ? "in-place" : "out-of-place");
     if (res != WEFT_OK) {
         say("[%d] FAIL %s: launch: %s\n", prank, label, weft_result_str(res));
         n_fail++;
@@ -201,10 +208,12 @@ static void loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype d
             for (int r = 0; r < n; r++) {
                 if (!refcheck::expected(coll, n, r, a->root, count, es, ki, in, exp)) continue;
                 if (op == WEFT_OP_AVG) continue; /* avg is checked against NCCL */
-                CU(cudaMemcpy(got.data(), recvp[r], oute * es, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpyAsync(got.data(), recvp[r], oute * es, cudaMemcpyDeviceToHost, st));
+                CU(cudaStreamSynchronize(st));
                 if (memcmp(got.data(), exp.data(), oute * es) != 0) {
                     size_t e = 0;
-                    while (memcmp(got.data() + e * es, exp.data() + e * es, es) == 0) e++;
+                    while (memcmp(got.data() + e * es, exp.data() + e * es, es) == 0)
+                        e++;
                     say("[%d] FAIL %s: rank %d element %zu differs\n", prank, label, r, e);
                     n_fail++;
                     break;
@@ -233,7 +242,8 @@ static weft_algo *deadlock_algo(void) {
 static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
     cudaStream_t st;
     CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    for (int r = 0; r < 8; r++) CU(cudaMalloc((void **)&loop_mem[r], loop_cap));
+    for (int r = 0; r < 8; r++)
+        CU(cudaMalloc((void **)&loop_mem[r], loop_cap));
     for (int n : {2, 3, 4, 8}) {
         std::vector<const weft_algo *> v;
         for (weft_algo *a : algos)
@@ -259,7 +269,8 @@ static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
                 continue;
             }
             int ctas = 0;
-            for (int r = 0; r < n; r++) ctas += a->gpus[r].ntbs;
+            for (int r = 0; r < n; r++)
+                ctas += a->gpus[r].ntbs;
             if (ctas > weft_rt_kernel_max_blocks(1)) {
                 say("[%d] loopback: %s skipped (%d CTAs do not fit one GPU at once)\n", prank,
                     a->name, ctas);
@@ -273,7 +284,8 @@ static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
             for (int dt = 0; dt < WEFT_DTYPE_COUNT; dt++)
                 ty.push_back({dt, reduces ? (dt + (int)ai) % 4 : 0});
             if (reduces)
-                for (int op = 0; op < 4; op++) ty.push_back({WEFT_DTYPE_FLOAT, op}), ty.push_back({WEFT_DTYPE_INT32, op});
+                for (int op = 0; op < 4; op++)
+                    ty.push_back({WEFT_DTYPE_FLOAT, op}), ty.push_back({WEFT_DTYPE_INT32, op});
             static const size_t counts[] = {1, 3, 1000, 65541};
             for (int mode = 0; mode < 2; mode++) {
                 if (!(mode ? a->inplace : a->outofplace)) continue;
@@ -323,7 +335,8 @@ static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
             weft_rt_detach(c);
         }
     }
-    for (int r = 0; r < 8; r++) cudaFree(loop_mem[r]);
+    for (int r = 0; r < 8; r++)
+        cudaFree(loop_mem[r]);
     cudaStreamDestroy(st);
 }
 
@@ -359,7 +372,8 @@ static void nccl_call(const weft_call *c, const void *in, void *out, ncclComm_t 
 /* Input and output pointers of local rank l in buffer pair (X, Y) for the call's mode. */
 static void place(const weft_call *c, int l, char *X, char *Y, char **in, char **out) {
     size_t es = (size_t)weft_dtype_size(c->dtype);
-    int li = weft_coll_large(c->coll, WEFT_BUF_INPUT), lo = weft_coll_large(c->coll, WEFT_BUF_OUTPUT);
+    int li = weft_coll_large(c->coll, WEFT_BUF_INPUT),
+        lo = weft_coll_large(c->coll, WEFT_BUF_OUTPUT);
     size_t seg = c->count * es;
     if (!c->inplace) {
         *in = X, *out = Y;
@@ -377,7 +391,8 @@ static void place(const weft_call *c, int l, char *X, char *Y, char **in, char *
 static long nccl_case(weft_comm **wc, int ai, const weft_algo *a, weft_dtype dt, weft_redop op,
                       size_t count, int inplace, uint32_t seed, const char *tag) {
     const size_t es = (size_t)weft_dtype_size(dt);
-    int li = weft_coll_large(a->coll, WEFT_BUF_INPUT), lo = weft_coll_large(a->coll, WEFT_BUF_OUTPUT);
+    int li = weft_coll_large(a->coll, WEFT_BUF_INPUT),
+        lo = weft_coll_large(a->coll, WEFT_BUF_OUTPUT);
     size_t ine = (li ? nranks : 1) * count, oute = (lo ? nranks : 1) * count;
     if ((ine > oute ? ine : oute) * es > cap) return -2;
     weft_call call = {a->coll, dt, op, count, inplace, a->root, nranks};
@@ -401,11 +416,13 @@ static long nccl_case(weft_comm **wc, int ai, const weft_algo *a, weft_dtype dt,
     if (res != WEFT_OK) {
         say("[%d] %s %s: weft did not serve the call: %s\n", prank, tag, a->name,
             weft_result_str(res));
-        for (int l = 0; l < nlocal; l++) CU(cudaStreamSynchronize(L[l].st));
+        for (int l = 0; l < nlocal; l++)
+            CU(cudaStreamSynchronize(L[l].st));
         return -1;
     }
     NC(ncclGroupStart());
-    for (int l = 0; l < nlocal; l++) nccl_call(&call, rin[l], rout[l], L[l].comm, L[l].st);
+    for (int l = 0; l < nlocal; l++)
+        nccl_call(&call, rin[l], rout[l], L[l].comm, L[l].st);
     NC(ncclGroupEnd());
     long wrong = 0;
     for (int l = 0; l < nlocal; l++) {
@@ -455,14 +472,16 @@ static void run_nccl_matrix(weft_comm **wc, const std::vector<weft_algo *> &v, i
                         n_cases++;
                         long w = nccl_case(wc, (int)ai, a, (weft_dtype)dt, (weft_redop)op,
                                            counts[ci], mode, seed++, "nccl");
-                        if (w == -1) n_skip++;
-                        else if (w > 0) n_fail++;
+                        if (w == -1)
+                            n_skip++;
+                        else if (w > 0)
+                            n_fail++;
                     }
                 }
             }
         }
-        say("[%d] nccl %-44s %5ld calls %6.2f s %s\n", prank, a->name, n_cases - c0,
-            now_s() - t0, n_fail == f0 ? "ok" : "FAILED");
+        say("[%d] nccl %-44s %5ld calls %6.2f s %s\n", prank, a->name, n_cases - c0, now_s() - t0,
+            n_fail == f0 ? "ok" : "FAILED");
     }
 }
 
@@ -492,8 +511,10 @@ static void run_nccl_big(weft_comm **wc, const std::vector<weft_algo *> &v) {
                 n_cases++;
                 double t0 = now_s();
                 long w = nccl_case(wc, (int)ai, v[ai], b.dt, b.op, count, mode, 99, "big");
-                if (w == -1 || w == -2) n_skip++;
-                else if (w > 0) n_fail++;
+                if (w == -1 || w == -2)
+                    n_skip++;
+                else if (w > 0)
+                    n_fail++;
                 say("[%d] big %-32s %-8s %s %zu MB %s: %s (%.2f s)\n", prank, v[ai]->name,
                     dnames[b.dt], onames[b.op], b.bytes >> 20, mode ? "in-place" : "out-of-place",
                     w == 0 ? "ok" : (w < 0 ? "skipped" : "FAILED"), now_s() - t0);
@@ -523,9 +544,12 @@ static void run_graph(weft_comm **wc, const std::vector<weft_algo *> &v) {
         weft_call c2 = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks};
         char *in = L[l].A, *out = L[l].B;
         char *in2 = L[l].A + (8u << 20), *out2 = L[l].B + (8u << 20);
-        weft_result r1 = weft_rt_launch(wc[l], ai, &c1, (const void *const *)&in, (void *const *)&out, L[l].st);
-        weft_result r2 = weft_rt_launch(wc[l], aj, &c2, (const void *const *)&in2, (void *const *)&out2, L[l].st);
-        weft_result r3 = weft_rt_launch(wc[l], ai, &c1, (const void *const *)&in, (void *const *)&out, L[l].st);
+        weft_result r1 =
+            weft_rt_launch(wc[l], ai, &c1, (const void *const *)&in, (void *const *)&out, L[l].st);
+        weft_result r2 = weft_rt_launch(wc[l], aj, &c2, (const void *const *)&in2,
+                                        (void *const *)&out2, L[l].st);
+        weft_result r3 =
+            weft_rt_launch(wc[l], ai, &c1, (const void *const *)&in, (void *const *)&out, L[l].st);
         cudaGraph_t g;
         CU(cudaStreamEndCapture(L[l].st, &g));
         if (r1 || r2 || r3) {
@@ -542,7 +566,8 @@ static void run_graph(weft_comm **wc, const std::vector<weft_algo *> &v) {
         for (int l = 0; l < nlocal; l++) {
             CU(cudaSetDevice(L[l].dev));
             CU(tg_fill(L[l].A, count, WEFT_DTYPE_FLOAT, 0, 500 + rep, L[l].rank, L[l].st));
-            CU(tg_fill(L[l].A + (8u << 20), small, WEFT_DTYPE_FLOAT, 0, 600 + rep, L[l].rank, L[l].st));
+            CU(tg_fill(L[l].A + (8u << 20), small, WEFT_DTYPE_FLOAT, 0, 600 + rep, L[l].rank,
+                       L[l].st));
             CU(cudaMemcpyAsync(L[l].RA, L[l].A, 16u << 20, cudaMemcpyDeviceToDevice, L[l].st));
             CU(cudaGraphLaunch(ge[l], L[l].st));
         }
@@ -570,7 +595,8 @@ static void run_graph(weft_comm **wc, const std::vector<weft_algo *> &v) {
             }
         }
     }
-    for (int l = 0; l < nlocal; l++) cudaGraphExecDestroy(ge[l]);
+    for (int l = 0; l < nlocal; l++)
+        cudaGraphExecDestroy(ge[l]);
     say("[%d] graph: 5 replays of 3 captured calls %s\n", prank, n_fail == f0 ? "ok" : "FAILED");
 }
 
@@ -633,11 +659,16 @@ int main(int argc, char **argv) {
     const char *shared = getenv("WEFT_SHARED_DIR");
     std::vector<std::string> extra;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--no-loopback")) want_loop = 0;
-        else if (!strcmp(argv[i], "--loopback-only")) want_nccl = 0;
-        else if (!strcmp(argv[i], "--algos") && i + 1 < argc) extra.push_back(argv[++i]);
-        else if (!strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--no-loopback"))
+            want_loop = 0;
+        else if (!strcmp(argv[i], "--loopback-only"))
+            want_nccl = 0;
+        else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
+            extra.push_back(argv[++i]);
+        else if (!strcmp(argv[i], "--shared") && i + 1 < argc)
+            shared = argv[++i];
         else {
             fprintf(stderr, "usage: test_gpu [--quick] [--no-loopback|--loopback-only] "
                             "[--shared DIR] [--algos FILE|DIR]...\n");
@@ -661,14 +692,18 @@ int main(int argc, char **argv) {
     /* Algorithms: generated, conformance, --algos. */
     std::vector<weft_algo *> gen2 = generated_2rank(), conf, more;
     if (shared && *shared) read_path(std::string(shared) + "/conformance", conf);
-    for (auto &p : extra) read_path(p, more);
+    for (auto &p : extra)
+        read_path(p, more);
     std::vector<weft_algo *> loop = gen2;
-    for (weft_algo *a : conf) loop.push_back(a);
-    for (weft_algo *a : more) loop.push_back(a);
+    for (weft_algo *a : conf)
+        loop.push_back(a);
+    for (weft_algo *a : more)
+        loop.push_back(a);
     for (int nr : {3, 4}) {
         char s[128];
         for (const char *sp : {"ar_ring", "ag_ring", "rs_ring", "a2a_direct", "bcast_chain"}) {
-            snprintf(s, sizeof s, "%s:n=%d:ch=2:proto=%s:root=1", sp, nr, nr == 3 ? "LL" : "Simple");
+            snprintf(s, sizeof s, "%s:n=%d:ch=2:proto=%s:root=1", sp, nr,
+                     nr == 3 ? "LL" : "Simple");
             loop.push_back(gen_spec(s));
         }
     }
@@ -682,7 +717,8 @@ int main(int argc, char **argv) {
         say("[%d] NCCL %d, %d GPU(s), %s\n", prank, ver, ndev,
             pworld > 1 ? "one process per GPU (MPI)" : "one process, every GPU");
         std::vector<weft_algo *> v;
-        for (weft_algo *a : gen2) v.push_back(a);
+        for (weft_algo *a : gen2)
+            v.push_back(a);
         for (weft_algo *a : conf)
             if (a->ngpus == 2) v.push_back(a);
         for (weft_algo *a : more)
@@ -704,7 +740,8 @@ int main(int argc, char **argv) {
             ncclComm_t cs[2];
             int devs[2] = {0, 1};
             NC(ncclCommInitAll(cs, 2, devs));
-            for (int l = 0; l < 2; l++) L[l].dev = l, L[l].rank = l, L[l].comm = cs[l];
+            for (int l = 0; l < 2; l++)
+                L[l].dev = l, L[l].rank = l, L[l].comm = cs[l];
         }
         cap = 600u << 20;
         for (int l = 0; l < nlocal; l++) {
@@ -718,12 +755,13 @@ int main(int argc, char **argv) {
             CU(cudaMalloc((void **)&L[l].res, 16));
         }
         ncclComm_t comms[MAXL];
-        for (int l = 0; l < nlocal; l++) comms[l] = L[l].comm;
+        for (int l = 0; l < nlocal; l++)
+            comms[l] = L[l].comm;
         weft_comm *wc[MAXL] = {nullptr};
         weft_diag *d = weft_diag_new();
         double ta = now_s();
-        weft_result ar = weft_rt_attach(nlocal, comms, (const weft_algo *const *)v.data(),
-                                        v.size(), nullptr, wc, d);
+        weft_result ar = weft_rt_attach(nlocal, comms, (const weft_algo *const *)v.data(), v.size(),
+                                        nullptr, wc, d);
         say("[%d] attach: %s (%.2f s)\n", prank, weft_result_str(ar), now_s() - ta);
         weft_diag_print(d, logf_, WEFT_SEV_WARNING);
         weft_diag_free(d);
@@ -738,7 +776,8 @@ int main(int argc, char **argv) {
              * interleaved with the first. */
             ncclComm_t c2[MAXL];
             NC(ncclGroupStart());
-            for (int l = 0; l < nlocal; l++) NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c2[l], nullptr));
+            for (int l = 0; l < nlocal; l++)
+                NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c2[l], nullptr));
             NC(ncclGroupEnd());
             weft_comm *wc2[MAXL] = {nullptr};
             weft_diag *d2 = weft_diag_new();
@@ -750,13 +789,15 @@ int main(int argc, char **argv) {
             } else {
                 long f0 = n_fail;
                 for (int k = 0; k < 6; k++) {
-                    int ai = find_algo(v, k % 2 ? "ar_ring_n2_ch4_LL_oop" : "ar_direct_n2_ch4_Simple_oop");
+                    int ai = find_algo(v, k % 2 ? "ar_ring_n2_ch4_LL_oop"
+                                                : "ar_direct_n2_ch4_Simple_oop");
                     long w = nccl_case(k % 3 ? wc : wc2, ai, v[ai], WEFT_DTYPE_BFLOAT16,
                                        WEFT_OP_SUM, 100003 + k, 0, 800 + k, "two-comms");
                     n_cases++;
                     if (w != 0) n_fail++;
                 }
-                say("[%d] two communicators interleaved %s\n", prank, n_fail == f0 ? "ok" : "FAILED");
+                say("[%d] two communicators interleaved %s\n", prank,
+                    n_fail == f0 ? "ok" : "FAILED");
                 weft_rt_detach_many(nlocal, wc2);
             }
             weft_diag_free(d2);
@@ -764,7 +805,8 @@ int main(int argc, char **argv) {
             weft_algo *dl = deadlock_algo();
             ncclComm_t c3[MAXL];
             NC(ncclGroupStart());
-            for (int l = 0; l < nlocal; l++) NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c3[l], nullptr));
+            for (int l = 0; l < nlocal; l++)
+                NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c3[l], nullptr));
             NC(ncclGroupEnd());
             weft_comm *wc3[MAXL] = {nullptr};
             weft_rt_cfg cfg;
@@ -773,7 +815,8 @@ int main(int argc, char **argv) {
             const weft_algo *dv[1] = {dl};
             if (weft_rt_attach(nlocal, c3, dv, 1, &cfg, wc3, nullptr) == WEFT_OK) {
                 double t0 = now_s();
-                weft_call call = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, nranks};
+                weft_call call = {
+                    WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, nranks};
                 for (int l = 0; l < nlocal; l++) {
                     CU(cudaSetDevice(L[l].dev));
                     char *in = L[l].A, *out = L[l].B;
@@ -828,6 +871,7 @@ int main(int argc, char **argv) {
     if (prank == 0)
         printf("test_gpu: %ld calls checked, %ld failed, %ld skipped, %.1f s\n", tot[0], tot[1],
                tot[2], now_s() - t_start);
-    for (weft_algo *a : algos_owned) weft_algo_free(a);
+    for (weft_algo *a : algos_owned)
+        weft_algo_free(a);
     return tot[1] ? 1 : 0;
 }

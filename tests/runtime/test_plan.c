@@ -29,6 +29,12 @@ static void test_cfg(void) {
               "Simple=4x100: slots must be 1..1024 and slot bytes a multiple of 256 up to 64M");
     CHECK(weft_rt_cfg_parse(&c, "LL128=1x1K", why, sizeof why) == WEFT_ERR_INPUT);
     CHECK_STR(why, "expected Simple=NxBYTES or LL=NxBYTES at 'LL128=1x1K'");
+    CHECK(weft_rt_cfg_parse(&c, "Simple=8x128K/32K", why, sizeof why) == WEFT_OK);
+    CHECK(c.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072 &&
+          c.slice_bytes[WEFT_RT_PROTO_SIMPLE] == 32768);
+    CHECK(weft_rt_cfg_parse(&c, "Simple=8x128K/30", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "Simple=8x128K/30: the slice must be a multiple of 16 bytes");
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 0;
     CHECK(weft_rt_cfg_parse(&c, "LL=4", why, sizeof why) == WEFT_ERR_INPUT);
     CHECK_STR(why, "expected NxBYTES after LL=");
     weft_rt_cfg d;
@@ -49,12 +55,18 @@ static void test_layout_and_conns(void) {
     CHECK(weft_layout_add(&l, a) == WEFT_OK); /* keys are a set */
     CHECK(weft_layout_finish(&l, &c) == WEFT_OK);
     CHECK(l.nkeys == 5);
+    weft_layout big;
+    weft_layout_init(&big, 2);
+    big.nalgos = 600; /* arrival words outgrow the first page */
+    CHECK(weft_layout_add(&big, a) == WEFT_OK && weft_layout_finish(&big, &c) == WEFT_OK);
+    CHECK(big.tail_off[0] == 8192);
+    weft_layout_free(&big);
     /* Sorted by protocol, distance, channel. */
     CHECK(l.keys[0].proto == WEFT_RT_PROTO_SIMPLE && l.keys[0].chan == 0 && l.keys[0].d == 1);
     CHECK(l.keys[2].proto == WEFT_RT_PROTO_LL && l.keys[2].chan == 0);
     CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_LL) == 4);
     CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_SIMPLE) == -1);
-    CHECK(l.tail_off[0] == WEFT_RT_CTRL_BYTES && l.head_off[0] == WEFT_RT_CTRL_BYTES + 128);
+    CHECK(l.tail_off[0] == 4096 && l.head_off[0] == 4096 + 128);
     CHECK(l.slot_off[0] == 8192);
     CHECK(l.slot_off[1] == 8192 + (size_t)8 * 131072);
     CHECK(l.slot_off[2] == 8192 + (size_t)16 * 131072);
@@ -86,6 +98,14 @@ static void test_layout_and_conns(void) {
     CHECK(p.ranks[0].tbs[1].sconn == -1 && p.ranks[0].tbs[1].rconn == 0);
     CHECK(p.ranks[0].tbs[3].rconn == 1);
     CHECK(p.ranks[1].uses_buf[0] && p.ranks[1].uses_buf[1] && !p.ranks[1].uses_buf[2]);
+    /* Records: one stride, the tb's connection ends and steps in place. */
+    int32_t rb = weft_plan_rec_bytes(&p.ranks[0]);
+    CHECK(rb == (int32_t)(sizeof(weft_drec) + sizeof(weft_dstep) + 15) / 16 * 16);
+    char recs[4 * 256];
+    weft_plan_records(&p.ranks[0], s0, r0, recs);
+    const weft_drec *rec1 = (const weft_drec *)(void *)(recs + rb);
+    CHECK(rec1->tb.rconn == 0 && rec1->rc.slots == r0[0].slots && rec1->sc.slots == NULL);
+    CHECK(((const weft_dstep *)(rec1 + 1))->type == WEFT_STEP_RRC);
     weft_plan_free(&p);
 
     /* An algorithm whose keys the layout lacks is an internal error, not a crash. */
@@ -181,6 +201,12 @@ static void test_geometry(void) {
     CHECK(m.C == 501 && m.E == 504 && m.niter == 1);
     CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
     CHECK(m.C == 50000000 && m.E == 32768 && m.niter == 1526);
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 16384;
+    CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.E == 4096 && m.niter == 12208);
+    CHECK(weft_call_geometry(&p, &c, 0, 1000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.E == 500 && m.niter == 1);
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 0;
     CHECK(weft_call_geometry(&p, &c, 0, 3, 2, 1, &m) == WEFT_OK);
     CHECK(m.C == 2 && m.E == 8 && m.niter == 1);
     /* allgather moves bytes: k = 1, a chunk is the whole per-rank count. */

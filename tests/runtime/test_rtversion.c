@@ -10,7 +10,8 @@ static const char *first_msg(weft_diag *d) {
 int main(void) {
     weft_diag *d = weft_diag_new();
     CHECK(weft_rt_check_version(NCCL_VERSION_CODE, d) == WEFT_OK);
-    CHECK(weft_rt_check_version(NCCL_VERSION_CODE + 1, d) == WEFT_OK || NCCL_VERSION_CODE % 100 == 99);
+    CHECK(weft_rt_check_version(NCCL_VERSION_CODE + 1, d) == WEFT_OK ||
+          NCCL_VERSION_CODE % 100 == 99);
     CHECK(weft_diag_size(d) == 0);
     CHECK(weft_rt_check_version(22803, d) == WEFT_ERR_UNSUPPORTED);
     char want[512];
