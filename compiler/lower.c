@@ -366,19 +366,22 @@ static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
     return (int32_t)L->nsteps++;
 }
 
-/* qsort has no context argument; lowering is not reentrant across threads for this reason
- * only during the two sorts below. */
-static const lowerer *sort_L;
+/* Sort records: qsort has no context argument, so what a comparison needs is copied in. */
+typedef struct sortrec {
+    int32_t a, b, c, d; /* compared in order */
+    int32_t id;
+} sortrec;
+
+static int cmp_sortrec(const void *pa, const void *pb) {
+    const sortrec *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
 
 static int32_t step_half(const lstep *s) {
     return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
-}
-
-static int cmp_step_ids(const void *a, const void *b) {
-    const lstep *x = &sort_L->steps[*(const int32_t *)a], *y = &sort_L->steps[*(const int32_t *)b];
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    if (x->tb != y->tb) return x->tb < y->tb ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* XML offset of a chunk in instance c: each segment of k chunks becomes k x I chunks, copy c
@@ -449,15 +452,6 @@ static int check_segments(lowerer *L) {
     return bad ? -1 : 0;
 }
 
-/* Thread-block ids: labelled blocks first in label order, then by their first step. */
-static int cmp_roots(const void *a, const void *b) {
-    const node *u = &sort_L->nodes[*(const int32_t *)a], *v = &sort_L->nodes[*(const int32_t *)b];
-    if (u->rank != v->rank) return u->rank < v->rank ? -1 : 1;
-    if ((u->label >= 0) != (v->label >= 0)) return u->label >= 0 ? -1 : 1;
-    if (u->label >= 0) return u->label < v->label ? -1 : u->label > v->label;
-    return u->first < v->first ? -1 : u->first > v->first;
-}
-
 /* Thread-block ids per rank: the union-find roots that hold steps, labelled blocks first. */
 static int assign_tbs(lowerer *L) {
     int32_t N = L->p->nranks;
@@ -475,8 +469,18 @@ static int assign_tbs(lowerer *L) {
     for (size_t i = 0; i < L->nnodes; i++)
         if (find(L, (int32_t)i) == (int32_t)i && L->nodes[i].used)
             L->roots[L->nroots++] = (int32_t)i;
-    sort_L = L;
-    qsort(L->roots, L->nroots, sizeof *L->roots, cmp_roots);
+    /* ids per rank: labelled blocks first in label order, then by their first step */
+    sortrec *rec = malloc((L->nroots + 1) * sizeof *rec);
+    if (rec == NULL) return -1;
+    for (size_t i = 0; i < L->nroots; i++) {
+        const node *n = &L->nodes[L->roots[i]];
+        rec[i] = (sortrec){n->rank, n->label >= 0 ? 0 : 1, n->label >= 0 ? n->label : n->first, 0,
+                           L->roots[i]};
+    }
+    qsort(rec, L->nroots, sizeof *rec, cmp_sortrec);
+    for (size_t i = 0; i < L->nroots; i++)
+        L->roots[i] = rec[i].id;
+    free(rec);
     for (int32_t r = 0; r <= N; r++)
         L->rootfirst[r] = (int32_t)L->nroots;
     for (size_t i = L->nroots; i-- > 0;)
@@ -790,7 +794,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
     int32_t *order = NULL, *maxscr = NULL;
     int32_t *roots = L->roots, *ntbs = L->ntbs, *rootfirst = L->rootfirst;
     size_t nroots = L->nroots;
-    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL, *tbnode = NULL;
+    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL;
 
     a = weft_algo_new(p->name, p->coll, N, mult * p->chunks * I);
     WEFT_CHECK_ALLOC(a);
@@ -810,7 +814,18 @@ static weft_result build(lowerer *L, weft_algo **out) {
     WEFT_CHECK_ALLOC(tbpos);
     for (size_t i = 0; i < L->nsteps; i++)
         order[i] = (int32_t)i;
-    qsort(order, L->nsteps, sizeof *order, cmp_step_ids);
+    {
+        sortrec *rec = malloc((L->nsteps + 1) * sizeof *rec);
+        WEFT_CHECK_ALLOC(rec);
+        for (size_t i = 0; i < L->nsteps; i++) {
+            const lstep *st = &L->steps[i];
+            rec[i] = (sortrec){st->rank, st->tb, st->idx, 0, (int32_t)i};
+        }
+        qsort(rec, L->nsteps, sizeof *rec, cmp_sortrec);
+        for (size_t i = 0; i < L->nsteps; i++)
+            order[i] = rec[i].id;
+        free(rec);
+    }
     {
         int32_t cur_r = -1, cur_t = -1, idx = 0;
         for (size_t i = 0; i < L->nsteps; i++) {
@@ -977,7 +992,6 @@ fail:
     free(need);
     free(touched);
     free(tbpos);
-    free(tbnode);
     return res;
 }
 

@@ -25,7 +25,8 @@ typedef struct weft_cc_program weft_cc_program;
 
 /* Evaluates a parsed program for the given parameters: header, scratch buffers, operations.
  * Reports undefined names, bad header fields, out-of-range ranks and chunks, and failed
- * `require`s to d with source locations. On WEFT_OK *out is owned by the caller. */
+ * `require`s to d with source locations. On WEFT_OK *out is owned by the caller and refers to
+ * prog, which must outlive it. */
 WEFT_API weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *opts,
                                   weft_cc_program **out, weft_diag *d);
 /* Traces symbolic chunk contents in every buffer mode the header enables: reads of chunks that
@@ -34,14 +35,16 @@ WEFT_API weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_o
  * WEFT_ERR_INPUT when any error was reported. */
 WEFT_API weft_result weft_cc_check(weft_cc_program *p, weft_diag *d);
 /* Lowers a checked program to the IR (steps, fusion, thread blocks and channels, dependencies,
- * scratch, instances). Rejects hints that cannot be honoured; warns where the MSCCL runtimes'
- * limits are exceeded. On WEFT_OK *out is owned by the caller (weft_algo_free). */
+ * scratch, instances). Rejects hints that cannot be honoured. The schedule cannot deadlock
+ * when connections buffer two messages (docs/language.md, "How programs become schedules").
+ * On WEFT_OK *out is owned by the caller (weft_algo_free). */
 WEFT_API weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *d);
 /* Writes the operations one per line (`weft compile --emit=ops`). */
 WEFT_API weft_result weft_cc_write_ops(const weft_cc_program *p, FILE *out);
 WEFT_API void weft_cc_program_free(weft_cc_program *p);
 
-/* The whole pipeline: parse (with includes), evaluate, check, lower. */
+/* The whole pipeline: parse (with includes), evaluate, check, lower, then the IR's validation
+ * (whose warnings are the MSCCL runtimes' limits). */
 WEFT_API weft_result weft_cc_compile_file(const char *path, const weft_cc_options *opts,
                                           weft_algo **out, weft_diag *d);
 WEFT_API weft_result weft_cc_compile_string(const char *text, size_t len, const char *name,

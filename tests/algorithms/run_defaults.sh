@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run_defaults.sh — the library as the runtime loads it (a WEFT_ALGO_DIR pointing at algorithms/):
+# every file compiles and verifies with its defaults alone, and for every rank count N = 1..17
+# it either compiles to a verified schedule or is refused only by its `require` lines (which the
+# registry reports as "no instance for N=..." at INFO, instead of a broken file).
+set -uo pipefail
+weft=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+for f in "$root"/algorithms/*.weft; do
+    name=$(basename "$f" .weft)
+    if ! "$weft" compile "$f" -o "$tmp/d.xml" 2>"$tmp/err" || ! "$weft" verify "$tmp/d.xml" >"$tmp/v" 2>&1; then
+        echo "$name: does not compile and verify with its defaults:"
+        cat "$tmp/err" "$tmp/v"
+        bad=1
+        continue
+    fi
+    ok=""
+    for n in $(seq 1 17); do
+        if "$weft" compile "$f" -D N=$n -o "$tmp/n.xml" 2>"$tmp/err"; then
+            "$weft" verify "$tmp/n.xml" >"$tmp/v" 2>&1 || { echo "$name N=$n: does not verify"; cat "$tmp/v"; bad=1; }
+            ok="$ok $n"
+            continue
+        fi
+        # Every error must point at a require line of the file.
+        while IFS= read -r line; do
+            ln=$(sed -n 's/^[^:]*:\([0-9]*\):[0-9]*: error: .*/\1/p' <<<"$line")
+            if [ -z "$ln" ] || ! sed -n "${ln}p" "$f" | grep -q '^require '; then
+                echo "$name N=$n: refused other than by a require line: $line"
+                bad=1
+            fi
+        done < <(grep ': error: ' "$tmp/err")
+        grep -q ': error: ' "$tmp/err" || { echo "$name N=$n: failed without an error"; cat "$tmp/err"; bad=1; }
+    done
+    echo "$name: defaults ok; compiles for N =$ok"
+done
+exit $bad
