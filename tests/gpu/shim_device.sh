@@ -76,19 +76,28 @@ for arg in "$@"; do
     nt all_reduce.broken_dir "$(weft_env "$bad:$algos" "all_reduce.broken_dir")" all_reduce -b 8 -e 1G -f 2 -c 1 -n 5 -w 2
     say "  reports of the broken file per rank log: $(grep -h -c 'broken.xml: note: algorithm skipped' "$out"/all_reduce.broken_dir.weft.*.log | tr '\n' ' ')" ;;
   overhead)
-    # calls that fall back (no allreduce algorithm among these): stock vs shim, alternating
+    # the shim's cost on calls that fall back, in one process (tests/gpu/shim_overhead.c): the
+    # same allreduce through ncclAllReduce and straight into pncclAllReduce, alternating. The
+    # fallback set has no allreduce algorithm: communicators attach, every call is selected
+    # against the others and handed to NCCL.
     fb=$out/fallback_algos
     mkdir -p "$fb"
     cp "$algos"/* "$fb"/ 2>/dev/null
     grep -l -E 'coll="allreduce"|collective +allreduce' "$fb"/* 2>/dev/null | xargs -r rm -f
-    for i in 1 2 3; do
-      nt "overhead.stock.$i" "" all_reduce -b 8 -e 1M -f 4 -c 0 -n 400 -w 50
-      nt "overhead.shim.$i" "LD_PRELOAD=$lib WEFT_ALGO_DIR=$fb" all_reduce -b 8 -e 1M -f 4 -c 0 -n 400 -w 50
-    done
-    python3 "$here/nccl_tests_ratio.py" "$out"/overhead.stock.*.log -- "$out"/overhead.shim.*.log | tee -a "$summary" ;;
+    ov() {
+      local name=$1 envs=$2 x=() e
+      for e in $envs; do x+=(-x "$e"); done
+      timeout 120 mpirun --allow-run-as-root -np 2 --bind-to none -x NCCL_NVLS_ENABLE \
+        -x LD_LIBRARY_PATH "${x[@]}" "$carry/shim_overhead" 200 15 > "$out/$name.log" 2>&1
+      say "  $name (rc=$?):"
+      grep -E '^[|#]' "$out/$name.log" | tee -a "$summary"
+    }
+    ov overhead.no_shim ""
+    ov overhead.attached_fallback "LD_PRELOAD=$lib WEFT_ALGO_DIR=$fb WEFT_DEBUG=INFO WEFT_DEBUG_FILE=$out/overhead.attached.%h.%p.log"
+    ov overhead.not_attached "LD_PRELOAD=$lib WEFT_ALGO_DIR=/nonexistent/weft" ;;
   compare)
     for c in all_reduce all_gather reduce_scatter alltoall; do
-      for i in 1 2; do
+      for i in $(seq "${COMPARE_REPS:-2}"); do
         nt "$c.cmp.nccl.$i" "" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
         nt "$c.cmp.weft.$i" "LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
       done
