@@ -11,8 +11,8 @@
 
 struct weft_registry {
     weft_algo **algos;
-    /* per algorithm: it was compiled from a .weft source that declares `param N` (its rank
-     * count), so weft_registry_for_ranks can instantiate it for other rank counts */
+    /* per algorithm: the PARAM_ bits of the .weft source it was compiled from, so that
+     * weft_registry_for_ranks can instantiate it for other rank counts and roots */
     uint8_t *param_n;
     size_t n, cap, capn;
 };
@@ -117,7 +117,7 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
         weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
-    r->param_n[r->n] = (uint8_t)(param_n != 0);
+    r->param_n[r->n] = (uint8_t)param_n;
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
@@ -136,14 +136,19 @@ static int has_suffix(const char *s, const char *suffix) {
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Whether a parsed program declares a parameter N, the library's name for the rank count. */
-static int declares_n(const char *path) {
+/* The library's parameter names: N the rank count, ROOT the root of rooted collectives. */
+enum { PARAM_N = 1, PARAM_ROOT = 2 };
+
+/* Which of those parameters a program declares (0 when it cannot be parsed). */
+static int declared_params(const char *path) {
     weft_lang_program *prog = NULL;
     int found = 0;
     if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root) {
         for (int32_t i = 0; i < prog->root->nkids; i++) {
             const weft_lang_node *k = prog->root->kids[i];
-            found |= k->kind == WEFT_LANG_PARAM && k->name && strcmp(k->name, "N") == 0;
+            if (k->kind != WEFT_LANG_PARAM || k->name == NULL) continue;
+            if (strcmp(k->name, "N") == 0) found |= PARAM_N;
+            if (strcmp(k->name, "ROOT") == 0) found |= PARAM_ROOT;
         }
     }
     weft_lang_program_free(prog);
@@ -162,7 +167,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
         /* compiled (and validated) with the parameters' defaults; a source with a parameter N
          * is instantiated for other rank counts by weft_registry_for_ranks */
         res = weft_cc_compile_file(path, NULL, &a, d);
-        param_n = res == WEFT_OK && declares_n(path);
+        param_n = res == WEFT_OK ? declared_params(path) : 0;
     } else {
         weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
                       "not an algorithm file (expected a .xml or .weft name)");
@@ -263,62 +268,82 @@ static void copy_diag(weft_diag *to, const weft_diag *from) {
     }
 }
 
+/* Compiles one instance of a source for the given defines; appends it when it has nranks ranks.
+ * A `require` that rules the instance out is one INFO entry; other failures are reported like a
+ * bad file. Only allocation failure is an error. */
+static weft_result instantiate(weft_registry *r, const char *file, int params, int nranks,
+                               const char *const *defines, size_t ndefines, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_algo *c = NULL;
+    weft_diag *cd = weft_diag_new();
+    weft_cc_options opts = {defines, ndefines, NULL, 0};
+    char what[64];
+    snprintf(what, sizeof what, "%s%s%s", defines[0], ndefines > 1 ? " " : "",
+             ndefines > 1 ? defines[1] : "");
+    WEFT_CHECK_ALLOC(cd);
+    weft_result cr = weft_cc_compile_file(file, &opts, &c, cd);
+    if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
+    if (cr == WEFT_OK && c->file == NULL && (c->file = weft_strdup(file)) == NULL)
+        WEFT_FAIL(WEFT_ERR_NOMEM);
+    if (cr == WEFT_OK && c->ngpus != nranks) goto fail; /* its rank count is not N after all */
+    if (cr == WEFT_OK) {
+        cr = append(r, c, CHECK_VALIDATED, params, cd);
+        c = NULL;
+        if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
+    }
+    if (cr != WEFT_OK && only_requirements(cd)) {
+        const weft_diag_entry *e = weft_diag_get(cd, 0);
+        weft_diag_add(d, WEFT_SEV_INFO, file, e->line, e->col, "no instance for %s: %s", what,
+                      e->msg);
+    } else {
+        copy_diag(d, cd);
+        if (cr != WEFT_OK)
+            weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
+    }
+fail:
+    weft_algo_free(c);
+    weft_diag_free(cd);
+    return res;
+}
+
 weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
                                     weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_registry *r = NULL;
-    weft_diag *cd = NULL;
-    char define[32];
-    const char *defines[] = {define};
-    weft_cc_options opts = {defines, 1, NULL, 0};
+    char def_n[32], def_root[32];
+    const char *defines[] = {def_n, def_root};
     if (base == NULL || out == NULL || nranks < 1) return WEFT_ERR_USAGE;
     *out = NULL;
-    snprintf(define, sizeof define, "N=%d", nranks);
+    snprintf(def_n, sizeof def_n, "N=%d", nranks);
     WEFT_CHECK(weft_registry_new(&r));
     for (size_t i = 0; i < base->n; i++) {
         const weft_algo *a = base->algos[i];
-        if (a->ngpus == nranks) {
+        int params = base->param_n[i];
+        int per_root = weft_coll_rooted(a->coll) && (params & PARAM_ROOT) && (params & PARAM_N) &&
+                       nranks <= WEFT_REGISTRY_MAX_ROOTED_RANKS && a->file;
+        if (per_root) {
+            /* one instance per root, in root order; the loaded one where it fits */
+            for (int root = 0; root < nranks; root++) {
+                if (a->ngpus == nranks && a->root == root) {
+                    weft_algo *c = weft_algo_clone(a);
+                    WEFT_CHECK_ALLOC(c);
+                    WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
+                    continue;
+                }
+                snprintf(def_root, sizeof def_root, "ROOT=%d", root);
+                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 2, d));
+            }
+        } else if (a->ngpus == nranks) {
             weft_algo *c = weft_algo_clone(a);
             WEFT_CHECK_ALLOC(c);
-            WEFT_CHECK(append(r, c, CHECK_NONE, base->param_n[i], d));
-            continue;
+            WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
+        } else if ((params & PARAM_N) && a->file) {
+            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 1, d));
         }
-        if (!base->param_n[i] || a->file == NULL) continue;
-        weft_algo *c = NULL;
-        cd = weft_diag_new();
-        WEFT_CHECK_ALLOC(cd);
-        weft_result cr = weft_cc_compile_file(a->file, &opts, &c, cd);
-        if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
-        if (cr == WEFT_OK && c->file == NULL && (c->file = weft_strdup(a->file)) == NULL) {
-            weft_algo_free(c);
-            WEFT_FAIL(WEFT_ERR_NOMEM);
-        }
-        if (cr == WEFT_OK && c->ngpus != nranks) { /* its rank count is not N after all */
-            weft_algo_free(c);
-            weft_diag_free(cd);
-            cd = NULL;
-            continue;
-        }
-        if (cr == WEFT_OK) {
-            cr = append(r, c, CHECK_VALIDATED, 1, cd);
-            if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
-        }
-        if (cr != WEFT_OK && only_requirements(cd)) {
-            const weft_diag_entry *e = weft_diag_get(cd, 0);
-            weft_diag_add(d, WEFT_SEV_INFO, a->file, e->line, e->col, "no instance for %s: %s",
-                          define, e->msg);
-        } else {
-            copy_diag(d, cd);
-            if (cr != WEFT_OK)
-                weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0, "instance for %s skipped", define);
-        }
-        weft_diag_free(cd);
-        cd = NULL;
     }
     *out = r;
     r = NULL;
 fail:
-    weft_diag_free(cd);
     weft_registry_free(r);
     return res;
 }

@@ -11,7 +11,8 @@
     X(run, "execute an XML algorithm with real data and check the result (--cpu)")              \
     X(compile, "compile a .weft program to MSCCL XML")                                          \
     X(select, "which loaded algorithm serves a collective call, or why NCCL does")              \
-    X(library, "compile, verify and CPU-execute the algorithm library; print a table")
+    X(library, "compile, verify and CPU-execute the algorithm library; print a table")           \
+    X(trace, "summarize, check and merge per-step timeline traces (WEFT_TRACE)")
 
 #define WEFT_X_(n, s) int weft_cmd_##n(int argc, char **argv);
 WEFT_COMMANDS(WEFT_X_)

@@ -358,12 +358,38 @@ static void test_for_ranks(void) {
           weft_algo_equal(weft_registry_get(again, 0), weft_registry_get(r[3], 0), NULL, 0));
     weft_registry_free(again);
     CHECK(weft_registry_for_ranks(NULL, 3, &again, NULL) == WEFT_ERR_USAGE);
+    /* a rooted source with `param ROOT` serves every root */
+    write_file(dir, "d_chain.weft",
+               "param N = 4;\nparam ROOT = 0;\n"
+               "algorithm chain { collective broadcast; ranks N; chunks 1; root ROOT; inplace; "
+               "outofplace; }\n"
+               "copy input[ROOT][0] -> output[ROOT][0];\n"
+               "for v in 1..N { let a = (ROOT + v - 1) % N; let b = (ROOT + v) % N;\n"
+               "  if v == 1 { copy input[ROOT][0] -> output[b][0]; }\n"
+               "  else { copy output[a][0] -> output[b][0]; } }\n");
+    weft_registry *rooted = NULL, *r3 = NULL, *r20 = NULL;
+    weft_diag_clear(d);
+    rooted = load(dir, d);
+    CHECK(weft_registry_size(rooted) == 4);
+    CHECK(weft_registry_for_ranks(rooted, 3, &r3, d) == WEFT_OK);
+    CHECK(weft_registry_size(r3) == 1 + 3); /* ring, chain for roots 0, 1, 2 */
+    weft_call b = {WEFT_COLL_BROADCAST, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 0, 3};
+    for (b.root = 0; b.root < 3; b.root++) {
+        int i = weft_registry_select(r3, &b, NULL);
+        CHECK(i == 1 + b.root && weft_registry_get(r3, (size_t)i)->root == b.root);
+    }
+    /* above WEFT_REGISTRY_MAX_ROOTED_RANKS, only the source's own root */
+    CHECK(weft_registry_for_ranks(rooted, WEFT_REGISTRY_MAX_ROOTED_RANKS + 1, &r20, d) == WEFT_OK);
+    CHECK(weft_registry_size(r20) == 3); /* ring4, ring, chain with ROOT 0 */
+    weft_registry_free(r3);
+    weft_registry_free(r20);
+    weft_registry_free(rooted);
     for (int n = 1; n <= 4; n++)
         weft_registry_free(r[n]);
     weft_registry_free(base);
     weft_diag_free(d);
-    const char *names[] = {"a_fixed.xml", "b_needs4.weft", "c_ring.weft"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"a_fixed.xml", "b_needs4.weft", "c_ring.weft", "d_chain.weft"};
+    for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }

@@ -1,0 +1,298 @@
+/* trace_sim.c — makes realistic synthetic traces without a GPU: runs an XML schedule through a
+ * small timing model of the interpreter (each tb walks its steps per slice; a step waits for its
+ * dependency, its message and FIFO credit, then moves its bytes), fills the same per-tb record
+ * buffers the GPU fills, with each rank's GPU clock offset from the host, and writes one trace
+ * file per rank through the runtime's writer. Deterministic: the tests pin its output. */
+#include "trace_internal.h"
+#include "weft_ir.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct model {
+    int64_t count;
+    int32_t dtype;
+    int32_t niter, slots, calls;
+    uint32_t cap;      /* records per tb; 0 = exactly what the call needs */
+    int64_t offset;    /* rank r's GPU clock = host clock + r * offset */
+    int64_t clock_err; /* uncertainty of each clock sample */
+    int64_t lat, sig;  /* message and dependency-signal latency, ns */
+    int64_t bw;        /* bytes per ns */
+    int64_t overhead;  /* fixed cost of a step, ns */
+    int32_t late_rank;
+    int64_t late_ns; /* late_rank enters each call this much later */
+} model;
+
+typedef struct ex { /* one step execution */
+    int64_t t0, t1;
+    int64_t dep, data, credit, bytes; /* waits, as the device measures them */
+    int64_t post;
+    int64_t smsg, rmsg;
+} ex;
+
+typedef struct tbrun {
+    int32_t rank, tb, n, next; /* executions: n = niter * nsteps, next to simulate */
+    ex *e;
+    int64_t free_at; /* when the tb can start its next step */
+    int64_t sends, recvs;
+    weft_trace_rec *rec;
+    weft_trace_tbhdr hdr;
+} tbrun;
+
+static int64_t valid(const weft_algo *a, const model *m, int64_t C, int32_t buf, int32_t x,
+                     int64_t e0, int64_t E) {
+    if (buf == WEFT_BUF_SCRATCH) return E;
+    int64_t v = weft_chunk_valid(m->count, weft_algo_chunks_per_seg(a), C, x) - e0;
+    return v < 0 ? 0 : v < E ? v : E;
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: trace_sim XML OUT_PREFIX [--count N] [--niter K] [--slots S] "
+                    "[--calls C] [--cap R] [--offset NS] [--late RANK:NS]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return usage();
+    model m = {1 << 20, WEFT_DTYPE_FLOAT, 2, 2, 1, 0, 1000000, 250, 700, 200, 100, 300, -1, 0};
+    for (int i = 3; i < argc; i++) {
+        if (i + 1 >= argc) return usage();
+        const char *o = argv[i], *v = argv[++i];
+        if (strcmp(o, "--count") == 0)
+            m.count = atoll(v);
+        else if (strcmp(o, "--niter") == 0)
+            m.niter = atoi(v);
+        else if (strcmp(o, "--slots") == 0)
+            m.slots = atoi(v);
+        else if (strcmp(o, "--calls") == 0)
+            m.calls = atoi(v);
+        else if (strcmp(o, "--cap") == 0)
+            m.cap = (uint32_t)atoi(v);
+        else if (strcmp(o, "--offset") == 0)
+            m.offset = atoll(v);
+        else if (strcmp(o, "--late") == 0) {
+            if (sscanf(v, "%d:%" SCNd64, &m.late_rank, &m.late_ns) != 2) return usage();
+        } else
+            return usage();
+    }
+    weft_diag *d = weft_diag_new();
+    weft_algo *a = NULL;
+    if (weft_ir_read_file(argv[1], &a, d) != WEFT_OK) {
+        weft_diag_print(d, stderr, WEFT_SEV_WARNING);
+        return 1;
+    }
+    int nr = a->ngpus, rc = 0;
+    int32_t k = weft_algo_chunks_per_seg(a);
+    int64_t C = weft_chunk_elems(m.count, k), E = (C + m.niter - 1) / m.niter;
+    int esz = weft_dtype_size((weft_dtype)m.dtype);
+    const int64_t host0 = 1700000000000000000; /* the host clock at the first call */
+
+    /* The interpreter's view of each rank: unfused, one trace step per XML step. */
+    weft_trace_tb **tbs = calloc((size_t)nr, sizeof *tbs);
+    weft_trace_clock *clk = calloc((size_t)nr, sizeof *clk);
+    weft_trace_writer **w = calloc((size_t)nr, sizeof *w);
+    for (int r = 0; r < nr; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        tbs[r] = calloc((size_t)g->ntbs + 1, sizeof **tbs);
+        for (int b = 0; b < g->ntbs; b++) {
+            const weft_tb *x = &g->tbs[b];
+            weft_trace_step *st = calloc((size_t)x->nsteps + 1, sizeof *st);
+            for (int s = 0; s < x->nsteps; s++) {
+                const weft_step *xs = &x->steps[s];
+                st[s] = (weft_trace_step){xs->type,
+                                          xs->srcbuf,
+                                          xs->srcoff,
+                                          xs->dstbuf,
+                                          xs->dstoff,
+                                          xs->cnt,
+                                          1,
+                                          s,
+                                          xs->depid,
+                                          xs->depid >= 0 ? g->tbs[xs->depid].nsteps : 0,
+                                          xs->depid >= 0 ? xs->deps + 1 : 0,
+                                          xs->hasdep ? s + 1 : 0};
+            }
+            tbs[r][b] = (weft_trace_tb){x->send, x->recv, x->chan, x->nsteps, x->nsteps, st};
+        }
+        /* Two clock samples a long way apart: rank r's GPU runs r * offset ahead of the host. */
+        weft_trace_clock_add(&clk[r], host0 - 1000000, (uint64_t)(host0 - 1000000 + r * m.offset),
+                             m.clock_err);
+        weft_trace_clock_add(&clk[r], host0 + 1000000000,
+                             (uint64_t)(host0 + 1000000000 + r * m.offset), m.clock_err);
+        char *path = weft_asprintf("%s.rank%d.json", argv[2], r);
+        if (weft_trace_writer_open(path, host0 - 1000000, &w[r], d) != WEFT_OK) rc = 1;
+        free(path);
+    }
+    int64_t start = host0;
+    for (int call = 0; call < m.calls && rc == 0; call++) {
+        /* Every tb of every rank, its executions in program order. */
+        size_t ntr = 0;
+        for (int r = 0; r < nr; r++)
+            ntr += (size_t)a->gpus[r].ntbs;
+        tbrun *tr = calloc(ntr + 1, sizeof *tr);
+        size_t q = 0;
+        for (int r = 0; r < nr; r++)
+            for (int b = 0; b < a->gpus[r].ntbs; b++, q++) {
+                tr[q].rank = r, tr[q].tb = b;
+                tr[q].n = m.niter * a->gpus[r].tbs[b].nsteps;
+                tr[q].e = calloc((size_t)tr[q].n + 1, sizeof *tr[q].e);
+                tr[q].free_at = start + b * 50 + (r == m.late_rank ? m.late_ns : 0);
+                tr[q].hdr.t_begin = (uint64_t)tr[q].free_at;
+            }
+        /* Simulate until every execution is placed; a pass that places nothing is a deadlock. */
+        for (int progress = 1; progress;) {
+            progress = 0;
+            for (size_t i = 0; i < ntr; i++) {
+                tbrun *t = &tr[i];
+                while (t->next < t->n) {
+                    const weft_trace_tb *tb = &tbs[t->rank][t->tb];
+                    int it = t->next / tb->nsteps, s = t->next % tb->nsteps;
+                    const weft_trace_step *st = &tb->steps[s];
+                    unsigned f = weft_step_flags((weft_step_type)st->type);
+                    int64_t dep_at = 0, data_at = 0, credit_at = 0;
+                    int ok = 1;
+                    if (st->dep_tb >= 0) {
+                        int64_t want = (int64_t)it * st->dep_stride + st->dep_target;
+                        tbrun *o = NULL;
+                        for (size_t j = 0; j < ntr; j++)
+                            if (tr[j].rank == t->rank && tr[j].tb == st->dep_tb) o = &tr[j];
+                        ok = 0;
+                        for (int j = 0; o && j < o->next; j++)
+                            if (o->e[j].post >= want) {
+                                dep_at = o->e[j].t1 + m.sig, ok = 1;
+                                break;
+                            }
+                    }
+                    if (ok && (f & WEFT_STEP_F_RECV)) {
+                        ok = 0;
+                        for (size_t j = 0; j < ntr && !ok; j++) {
+                            tbrun *o = &tr[j];
+                            const weft_trace_tb *ob = &tbs[o->rank][o->tb];
+                            if (o->rank != tb->recv || ob->send != t->rank || ob->chan != tb->chan)
+                                continue;
+                            for (int x = 0; x < o->next; x++)
+                                if (o->e[x].smsg == t->recvs) {
+                                    data_at = o->e[x].t1 + m.lat, ok = 1;
+                                    break;
+                                }
+                        }
+                    }
+                    if (ok && (f & WEFT_STEP_F_SEND) && t->sends >= m.slots) {
+                        ok = 0;
+                        for (size_t j = 0; j < ntr && !ok; j++) {
+                            tbrun *o = &tr[j];
+                            const weft_trace_tb *ob = &tbs[o->rank][o->tb];
+                            if (o->rank != tb->send || ob->recv != t->rank || ob->chan != tb->chan)
+                                continue;
+                            for (int x = 0; x < o->next; x++)
+                                if (o->e[x].rmsg == t->sends - m.slots) {
+                                    credit_at = o->e[x].t1 + m.sig, ok = 1;
+                                    break;
+                                }
+                        }
+                    }
+                    if (!ok) break;
+                    ex *e = &t->e[t->next];
+                    int64_t e0 = (int64_t)it * E, en = C - e0 < E ? C - e0 : E, bytes = 0;
+                    for (int j = 0; j < st->cnt; j++) {
+                        int32_t buf = (f & WEFT_STEP_F_WRITE) ? st->dstbuf : st->srcbuf;
+                        int32_t off = (f & WEFT_STEP_F_WRITE) ? st->dstoff : st->srcoff;
+                        bytes += valid(a, &m, C, buf, off + j, e0, en) * esz;
+                    }
+                    int64_t t0 = t->free_at, c = t0;
+                    int64_t wd = dep_at > c ? dep_at - c : 0;
+                    c += wd;
+                    int64_t wr = data_at > c ? data_at - c : 0;
+                    c += wr;
+                    int64_t wc = credit_at > c ? credit_at - c : 0;
+                    c += wc;
+                    int64_t t1 = c + m.overhead + bytes / m.bw;
+                    e->t0 = t0, e->t1 = t1;
+                    e->dep = wd, e->data = wr, e->credit = wc, e->bytes = bytes;
+                    e->post = st->post ? (int64_t)it * tb->nsteps_orig + st->post : -1;
+                    e->smsg = (f & WEFT_STEP_F_SEND) ? t->sends++ : -1;
+                    e->rmsg = (f & WEFT_STEP_F_RECV) ? t->recvs++ : -1;
+                    t->free_at = t1 + 20;
+                    t->next++;
+                    progress = 1;
+                }
+            }
+        }
+        int64_t end = start;
+        for (size_t i = 0; i < ntr; i++) {
+            if (tr[i].next < tr[i].n) {
+                fprintf(stderr, "trace_sim: rank %d tb %d deadlocks at execution %d\n", tr[i].rank,
+                        tr[i].tb, tr[i].next);
+                rc = 1;
+            }
+            if (tr[i].free_at > end) end = tr[i].free_at;
+        }
+        /* Records in GPU time, then the runtime's path: add_call, append. */
+        for (int r = 0; r < nr && rc == 0; r++) {
+            int nt = a->gpus[r].ntbs;
+            uint32_t cap = 0;
+            for (size_t i = 0; i < ntr; i++)
+                if (tr[i].rank == r && (uint32_t)tr[i].n > cap) cap = (uint32_t)tr[i].n;
+            if (m.cap) cap = m.cap;
+            weft_trace_tbhdr *hdr = calloc((size_t)nt + 1, sizeof *hdr);
+            weft_trace_rec *rec = calloc((size_t)nt * cap + 1, sizeof *rec);
+            for (size_t i = 0; i < ntr; i++) {
+                tbrun *t = &tr[i];
+                if (t->rank != r) continue;
+                const weft_trace_tb *tb = &tbs[r][t->tb];
+                weft_trace_tbhdr *h = &hdr[t->tb];
+                int64_t off = r * m.offset;
+                h->t_begin = t->hdr.t_begin + (uint64_t)off;
+                h->t_end = (uint64_t)(t->free_at + 80 + off);
+                for (int x = 0; x < t->n; x++) {
+                    const ex *e = &t->e[x];
+                    if (h->n >= cap) {
+                        h->dropped++;
+                        continue;
+                    }
+                    weft_trace_rec *o = &rec[(size_t)t->tb * cap + h->n++];
+                    o->t0 = (uint64_t)(e->t0 + off);
+                    o->t1 = (uint64_t)(e->t1 + off);
+                    o->dep_ns = (uint32_t)e->dep;
+                    o->data_ns = (uint32_t)e->data;
+                    o->credit_ns = (uint32_t)e->credit;
+                    o->bytes = (uint32_t)e->bytes;
+                    o->step = x % tb->nsteps, o->iter = x / tb->nsteps;
+                    o->smsg = e->smsg >= 0 ? (uint32_t)e->smsg : WEFT_TRACE_NOMSG;
+                    o->rmsg = e->rmsg >= 0 ? (uint32_t)e->rmsg : WEFT_TRACE_NOMSG;
+                }
+            }
+            weft_trace_callinfo ci = {call, a->name, a->coll, m.dtype,  WEFT_OP_SUM, m.count,
+                                      0,    r,       nr,      a->proto, m.niter,     C,
+                                      E,    esz,     m.slots, nt,       tbs[r]};
+            weft_trace t;
+            weft_trace_init(&t, host0 - 1000000);
+            if (weft_trace_add_call(&t, &ci, hdr, rec, cap, &clk[r], d) != WEFT_OK ||
+                weft_trace_sort(&t) != WEFT_OK || weft_trace_writer_append(w[r], &t) != WEFT_OK)
+                rc = 1;
+            weft_trace_free(&t);
+            free(hdr);
+            free(rec);
+        }
+        for (size_t i = 0; i < ntr; i++)
+            free(tr[i].e);
+        free(tr);
+        start = end + 5000;
+    }
+    for (int r = 0; r < nr; r++) {
+        if (w[r] && weft_trace_writer_close(w[r]) != WEFT_OK) rc = 1;
+        weft_trace_clock_free(&clk[r]);
+        for (int b = 0; b < a->gpus[r].ntbs; b++)
+            free((void *)tbs[r][b].steps);
+        free(tbs[r]);
+    }
+    weft_diag_print(d, stderr, WEFT_SEV_WARNING);
+    free(tbs);
+    free(clk);
+    free(w);
+    weft_algo_free(a);
+    weft_diag_free(d);
+    return rc;
+}
