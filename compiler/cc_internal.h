@@ -101,6 +101,10 @@ struct weft_cc_program {
     int32_t *fuse_from; /* per op: the op whose received value this op sends on, or -1 */
     uint8_t *dead;      /* per op: the value it stores is read only by the op fused after it */
     uint8_t *noop;      /* per op: a copy onto itself in every enabled mode */
+    int32_t *feed;      /* per op: the local copy X -> Y whose Y this op reads first (the copy
+                           can become this op's source: docs/language.md, lowering), or -1 */
+    int32_t *recv_into; /* per local op: the receive whose value it is the only reader of (the
+                           receive can store straight into this op's destination), or -1 */
     uint8_t checked;
     void *seen; /* positions already reported (compile.c) */
 };

@@ -210,6 +210,8 @@ void weft_cc_program_free(weft_cc_program *p) {
     free(p->fuse_from);
     free(p->dead);
     free(p->noop);
+    free(p->feed);
+    free(p->recv_into);
     if (p->seen) {
         free(seen_of(p)->keys);
         free(p->seen);

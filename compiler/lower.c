@@ -81,6 +81,9 @@ typedef struct lowerer {
     /* thread blocks: union-find roots in id order, blocks per rank, first root of each rank */
     int32_t *roots, *ntbs, *rootfirst;
     size_t nroots;
+    /* copy fusions, per op: the copy whose source this op reads instead of its destination
+     * (absorb), the receive this local op is carried out by (into); -1 when none */
+    int32_t *absorb, *into;
 } lowerer;
 
 static int32_t chan_of(const cc_op *op) {
@@ -294,6 +297,15 @@ static int compute_deps(lowerer *L) {
             for (int32_t r = s.readers[dd]; r >= 0; r = s.pool_next[r])
                 add_dep(L, &s, writer, s.pool_half[r]);
         }
+        /* a fused copy X -> DST: the step reads X (RAW), and later writes of X wait for it */
+        if (L->absorb[qi] >= 0) {
+            const cc_op *c = &p->ops[L->absorb[qi]];
+            int64_t x0 = cc_slot(&lay, p, c->src.buf, c->src.rank, c->src.off);
+            for (int32_t i = 0; i < cnt; i++)
+                add_dep(L, &s, writer, s.writer[x0 + i]);
+            for (int32_t i = 0; i < cnt; i++)
+                add_reader(L, &s, x0 + i, writer);
+        }
         for (int32_t i = 0; i < cnt; i++) {
             s.writer[d0 + i] = writer;
             s.readers[d0 + i] = -1;
@@ -399,24 +411,30 @@ static weft_buf xml_buf(int32_t buf) {
                                   : WEFT_BUF_SCRATCH;
 }
 
+/* The chunks a step reads and writes. A receiving step stores into its operation's destination,
+ * or into the destination of the local operation fused into it; it combines with that
+ * destination, or with the source of a copy fused into it. */
+static void step_refs(const lowerer *L, const lstep *ls, cc_ref *src, cc_ref *dst) {
+    const weft_cc_program *p = L->p;
+    if (ls->recv >= 0) {
+        int32_t q = ls->local >= 0 ? L->h[ls->local].op : L->h[ls->recv].op;
+        *src = *dst = p->ops[q].dst;
+        if (L->absorb[q] >= 0) *src = p->ops[L->absorb[q]].src;
+    } else if (ls->local >= 0) {
+        *src = p->ops[L->h[ls->local].op].src;
+        *dst = p->ops[L->h[ls->local].op].dst;
+    } else {
+        *src = *dst = p->ops[L->h[ls->send].op].src;
+    }
+}
+
 static void fill_step(const lowerer *L, const lstep *ls, int32_t c, int32_t sper, weft_step *st) {
     const weft_cc_program *p = L->p;
     memset(st, 0, sizeof *st);
     st->type = ls->type;
     st->depid = st->deps = -1;
-    const cc_op *op;
     cc_ref src, dst;
-    if (ls->local >= 0) {
-        op = &p->ops[L->h[ls->local].op];
-        src = op->src;
-        dst = op->dst;
-    } else if (ls->recv >= 0) {
-        op = &p->ops[L->h[ls->recv].op];
-        src = dst = op->dst;
-    } else {
-        op = &p->ops[L->h[ls->send].op];
-        src = dst = op->src;
-    }
+    step_refs(L, ls, &src, &dst);
     st->srcbuf = xml_buf(src.buf);
     st->dstbuf = xml_buf(dst.buf);
     st->srcoff = map_off(p, src.buf, src.off, c, sper);
@@ -925,15 +943,14 @@ static weft_result build(lowerer *L, weft_algo **out) {
     maxscr = calloc((size_t)N + 1, sizeof *maxscr);
     WEFT_CHECK_ALLOC(maxscr);
     int32_t sper = 0;
-    for (size_t i = 0; i < p->nops; i++) {
-        const cc_op *op = &p->ops[i];
-        if (L->h[2 * i].kind == H_NONE) continue;
-        const cc_ref *refs[2] = {&op->src, &op->dst};
+    for (size_t i = 0; i < L->nsteps; i++) {
+        cc_ref refs[2];
+        step_refs(L, &L->steps[i], &refs[0], &refs[1]);
         for (int j = 0; j < 2; j++)
-            if (refs[j]->buf >= CC_BUF_SCRATCH0) {
+            if (refs[j].buf >= CC_BUF_SCRATCH0) {
                 int32_t end =
-                    p->scratch[refs[j]->buf - CC_BUF_SCRATCH0].base + refs[j]->off + refs[j]->cnt;
-                if (end > maxscr[refs[j]->rank]) maxscr[refs[j]->rank] = end;
+                    p->scratch[refs[j].buf - CC_BUF_SCRATCH0].base + refs[j].off + refs[j].cnt;
+                if (end > maxscr[refs[j].rank]) maxscr[refs[j].rank] = end;
                 if (end > sper) sper = end;
             }
     }
@@ -995,6 +1012,94 @@ fail:
     return res;
 }
 
+/* Puts a local operation into the block of step end `target` on channel `chan`, as its hints
+ * allow; returns 0 when they do not (the operation stays a step of its own). */
+static int join_block(lowerer *L, int32_t op, int32_t target, int32_t chan) {
+    const cc_op *o = &L->p->ops[op];
+    half *h = &L->h[2 * op];
+    char why[160];
+    if (o->hint[CC_HINT_CHAN] >= 0 && o->hint[CC_HINT_CHAN] != chan) return 0;
+    if (h->node >= 0) {
+        if (conflict(L, h->node, target, why, sizeof why) != NULL) return 0;
+        unite(L, h->node, target);
+    }
+    return 1;
+}
+
+/* The copy fusions the trace found legal, where hints and message order allow them:
+ * - a receive whose value one local copy or reduce Z -> Y alone reads stores into Y itself (a
+ *   receive `r`, or `rrc` combining with Y); the local operation joins the receiving block. The
+ *   step then waits for what that operation waits for, so no other message of its connection may
+ *   come between the two in program order (it could not be received before it);
+ * - a local copy X -> Y whose Y a receiving reduce reads first is not emitted: that step
+ *   combines with X instead (`rrc`/`rrcs`/`rrs` with src X, dst Y).
+ * Decided before dependencies are computed: the fused steps read what their parts read. */
+static int copy_fusions(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    int32_t *next = malloc((p->nops + 1) * sizeof *next);
+    uint8_t *forwarded = calloc(p->nops + 1, 1);
+    uint64_t *keys = NULL;
+    int32_t *last = NULL;
+    size_t cap = 16;
+    while (cap < 2 * p->nops + 2)
+        cap *= 2;
+    keys = calloc(cap, sizeof *keys);
+    last = malloc(cap * sizeof *last);
+    int rc = -1;
+    if (!next || !forwarded || !keys || !last) goto out;
+    /* the next message on each operation's connection */
+    for (size_t i = 0; i < p->nops; i++) {
+        next[i] = -1;
+        if (L->h[2 * i].kind != H_SEND) continue;
+        const cc_op *op = &p->ops[i];
+        uint64_t key = (((uint64_t)(uint32_t)op->src.rank << 40) ^
+                        ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op)) +
+                       1;
+        size_t j = (size_t)mix64(key) & (cap - 1);
+        while (keys[j] && keys[j] != key)
+            j = (j + 1) & (cap - 1);
+        if (keys[j]) next[last[j]] = (int32_t)i;
+        keys[j] = key;
+        last[j] = (int32_t)i;
+    }
+    /* receives whose value a later send forwards keep it (an rcs/rrcs/rrs fusion) */
+    for (size_t i = 0; i < p->nops; i++)
+        if (p->fuse_from[i] >= 0) forwarded[p->fuse_from[i]] = 1;
+    for (size_t e = 0; e < p->nops; e++) {
+        int32_t r = p->recv_into[e];
+        if (r < 0 || L->h[2 * e].kind != H_LOCAL || L->h[2 * r].kind != H_SEND) continue;
+        if (forwarded[r] || (next[r] >= 0 && next[r] < (int32_t)e)) continue;
+        int32_t target = L->h[2 * r + 1].node;
+        if (!join_block(L, (int32_t)e, target, chan_of(&p->ops[r]))) continue;
+        L->h[2 * e].node = target;
+        L->into[e] = r;
+    }
+    for (size_t k = 0; k < p->nops; k++) {
+        int32_t a = p->feed[k], target, chan;
+        /* a copy that a receive already carries out stays there */
+        if (a < 0 || L->h[2 * a].kind != H_LOCAL || L->into[a] >= 0) continue;
+        if (L->h[2 * k].kind == H_SEND) {
+            target = L->h[2 * k + 1].node;
+            chan = chan_of(&p->ops[k]);
+        } else if (L->into[k] >= 0) {
+            target = L->h[2 * L->into[k] + 1].node;
+            chan = chan_of(&p->ops[L->into[k]]);
+        } else {
+            continue;
+        }
+        if (!join_block(L, a, target, chan)) continue;
+        L->absorb[k] = a;
+        L->h[2 * a].kind = H_NONE;
+    }
+    rc = L->nomem ? -1 : 0;
+out:
+    free(next);
+    free(forwarded);
+    free(keys);
+    free(last);
+    return rc;
+}
+
 weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     lowerer L;
@@ -1007,7 +1112,13 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     if (check_segments(&L) != 0) WEFT_FAIL(WEFT_ERR_INPUT);
     L.nhalves = 2 * (int64_t)p->nops;
     L.h = calloc((size_t)L.nhalves + 1, sizeof *L.h);
+    L.absorb = malloc((p->nops + 1) * sizeof *L.absorb);
+    L.into = malloc((p->nops + 1) * sizeof *L.into);
     WEFT_CHECK_ALLOC(L.h);
+    WEFT_CHECK_ALLOC(L.absorb);
+    WEFT_CHECK_ALLOC(L.into);
+    for (size_t i = 0; i < p->nops; i++)
+        L.absorb[i] = L.into[i] = -1;
     for (size_t i = 0; i < p->nops; i++) {
         const cc_op *op = &p->ops[i];
         half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
@@ -1025,8 +1136,6 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             hr->rank = op->dst.rank;
         }
     }
-    if (compute_deps(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-
     /* connection ends and hints */
     for (size_t i = 0; i < p->nops; i++) {
         const cc_op *op = &p->ops[i];
@@ -1058,6 +1167,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
         if (L.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
     }
     if (L.errors) WEFT_FAIL(WEFT_ERR_INPUT);
+    if (copy_fusions(&L) != 0 || compute_deps(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
 
     /* steps and fusion, in program order */
     for (size_t i = 0; i < p->nops; i++) {
@@ -1065,6 +1175,14 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
         int32_t si = (int32_t)(2 * i), ri = (int32_t)(2 * i + 1);
         half *hs = &L.h[si], *hr = &L.h[ri];
         if (hs->kind == H_NONE) continue;
+        if (hs->kind == H_LOCAL && L.into[i] >= 0) {
+            /* carried out by the receive it reads: that step stores into DST */
+            int32_t st = L.h[2 * L.into[i] + 1].step;
+            L.steps[st].local = si;
+            L.steps[st].type = op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC;
+            hs->step = st;
+            continue;
+        }
         if (hs->kind == H_LOCAL) {
             int32_t st =
                 new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank);
@@ -1081,7 +1199,8 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             const cc_op *pop = &p->ops[from];
             lstep *ps = rp->step >= 0 ? &L.steps[rp->step] : NULL;
             char why[160];
-            if (rp->kind == H_RECV && ps && ps->send < 0 && chan_of(pop) == chan_of(op) &&
+            if (rp->kind == H_RECV && ps && ps->send < 0 && ps->local < 0 &&
+                chan_of(pop) == chan_of(op) &&
                 conflict(&L, rp->node, hs->node, why, sizeof why) == NULL) {
                 unite(&L, rp->node, hs->node);
                 ps->send = si;
@@ -1183,5 +1302,7 @@ fail:
     free(L.roots);
     free(L.ntbs);
     free(L.rootfirst);
+    free(L.absorb);
+    free(L.into);
     return res;
 }

@@ -44,9 +44,12 @@ typedef struct tracer {
     cc_layout lay;
     val **v;
     int32_t *writer;
+    int32_t *cpy; /* per slot: the local copy that last wrote it, while nothing else has read or
+                     written it since (-1 otherwise) */
     int64_t nslots;
     /* per op, for lowering */
     int32_t *cand;
+    int32_t *feed, *into; /* candidates for p->feed and p->recv_into in this mode */
     int64_t *reads_of;
     uint8_t *final;
     uint8_t *noop;
@@ -175,9 +178,10 @@ static int init_memory(tracer *t) {
     t->nslots = t->lay.nslots;
     t->v = calloc((size_t)t->nslots + 1, sizeof *t->v);
     t->writer = malloc(((size_t)t->nslots + 1) * sizeof *t->writer);
-    if (t->v == NULL || t->writer == NULL) return -1;
+    t->cpy = malloc(((size_t)t->nslots + 1) * sizeof *t->cpy);
+    if (t->v == NULL || t->writer == NULL || t->cpy == NULL) return -1;
     for (int64_t i = 0; i < t->nslots; i++)
-        t->writer[i] = -1;
+        t->writer[i] = t->cpy[i] = -1;
     for (int32_t r = 0; r < p->nranks; r++) {
         if (only_root_input(p) && r != p->root) continue;
         for (int32_t j = 0; j < p->in_chunks; j++) {
@@ -197,8 +201,10 @@ static void free_memory(tracer *t) {
         val_unref(t->v[i]);
     free(t->v);
     free(t->writer);
+    free(t->cpy);
     t->v = NULL;
     t->writer = NULL;
+    t->cpy = NULL;
 }
 
 /* ---- operations ------------------------------------------------------------------------- */
@@ -235,6 +241,55 @@ static void note_read(tracer *t, int64_t s) {
     if (t->writer[s] >= 0) t->reads_of[t->writer[s]]++;
 }
 
+/* Slot bookkeeping for the copy fusions, after op qi ran: its reads and writes end every copy
+ * candidate they touch, and a local copy becomes the candidate of its destination. */
+static void track_copies(tracer *t, int32_t qi, int64_t s0, int64_t d0, int32_t cnt) {
+    const cc_op *q = &t->p->ops[qi];
+    for (int32_t i = 0; i < cnt; i++)
+        t->cpy[s0 + i] = t->cpy[d0 + i] = -1;
+    if (q->kind == CC_OP_COPY && q->src.rank == q->dst.rank)
+        for (int32_t i = 0; i < cnt; i++)
+            t->cpy[d0 + i] = qi;
+}
+
+/* The fusion candidates of op qi, before it runs (docs/language.md, "How programs become
+ * schedules"):
+ * - feed: a reduce into Y whose Y holds exactly what a local copy X -> Y put there, with nothing
+ *   having read or written Y since, nor written X: the reduce can read X instead of Y, and the
+ *   copy can go. (In-place, X may be Y: the copy moved nothing.)
+ * - into: a local copy or reduce Z -> Y whose Z holds exactly what one receive stored there; it
+ *   becomes a fusion if, at the end, that value turns out to have no other reader and not to be
+ *   part of the result: the receive can then store into Y directly. */
+static void fusion_candidates(tracer *t, int32_t qi, int64_t s0, int64_t d0, int32_t cnt) {
+    const weft_cc_program *p = t->p;
+    const cc_op *q = &p->ops[qi];
+    if (q->kind == CC_OP_REDUCE) {
+        int32_t a = t->cpy[d0];
+        for (int32_t i = 1; i < cnt && a >= 0; i++)
+            if (t->cpy[d0 + i] != a) a = -1;
+        if (a >= 0) {
+            const cc_op *c = &p->ops[a];
+            int64_t x0 = slot(t, c->src.buf, c->src.rank, c->src.off);
+            if (c->dst.cnt != cnt || slot(t, c->dst.buf, c->dst.rank, c->dst.off) != d0) a = -1;
+            for (int32_t i = 0; i < cnt && a >= 0; i++)
+                if (t->writer[x0 + i] > a) a = -1;
+        }
+        t->feed[qi] = a;
+    }
+    if (q->src.rank == q->dst.rank) {
+        int32_t w = t->writer[s0];
+        for (int32_t i = 1; i < cnt && w >= 0; i++)
+            if (t->writer[s0 + i] != w) w = -1;
+        if (w >= 0) {
+            const cc_op *r = &p->ops[w];
+            if (r->kind != CC_OP_COPY || r->src.rank == r->dst.rank || r->dst.cnt != cnt ||
+                slot(t, r->dst.buf, r->dst.rank, r->dst.off) != s0)
+                w = -1;
+        }
+        t->into[qi] = w;
+    }
+}
+
 static void trace_op(tracer *t, int32_t qi) {
     weft_cc_program *p = t->p;
     cc_op *q = &p->ops[qi];
@@ -253,6 +308,7 @@ static void trace_op(tracer *t, int32_t qi) {
             t->noop[qi] = 1;
             for (int32_t i = 0; i < cnt; i++)
                 note_read(t, s0 + i);
+            track_copies(t, qi, s0, d0, cnt);
             return;
         }
         perr(t, q->loc, q->frame, "the source and destination overlap%s",
@@ -276,6 +332,7 @@ static void trace_op(tracer *t, int32_t qi) {
         }
     }
     if (bad) return;
+    fusion_candidates(t, qi, s0, d0, cnt);
     /* fusion candidate: a send of exactly what one receive stored */
     if (q->src.rank != q->dst.rank) {
         int32_t w = t->writer[s0];
@@ -315,6 +372,7 @@ static void trace_op(tracer *t, int32_t qi) {
         t->v[dd] = nv;
         t->writer[dd] = qi;
     }
+    track_copies(t, qi, s0, d0, cnt);
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -464,7 +522,7 @@ static void trace_mode(tracer *t, int mode) {
     weft_cc_program *p = t->p;
     t->mode = mode;
     for (size_t i = 0; i < p->nops; i++) {
-        t->cand[i] = -1;
+        t->cand[i] = t->feed[i] = t->into[i] = -1;
         t->reads_of[i] = 0;
         t->final[i] = 0;
         t->noop[i] = 0;
@@ -495,13 +553,20 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
     t.reads_of = malloc(n * sizeof *t.reads_of);
     t.final = malloc(n);
     t.noop = malloc(n);
+    t.feed = malloc(n * sizeof *t.feed);
+    t.into = malloc(n * sizeof *t.into);
     free(p->fuse_from);
     free(p->dead);
     free(p->noop);
+    free(p->feed);
+    free(p->recv_into);
     p->fuse_from = malloc(n * sizeof *p->fuse_from);
     p->dead = malloc(n);
     p->noop = malloc(n);
-    if (!t.cand || !t.reads_of || !t.final || !t.noop || !p->fuse_from || !p->dead || !p->noop)
+    p->feed = malloc(n * sizeof *p->feed);
+    p->recv_into = malloc(n * sizeof *p->recv_into);
+    if (!t.cand || !t.reads_of || !t.final || !t.noop || !t.feed || !t.into || !p->fuse_from ||
+        !p->dead || !p->noop || !p->feed || !p->recv_into)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     int first = 1;
     for (int mode = MODE_OUT; mode <= MODE_IN; mode++) {
@@ -510,18 +575,28 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
         if (t.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
         for (size_t i = 0; i < p->nops; i++) {
             int dead = t.reads_of[i] == p->ops[i].dst.cnt && !t.final[i];
+            /* the receive's value: read by this op alone, and not part of the result */
+            int32_t into = t.into[i];
+            if (into >= 0 && (t.reads_of[into] != p->ops[into].dst.cnt || t.final[into])) into = -1;
             if (first) {
                 p->fuse_from[i] = t.cand[i];
                 p->dead[i] = (uint8_t)dead;
                 p->noop[i] = t.noop[i];
+                p->feed[i] = t.feed[i];
+                p->recv_into[i] = into;
             } else {
                 if (p->fuse_from[i] != t.cand[i]) p->fuse_from[i] = -1;
                 p->dead[i] = (uint8_t)(p->dead[i] && dead);
                 p->noop[i] = (uint8_t)(p->noop[i] && t.noop[i]);
+                if (p->feed[i] != t.feed[i]) p->feed[i] = -1;
+                if (p->recv_into[i] != into) p->recv_into[i] = -1;
             }
         }
         first = 0;
     }
+    /* a copy that moves nothing in every mode is not emitted: nothing to fuse */
+    for (size_t i = 0; i < p->nops; i++)
+        if (p->feed[i] >= 0 && p->noop[p->feed[i]]) p->feed[i] = -1;
     if (p->coll == WEFT_COLL_CUSTOM) {
         int any = 0;
         for (size_t i = 0; i < p->nops; i++)
@@ -549,5 +624,7 @@ fail:
     free(t.reads_of);
     free(t.final);
     free(t.noop);
+    free(t.feed);
+    free(t.into);
     return res;
 }

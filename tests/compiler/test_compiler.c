@@ -78,6 +78,9 @@ static const struct {
     {"xml_gather_scatter.weft", NULL, 0, 0},
     {"xml_scatter.weft", NULL, 0, 0},
     {"xml_instances.weft", NULL, 0, 0},
+    {"xml_fuse_copy.weft", NULL, 0, 0},
+    {"xml_fuse_receive.weft", "C=3", 0, 0},
+    {"xml_fuse_receive_copy.weft", NULL, 0, 0},
 };
 
 static void run_matrix(const char *dir) {
@@ -179,9 +182,17 @@ static char *random_allreduce(int n, int k, int mode) {
         : mode == 1 ? "inplace;"
                     : "inplace; outofplace;",
         k);
-    if (mode != 1)
+    /* out-of-place, each rank starts from a copy of its input: in one piece, or chunk by chunk
+     * (each copy then fusable into the first receive that reduces into its chunk) */
+    if (mode != 1) {
+        int per_chunk = (int)rnd(2);
         for (int r = 0; r < n; r++)
-            put(&t, "copy input[%d][0..%d] -> output[%d][0..%d];\n", r, k, r, k);
+            if (per_chunk)
+                for (int j = 0; j < k; j++)
+                    put(&t, "copy input[%d][%d] -> output[%d][%d];\n", r, j, r, j);
+            else
+                put(&t, "copy input[%d][0..%d] -> output[%d][0..%d];\n", r, k, r, k);
+    }
     for (;;) {
         int left = 0;
         for (int j = 0; j < k; j++)
