@@ -1,0 +1,52 @@
+#!/bin/sh
+# check_library_select.sh — which algorithm of the library (../../algorithms, instantiated for the
+# communicator size as libweft_nccl.so does) `weft select` picks for every nccl-tests size of
+# allreduce, allgather, reducescatter and alltoall on 2, 4 and 8 ranks, in both buffer modes,
+# condensed into size ranges, against library_select.golden (run in tests/registry; WEFT_BIN is
+# the weft binary). Regenerate: WEFT_BIN=... sh check_library_select.sh --print > library_select.golden
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for n in 2 4 8; do
+    for c in allreduce allgather reducescatter alltoall; do
+        "$WEFT_BIN" select -d ../../algorithms "$c" --ranks "$n" --sweep --both 2>/dev/null ||
+            echo "weft select $c --ranks $n: exit $?"
+    done
+done | awk '
+# one line per size and mode: "COLL, N ranks, B B (...), ..., MODE -> weft '\''NAME'\'' (FILE)" or
+# "... -> NCCL: why"; printed as ranges of sizes with the same choice
+function hb(b) {
+    if (b >= 1073741824 && b % 1073741824 == 0) return b / 1073741824 " GB"
+    if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MB"
+    if (b >= 1024 && b % 1024 == 0) return b / 1024 " KB"
+    return b " B"
+}
+function flush(k) {
+    if (first[k] != "") out[k] = out[k] sprintf("  %6s - %-6s  %s\n", hb(first[k]), hb(last[k]), cur[k])
+}
+/ -> / {
+    split($0, a, " -> ")
+    n = split(a[1], f, ", ")
+    r = f[2]
+    sub(/ ranks/, "", r)
+    match(f[3], /^[0-9]+/)
+    bytes = substr(f[3], 1, RLENGTH) + 0
+    what = a[2]
+    if (what ~ /^weft/) {
+        sub(/^weft ./, "", what)
+        sub(/. \(.*$/, "", what)
+    } else {
+        sub(/:.*/, "", what)
+    }
+    k = f[1] " on " r " ranks, " f[n]
+    if (!(k in cur)) keys[++nk] = k
+    else if (cur[k] == what) { last[k] = bytes; next }
+    flush(k)
+    cur[k] = what
+    first[k] = last[k] = bytes
+    next
+}
+{ print "unexpected: " $0 }
+END { for (i = 1; i <= nk; i++) { flush(keys[i]); printf "%s:\n%s", keys[i], out[keys[i]] } }
+' >"$out"
+if [ "${1:-}" = "--print" ]; then cat "$out"; exit 0; fi
+diff -u library_select.golden "$out"
