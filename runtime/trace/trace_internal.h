@@ -208,6 +208,47 @@ typedef struct weft_trace_check_opts {
 size_t weft_trace_check(const weft_trace *t, const weft_trace_check_opts *o, FILE *out,
                         weft_diag *d);
 
+/* ---- recording (tracer.c): what the runtime drives per communicator rank ------------------- *
+ * A tracer owns a bounded device arena. Each traced launch takes a region of it (one header per
+ * tb, then cap records per tb), zeroed on the launch's stream; the host collects the regions
+ * (synchronizing the streams of the pending calls) when the arena cannot hold the next call, at
+ * weft_tracer_flush and at close, and appends them to the rank's file. Launches under CUDA graph
+ * capture are not traced (a graph would replay into a region already collected). Device access
+ * goes through a backend so that tests run it on host memory. */
+typedef struct weft_tracer_backend {
+    void *ctx;
+    void *(*alloc)(void *ctx, size_t bytes); /* device memory, or NULL */
+    void (*free)(void *ctx, void *p);
+    int (*zero_async)(void *ctx, void *p, size_t bytes, void *stream); /* 0 = ok */
+    int (*sync)(void *ctx, void *stream);                              /* 0 = ok */
+    int (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);
+    int (*capturing)(void *ctx, void *stream); /* 1 while the stream is being captured */
+    /* One clock sample (host CLOCK_REALTIME ns, GPU %globaltimer, uncertainty); 0 = ok. */
+    int (*clock)(void *ctx, int64_t *host_ns, uint64_t *gpu_ns, int64_t *err_ns);
+} weft_tracer_backend;
+
+typedef struct weft_tracer weft_tracer;
+
+#define WEFT_TRACE_DEFAULT_ARENA ((size_t)64 << 20)
+
+/* Opens the file for rank `rank` from a path pattern: %r rank, %p pid, %h host, %% a percent
+ * sign; without %r, ".rank<R>" goes before a final ".json" (or at the end). A path already open
+ * in this process gets ".<N>" before the extension. arena_bytes 0 = the default. The backend
+ * is copied. Closed at weft_tracer_close, or at process exit. */
+weft_result weft_tracer_open(const char *pattern, int rank, const weft_tracer_backend *be,
+                             size_t arena_bytes, weft_tracer **out, weft_diag *d);
+/* The device view for one launch of ci (copied; ci->tbs must stay valid until the call is
+ * collected). dev->rec == NULL: this launch is not traced (capture, or nothing fits). */
+weft_result weft_tracer_launch(weft_tracer *t, const weft_trace_callinfo *ci, void *stream,
+                               weft_trace_dev *dev);
+/* Collects every pending call into the file. */
+weft_result weft_tracer_flush(weft_tracer *t);
+/* Flushes and closes the file; frees t. */
+weft_result weft_tracer_close(weft_tracer *t);
+/* The file's path (expanded); calls not traced (capture) and records dropped so far. */
+const char *weft_tracer_path(const weft_tracer *t);
+int64_t weft_tracer_untraced(const weft_tracer *t);
+
 /* Names for the JSON (also used by the summaries). */
 const char *weft_trace_step_name(int32_t type);
 int weft_trace_step_from_name(const char *name);

@@ -451,6 +451,160 @@ static void test_roundtrip(void) {
     weft_diag_free(d);
 }
 
+/* ---- the tracer, on host memory ---------------------------------------------------------------
+ */
+typedef struct hostbe {
+    int syncs, capturing, allocs, frees, clocks;
+    int64_t offset; /* the "GPU" clock runs this far ahead */
+} hostbe;
+
+static void *hb_alloc(void *ctx, size_t n) {
+    ((hostbe *)ctx)->allocs++;
+    return malloc(n);
+}
+static void hb_free(void *ctx, void *p) {
+    ((hostbe *)ctx)->frees++;
+    free(p);
+}
+static int hb_zero(void *ctx, void *p, size_t n, void *stream) {
+    (void)ctx, (void)stream;
+    memset(p, 0, n);
+    return 0;
+}
+static int hb_sync(void *ctx, void *stream) {
+    (void)stream;
+    ((hostbe *)ctx)->syncs++;
+    return 0;
+}
+static int hb_copy(void *ctx, void *dst, const void *src, size_t n) {
+    (void)ctx;
+    memcpy(dst, src, n);
+    return 0;
+}
+static int hb_capturing(void *ctx, void *stream) {
+    (void)stream;
+    return ((hostbe *)ctx)->capturing;
+}
+static int hb_clock(void *ctx, int64_t *h, uint64_t *g, int64_t *e) {
+    hostbe *b = ctx;
+    b->clocks++;
+    *h = weft_trace_host_now();
+    *g = (uint64_t)(*h + b->offset);
+    *e = 50;
+    return 0;
+}
+
+/* What a CTA of the interpreter writes: every execution of every step, in order. */
+static void fake_kernel(const weft_trace_callinfo *ci, const weft_trace_dev *dev, int64_t offset) {
+    const uint64_t start = (uint64_t)(weft_trace_host_now() + offset);
+    for (int32_t b = 0; b < ci->ntbs; b++) {
+        weft_trace_tbhdr *h = &dev->hdr[b];
+        uint32_t sent = 0, got = 0;
+        uint64_t now = start; /* the CTAs run side by side */
+        h->t_begin = now;
+        for (int32_t it = 0; it < ci->niter; it++)
+            for (int32_t s = 0; s < ci->tbs[b].nsteps; s++, now += 100) {
+                if (h->n >= dev->cap) {
+                    h->dropped++;
+                    continue;
+                }
+                weft_trace_rec *r = &dev->rec[(size_t)b * dev->cap + h->n++];
+                memset(r, 0, sizeof *r);
+                r->t0 = now, r->t1 = now + 90, r->step = s, r->iter = it;
+                unsigned f = weft_step_flags((weft_step_type)ci->tbs[b].steps[s].type);
+                r->smsg = (f & WEFT_STEP_F_SEND) ? sent++ : WEFT_TRACE_NOMSG;
+                r->rmsg = (f & WEFT_STEP_F_RECV) ? got++ : WEFT_TRACE_NOMSG;
+                r->bytes = 64;
+            }
+        h->t_end = now + 5;
+    }
+}
+
+static void test_tracer(void) {
+    weft_diag *d = weft_diag_new();
+    hostbe hb = {0, 0, 0, 0, 0, 123456};
+    weft_tracer_backend be = {&hb,     hb_alloc, hb_free,      hb_zero,
+                              hb_sync, hb_copy,  hb_capturing, hb_clock};
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char *pat = weft_asprintf("%s/weft_tracer_%d_%%r_%%%%.json", tmp, (int)getpid());
+    char *pat2 = weft_asprintf("%s/weft_tracer2_%d", tmp, (int)getpid());
+    /* 2 tbs x 3 steps x 4 iterations = 12 records per tb: 32*2 + 12*2*48 = 1216 bytes a call;
+     * an arena of 3000 bytes holds two calls (regions start at multiples of 256). */
+    const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {1, 1, 1, 3, 3, steps0}};
+    weft_trace_callinfo ci = callinfo(0, tbs);
+    ci.niter = 4;
+    ci.ntbs = 2;
+    weft_tracer *t = NULL, *t2 = NULL, *t3 = NULL;
+    CHECK(weft_tracer_open(pat, 1, &be, 3000, &t, d) == WEFT_OK);
+    char *want = weft_asprintf("%s/weft_tracer_%d_1_%%.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t), want);
+    /* The same pattern again: a second file, not the same one. */
+    CHECK(weft_tracer_open(pat, 1, &be, 3000, &t2, d) == WEFT_OK);
+    char *want2 = weft_asprintf("%s/weft_tracer_%d_1_%%.2.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t2), want2);
+    CHECK(weft_tracer_open(pat2, 7, &be, 0, &t3, d) == WEFT_OK);
+    char *want3 = weft_asprintf("%s/weft_tracer2_%d.rank7.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t3), want3);
+    CHECK(hb.clocks == 3);
+    weft_trace_dev dev;
+    for (int c = 0; c < 5; c++) {
+        ci.seq = c;
+        CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK);
+        CHECK(dev.rec != NULL && dev.cap == 12);
+        fake_kernel(&ci, &dev, hb.offset);
+    }
+    CHECK(hb.syncs == 2); /* calls 0-1 and 2-3 were collected when the next did not fit */
+    hb.capturing = 1;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.rec == NULL);
+    CHECK(weft_tracer_untraced(t) == 1);
+    hb.capturing = 0;
+    /* A call larger than the arena keeps the first executions of each tb. */
+    ci.seq = 5;
+    ci.niter = 100;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.cap == (3000 - 64) / 96);
+    fake_kernel(&ci, &dev, hb.offset);
+    CHECK(weft_tracer_flush(t) == WEFT_OK && hb.syncs == 4);
+    CHECK(weft_tracer_flush(t) == WEFT_OK && hb.syncs == 4); /* nothing pending */
+    CHECK(weft_tracer_close(t) == WEFT_OK);
+    CHECK(weft_tracer_close(t3) == WEFT_OK);
+    /* The file: 6 calls, the last one with its overflow counted. */
+    weft_trace rd;
+    weft_trace_init(&rd, 0);
+    CHECK(weft_trace_read_file(&rd, want, d) == WEFT_OK);
+    CHECK(rd.ncalls == 6 && rd.nslices == 5 * 24 + 2 * 30);
+    CHECK(rd.ncalls == 6 && rd.calls[5].dropped == 2 * (300 - 30) && rd.calls[5].records == 60);
+    CHECK(rd.ncalls == 6 && rd.calls[0].clock_err_ns == 50);
+    /* Times are on the host clock: the GPU's offset is gone. */
+    int64_t now = weft_trace_host_now() - rd.time_base_ns;
+    CHECK(rd.ncalls == 6 && rd.calls[0].t0 >= 0 && rd.calls[5].t1 <= now + 1000000);
+    weft_trace_check_opts co = {0.5};
+    FILE *dn = fopen("/dev/null", "w");
+    CHECK(weft_trace_check(&rd, &co, dn, NULL) == 2); /* the call with dropped records */
+    fclose(dn);
+    weft_trace_free(&rd);
+    weft_diag_free(d);
+    d = weft_diag_new();
+    weft_trace_init(&rd, 0);
+    CHECK(weft_trace_read_file(&rd, want3, d) == WEFT_OK && rd.ncalls == 0);
+    weft_trace_free(&rd);
+    /* Errors: an unwritable path, no device memory. */
+    weft_tracer *bad = NULL;
+    CHECK(weft_tracer_open("/nonexistent-dir/x", 0, &be, 0, &bad, d) == WEFT_ERR_SYSTEM && !bad);
+    CHECK(weft_tracer_open("", 0, &be, 0, &bad, d) == WEFT_ERR_USAGE);
+    int allocs = hb.allocs, frees = hb.frees;
+    CHECK(allocs == frees + 1); /* t2 still open */
+    CHECK(weft_tracer_close(t2) == WEFT_OK && hb.allocs == hb.frees);
+    remove(want);
+    remove(want2);
+    remove(want3);
+    free(want);
+    free(want2);
+    free(want3);
+    free(pat);
+    free(pat2);
+    weft_diag_free(d);
+}
+
 /* ---- mutations ------------------------------------------------------------------------------ */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_rand(void) {
@@ -558,6 +712,7 @@ int main(int argc, char **argv) {
     test_clock();
     test_records();
     test_roundtrip();
+    test_tracer();
     test_mutations(argc > 1 ? argv[1] : NULL);
     CHECK_DONE();
 }
