@@ -210,7 +210,8 @@ size_t weft_trace_check(const weft_trace *t, const weft_trace_check_opts *o, FIL
 
 /* ---- recording (tracer.c): what the runtime drives per communicator rank ------------------- *
  * A tracer owns a bounded device arena. Each traced launch takes a region of it (one header per
- * tb, then cap records per tb), zeroed on the launch's stream; the host collects the regions
+ * tb, then cap records per tb; the kernel's CTAs write their headers themselves, at entry and at
+ * exit, so nothing is zeroed between calls); the host collects the regions
  * (synchronizing the streams of the pending calls) when the arena cannot hold the next call, at
  * weft_tracer_flush and at close, and appends them to the rank's file. Launches under CUDA graph
  * capture are not traced (a graph would replay into a region already collected). Device access
@@ -219,13 +220,19 @@ typedef struct weft_tracer_backend {
     void *ctx;
     void *(*alloc)(void *ctx, size_t bytes); /* device memory, or NULL */
     void (*free)(void *ctx, void *p);
-    int (*zero_async)(void *ctx, void *p, size_t bytes, void *stream); /* 0 = ok */
-    int (*sync)(void *ctx, void *stream);                              /* 0 = ok */
+    int (*sync)(void *ctx, void *stream); /* 0 = ok */
     int (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);
     int (*capturing)(void *ctx, void *stream); /* 1 while the stream is being captured */
     /* One clock sample (host CLOCK_REALTIME ns, GPU %globaltimer, uncertainty); 0 = ok. */
     int (*clock)(void *ctx, int64_t *host_ns, uint64_t *gpu_ns, int64_t *err_ns);
+    void (*release)(void *ctx); /* at close, after the arena is freed; may be NULL */
 } weft_tracer_backend;
+
+/* The CUDA backend for `device` (trace_cuda.cu, CUDA builds only): cudaMalloc'd arena, waiting
+ * on the launch's stream, capture detection, and clock samples by a ping-pong
+ * between the host and a one-thread kernel through host-mapped memory (the narrowest of 16
+ * round trips; an answer later than 100 ms fails the sample instead of waiting). */
+weft_result weft_tracer_cuda_backend(int device, weft_tracer_backend *out);
 
 typedef struct weft_tracer weft_tracer;
 
@@ -234,13 +241,16 @@ typedef struct weft_tracer weft_tracer;
 /* Opens the file for rank `rank` from a path pattern: %r rank, %p pid, %h host, %% a percent
  * sign; without %r, ".rank<R>" goes before a final ".json" (or at the end). A path already open
  * in this process gets ".<N>" before the extension. arena_bytes 0 = the default. The backend
- * is copied. Closed at weft_tracer_close, or at process exit. */
+ * is copied and owned from here on (its release runs at close, or now on failure). Closed at
+ * weft_tracer_close, or at process exit. */
 weft_result weft_tracer_open(const char *pattern, int rank, const weft_tracer_backend *be,
                              size_t arena_bytes, weft_tracer **out, weft_diag *d);
 /* The device view for one launch of ci (copied; ci->tbs must stay valid until the call is
  * collected). dev->rec == NULL: this launch is not traced (capture, or nothing fits). */
 weft_result weft_tracer_launch(weft_tracer *t, const weft_trace_callinfo *ci, void *stream,
                                weft_trace_dev *dev);
+/* Forgets the call of the last weft_tracer_launch (its kernel was not launched). */
+void weft_tracer_cancel(weft_tracer *t);
 /* Collects every pending call into the file. */
 weft_result weft_tracer_flush(weft_tracer *t);
 /* Flushes and closes the file; frees t. */

@@ -156,6 +156,7 @@ fail:
         pthread_mutex_unlock(&open_lock);
         if (t->w) weft_trace_writer_close(t->w);
         if (t->arena) t->be.free(t->be.ctx, t->arena);
+        if (t->be.release) t->be.release(t->be.ctx);
         weft_trace_free(&t->model);
         free(t->path);
         free(t);
@@ -269,10 +270,6 @@ weft_result weft_tracer_launch(weft_tracer *t, const weft_trace_callinfo *ci, vo
         return WEFT_ERR_NOMEM;
     char *algo = weft_strdup(ci->algo ? ci->algo : "?");
     if (algo == NULL) return WEFT_ERR_NOMEM;
-    if (t->be.zero_async(t->be.ctx, t->arena + off, hdrs, stream) != 0) {
-        free(algo);
-        return WEFT_ERR_CUDA;
-    }
     pending *p = &t->pend[t->npend++];
     p->ci = *ci;
     p->ci.algo = algo;
@@ -284,6 +281,13 @@ weft_result weft_tracer_launch(weft_tracer *t, const weft_trace_callinfo *ci, vo
     dev->rec = (weft_trace_rec *)(void *)(t->arena + off + hdrs);
     dev->cap = (uint32_t)cap;
     return WEFT_OK;
+}
+
+void weft_tracer_cancel(weft_tracer *t) {
+    if (t == NULL || t->npend == 0) return;
+    pending *p = &t->pend[--t->npend];
+    free((void *)p->ci.algo);
+    t->used = p->off;
 }
 
 weft_result weft_tracer_close(weft_tracer *t) {
@@ -301,6 +305,7 @@ weft_result weft_tracer_close(weft_tracer *t) {
     if (res == WEFT_OK && t->untraced)
         WEFT_INFO("weft: trace %s: %lld calls were not traced", t->path, (long long)t->untraced);
     t->be.free(t->be.ctx, t->arena);
+    if (t->be.release) t->be.release(t->be.ctx);
     weft_trace_clock_free(&t->clk);
     weft_trace_free(&t->model);
     for (size_t i = 0; i < t->npend; i++)

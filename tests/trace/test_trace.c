@@ -466,11 +466,6 @@ static void hb_free(void *ctx, void *p) {
     ((hostbe *)ctx)->frees++;
     free(p);
 }
-static int hb_zero(void *ctx, void *p, size_t n, void *stream) {
-    (void)ctx, (void)stream;
-    memset(p, 0, n);
-    return 0;
-}
 static int hb_sync(void *ctx, void *stream) {
     (void)stream;
     ((hostbe *)ctx)->syncs++;
@@ -500,7 +495,9 @@ static void fake_kernel(const weft_trace_callinfo *ci, const weft_trace_dev *dev
     for (int32_t b = 0; b < ci->ntbs; b++) {
         weft_trace_tbhdr *h = &dev->hdr[b];
         uint32_t sent = 0, got = 0;
-        uint64_t now = start; /* the CTAs run side by side */
+        uint64_t now = start;       /* the CTAs run side by side */
+        memset(h, 0xa5, sizeof *h); /* stale bytes: the CTA writes its whole header */
+        h->n = h->dropped = h->stopped = 0;
         h->t_begin = now;
         for (int32_t it = 0; it < ci->niter; it++)
             for (int32_t s = 0; s < ci->tbs[b].nsteps; s++, now += 100) {
@@ -523,8 +520,8 @@ static void fake_kernel(const weft_trace_callinfo *ci, const weft_trace_dev *dev
 static void test_tracer(void) {
     weft_diag *d = weft_diag_new();
     hostbe hb = {0, 0, 0, 0, 0, 123456};
-    weft_tracer_backend be = {&hb,     hb_alloc, hb_free,      hb_zero,
-                              hb_sync, hb_copy,  hb_capturing, hb_clock};
+    weft_tracer_backend be = {&hb,     hb_alloc,     hb_free,  hb_sync,
+                              hb_copy, hb_capturing, hb_clock, NULL};
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char *pat = weft_asprintf("%s/weft_tracer_%d_%%r_%%%%.json", tmp, (int)getpid());
     char *pat2 = weft_asprintf("%s/weft_tracer2_%d", tmp, (int)getpid());
@@ -554,6 +551,10 @@ static void test_tracer(void) {
         fake_kernel(&ci, &dev, hb.offset);
     }
     CHECK(hb.syncs == 2); /* calls 0-1 and 2-3 were collected when the next did not fit */
+    /* A launch that failed after the tracer gave it a region: forgotten. */
+    ci.seq = 99;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.rec != NULL);
+    weft_tracer_cancel(t);
     hb.capturing = 1;
     CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.rec == NULL);
     CHECK(weft_tracer_untraced(t) == 1);
