@@ -16,10 +16,8 @@ extern "C" {
 /* ==== what the device writes =============================================================== *
  * One CTA (thread block) of one rank, during one call, appends one record per step execution
  * (step s of its step table, slice iteration it) to its own linear buffer of `cap` records;
- * only the CTA's thread 0 writes, so no atomics are needed. Executions past `cap` are counted
- * in `dropped`, never written. Times are the GPU's %globaltimer (ns). */
-#define WEFT_TRACE_NOMSG 0xffffffffu
-
+ * only the CTA's thread 0 writes, so no atomics are needed. Executions past `cap` are counted,
+ * never written. Times are the GPU's %globaltimer (ns). */
 typedef struct weft_trace_rec {
     uint64_t t0; /* entry into the step, before its dependency wait */
     uint64_t t1; /* after the step published its result (tail, head, progress) */
@@ -27,16 +25,17 @@ typedef struct weft_trace_rec {
     uint32_t bytes;                      /* payload bytes the step moved (valid elements) */
     int32_t step;                        /* index in the tb's step table */
     int32_t iter;                        /* slice iteration */
-    uint32_t smsg, rmsg; /* index, within the call, of the message sent / received on the tb's
-                          * connection, or WEFT_TRACE_NOMSG */
+    uint32_t spos, rpos; /* the tb's send / receive message counters (low 32 bits) when the
+                          * step began: minus the header's spos0 / rpos0, the index within the
+                          * call of the message it sends / receives */
 } weft_trace_rec;
 
+/* Written by the CTA itself: t_begin, spos0 and rpos0 at entry, the rest at exit. */
 typedef struct weft_trace_tbhdr {
-    uint64_t t_begin, t_end; /* CTA entry and exit (t_end 0: it never got there) */
-    uint32_t n;              /* records written, <= cap */
-    uint32_t dropped;        /* step executions not recorded: the buffer was full */
+    uint64_t t_begin, t_end; /* CTA entry and exit */
+    uint32_t n;              /* step executions, recorded or not: min(n, cap) records */
+    uint32_t spos0, rpos0;   /* the message counters at entry (low 32 bits) */
     uint32_t stopped;        /* 1: the CTA gave up (watchdog or abort) */
-    uint32_t pad_;
 } weft_trace_tbhdr;
 
 /* In the kernel arguments; rec == NULL means tracing is off for this launch. Buffers are

@@ -145,7 +145,7 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             if (rec[(size_t)b * cap + i].t1 > end) end = rec[(size_t)b * cap + i].t1;
         if (h->t_begin && h->t_begin < kb) kb = h->t_begin;
         if (end > ke) ke = end;
-        c->dropped += (int64_t)h->dropped + (h->n > cap ? h->n - cap : 0);
+        c->dropped += h->n > cap ? h->n - cap : 0;
         c->stopped += h->stopped ? 1 : 0;
     }
     if (kb == UINT64_MAX) kb = ke;
@@ -163,9 +163,8 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
                              ? weft_step_flags((weft_step_type)tb->steps[r->step].type)
                              : 0;
             if (r->step < 0 || r->step >= tb->nsteps || r->iter < 0 || r->iter >= ci->niter ||
-                r->t1 < r->t0 ||
-                ((f & WEFT_STEP_F_SEND) && (r->smsg == WEFT_TRACE_NOMSG || tb->send < 0)) ||
-                ((f & WEFT_STEP_F_RECV) && (r->rmsg == WEFT_TRACE_NOMSG || tb->recv < 0))) {
+                r->t1 < r->t0 || ((f & WEFT_STEP_F_SEND) && tb->send < 0) ||
+                ((f & WEFT_STEP_F_RECV) && tb->recv < 0)) {
                 if (nbad++ < 3)
                     weft_diag_add(d, WEFT_SEV_WARNING, NULL, 0, 0,
                                   "trace: rank %d tb %d record %u is inconsistent (step %d, "
@@ -206,8 +205,8 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             s->dep_want =
                 st->dep_tb >= 0 ? (int64_t)r->iter * st->dep_stride + (int64_t)st->dep_target : 0;
             s->post = st->post > 0 ? (int64_t)r->iter * tb->nsteps_orig + st->post : -1;
-            s->smsg = (f & WEFT_STEP_F_SEND) ? (int64_t)r->smsg : -1;
-            s->rmsg = (f & WEFT_STEP_F_RECV) ? (int64_t)r->rmsg : -1;
+            s->smsg = (f & WEFT_STEP_F_SEND) ? (int64_t)(uint32_t)(r->spos - hdr[b].spos0) : -1;
+            s->rmsg = (f & WEFT_STEP_F_RECV) ? (int64_t)(uint32_t)(r->rpos - hdr[b].rpos0) : -1;
             t->nslices++;
             c->records++;
         }

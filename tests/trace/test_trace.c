@@ -254,9 +254,10 @@ static weft_trace_callinfo callinfo(int rank, const weft_trace_tb *tbs) {
     return ci;
 }
 
+/* smsg / rmsg are the message indices; the counters start at 50 and 7 (see build). */
 static weft_trace_rec rec(uint64_t t0, uint64_t t1, int step, int iter, uint32_t dep, uint32_t data,
                           uint32_t credit, uint32_t smsg, uint32_t rmsg) {
-    weft_trace_rec r = {t0, t1, dep, data, credit, 320, step, iter, smsg, rmsg};
+    weft_trace_rec r = {t0, t1, dep, data, credit, 320, step, iter, 50 + smsg, 7 + rmsg};
     return r;
 }
 
@@ -264,13 +265,13 @@ static weft_trace_rec rec(uint64_t t0, uint64_t t1, int step, int iter, uint32_t
 static void build(weft_trace *t, weft_diag *d, int with_bad) {
     const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {-1, -1, 0, 1, 1, steps1}};
     for (int r = 0; r < 2; r++) {
-        const uint32_t N = WEFT_TRACE_NOMSG;
+        const uint32_t N = 0; /* no message: the counters are not read */
         const uint64_t o = (uint64_t)r * 1000;
         const uint32_t cap = with_bad ? 6 : 8;
         weft_trace_clock clk = {0};
         weft_trace_clock_add(&clk, 1000000, 1000000 + o, 100 + r);
-        weft_trace_tbhdr hdr[2] = {{o + 1000100, o + 1010000, 6, 0, 0, 0},
-                                   {o + 1000200, o + 1009000, 2, 0, 0, 0}};
+        weft_trace_tbhdr hdr[2] = {{o + 1000100, o + 1010000, 6, 50, 7, 0},
+                                   {o + 1000200, o + 1009000, 2, 50, 7, 0}};
         weft_trace_rec a[8], b[8], rb[2 * 8];
         memset(a, 0, sizeof a);
         memset(b, 0, sizeof b);
@@ -283,8 +284,7 @@ static void build(weft_trace *t, weft_diag *d, int with_bad) {
         b[0] = rec(o + 1000300, o + 1002000, 0, 0, 0, 0, 0, N, N);
         b[1] = rec(o + 1002000, o + 1008000, 0, 1, 0, 0, 0, N, N);
         if (with_bad) {
-            hdr[0].n = 8; /* 2 past the capacity of 6 */
-            hdr[0].dropped = 3;
+            hdr[0].n = 11; /* 5 past the capacity of 6 */
             hdr[1].n = 3;
             b[2] = rec(o + 1008000, o + 1007000, 0, 1, 0, 0, 0, N, N); /* ends before it starts */
             a[5].step = 9;                                             /* no such step */
@@ -329,7 +329,7 @@ static void test_records(void) {
     weft_trace_init(&t, 1000000);
     build(&t, d, 1);
     CHECK(t.ncalls == 2 && t.nslices == 2 * (5 + 2));
-    CHECK(t.calls[0].dropped == 3 + 2 + 2 && t.calls[0].records == 7);
+    CHECK(t.calls[0].dropped == 5 + 2 && t.calls[0].records == 7);
     CHECK(weft_diag_count(d, WEFT_SEV_WARNING) == 4);
     char *m = weft_diag_format(weft_diag_get(d, 0));
     CHECK(strstr(m, "trace: rank 0 tb 0 record 5 is inconsistent (step 9, iteration 1); skipped"));
@@ -396,8 +396,8 @@ static void test_roundtrip(void) {
     weft_trace_callinfo ci = callinfo(0, (const weft_trace_tb[]){{1, 1, 0, 3, 3, steps0}});
     ci.seq = 6;
     ci.ntbs = 1;
-    weft_trace_tbhdr hdr = {1000100, 1000300, 1, 0, 0, 0};
-    weft_trace_rec r1 = rec(1000150, 1000250, 0, 0, 0, 0, 0, 0, WEFT_TRACE_NOMSG);
+    weft_trace_tbhdr hdr = {1000100, 1000300, 1, 50, 7, 0};
+    weft_trace_rec r1 = rec(1000150, 1000250, 0, 0, 0, 0, 0, 0, 0);
     CHECK(weft_trace_add_call(&v, &ci, &hdr, &r1, 1, NULL, d) == WEFT_OK);
     size_t n3;
     char *s3 = write_str(&v, &n3);
@@ -497,20 +497,19 @@ static void fake_kernel(const weft_trace_callinfo *ci, const weft_trace_dev *dev
         uint32_t sent = 0, got = 0;
         uint64_t now = start;       /* the CTAs run side by side */
         memset(h, 0xa5, sizeof *h); /* stale bytes: the CTA writes its whole header */
-        h->n = h->dropped = h->stopped = 0;
+        h->n = h->stopped = 0;
+        h->spos0 = 0xfffffff0u, h->rpos0 = 3; /* counters from earlier calls */
         h->t_begin = now;
         for (int32_t it = 0; it < ci->niter; it++)
             for (int32_t s = 0; s < ci->tbs[b].nsteps; s++, now += 100) {
-                if (h->n >= dev->cap) {
-                    h->dropped++;
-                    continue;
-                }
-                weft_trace_rec *r = &dev->rec[(size_t)b * dev->cap + h->n++];
+                if (h->n++ >= dev->cap) continue;
+                weft_trace_rec *r = &dev->rec[(size_t)b * dev->cap + h->n - 1];
                 memset(r, 0, sizeof *r);
                 r->t0 = now, r->t1 = now + 90, r->step = s, r->iter = it;
                 unsigned f = weft_step_flags((weft_step_type)ci->tbs[b].steps[s].type);
-                r->smsg = (f & WEFT_STEP_F_SEND) ? sent++ : WEFT_TRACE_NOMSG;
-                r->rmsg = (f & WEFT_STEP_F_RECV) ? got++ : WEFT_TRACE_NOMSG;
+                r->spos = h->spos0 + sent, r->rpos = h->rpos0 + got;
+                sent += (f & WEFT_STEP_F_SEND) != 0;
+                got += (f & WEFT_STEP_F_RECV) != 0;
                 r->bytes = 64;
             }
         h->t_end = now + 5;
