@@ -240,8 +240,9 @@ typedef struct weft_tracer weft_tracer;
 /* Opens the file for rank `rank` from a path pattern: %r rank, %p pid, %h host, %% a percent
  * sign; without %r, ".rank<R>" goes before a final ".json" (or at the end). A path already open
  * in this process gets ".<N>" before the extension. arena_bytes 0 = the default. The backend
- * is copied and owned from here on (its release runs at close, or now on failure). Closed at
- * weft_tracer_close, or at process exit. */
+ * is copied and owned from here on (its release runs at close, or now on failure). The file is
+ * completed at weft_tracer_close, or at process exit (then nothing more is recorded, and the
+ * owner's weft_tracer_close only frees t). */
 weft_result weft_tracer_open(const char *pattern, int rank, const weft_tracer_backend *be,
                              size_t arena_bytes, weft_tracer **out, weft_diag *d);
 /* The device view for one launch of ci (copied; ci->tbs must stay valid until the call is

@@ -32,6 +32,7 @@ struct weft_tracer {
     size_t npend, cap_pend;
     int64_t untraced;
     int failed; /* a collection failed: record nothing more */
+    int closed; /* completed at process exit: the owner's close only frees */
     weft_tracer *next;
 };
 
@@ -40,16 +41,20 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft_tracer *open_list;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
+/* Completes every file still open. The tracers stay allocated (their owners may still hold
+ * them, and may close them later from their own exit handlers); nothing is recorded after. */
 static void close_all_at_exit(void) {
-    for (;;) {
-        pthread_mutex_lock(&open_lock);
-        weft_tracer *t = open_list;
-        pthread_mutex_unlock(&open_lock);
-        if (t == NULL) break;
-        char *path = weft_strdup(t->path);
-        if (weft_tracer_close(t) != WEFT_OK)
-            WEFT_WARN("weft: the trace %s could not be completed at exit", path ? path : "");
-        free(path);
+    pthread_mutex_lock(&open_lock);
+    weft_tracer *list = open_list;
+    open_list = NULL;
+    pthread_mutex_unlock(&open_lock);
+    for (weft_tracer *t = list; t; t = t->next) {
+        weft_result r = t->failed ? WEFT_OK : weft_tracer_flush(t);
+        weft_result r2 = weft_trace_writer_close(t->w);
+        t->w = NULL;
+        t->closed = t->failed = 1;
+        if (r != WEFT_OK || r2 != WEFT_OK)
+            WEFT_WARN("weft: the trace %s could not be completed at exit", t->path);
     }
 }
 
@@ -292,6 +297,17 @@ void weft_tracer_cancel(weft_tracer *t) {
 
 weft_result weft_tracer_close(weft_tracer *t) {
     if (t == NULL) return WEFT_OK;
+    if (t->closed) { /* completed at exit: device memory may be gone with the context */
+        for (size_t i = 0; i < t->npend; i++)
+            free((void *)t->pend[i].ci.algo);
+        weft_trace_clock_free(&t->clk);
+        weft_trace_free(&t->model);
+        free(t->pend);
+        free(t->host);
+        free(t->path);
+        free(t);
+        return WEFT_OK;
+    }
     pthread_mutex_lock(&open_lock);
     for (weft_tracer **pp = &open_list; *pp; pp = &(*pp)->next)
         if (*pp == t) {

@@ -706,7 +706,40 @@ static void test_mutations(const char *extra) {
     weft_diag_free(d);
 }
 
+static weft_tracer *atexit_close;
+static void close_at_exit(void) {
+    if (atexit_close && weft_tracer_close(atexit_close) != WEFT_OK) _exit(3);
+}
+
+/* Records two calls and returns without closing: the exit handler must complete the file (and
+ * the owner's close after it must only free). */
+static int exit_without_close(const char *pattern, int close_later) {
+    static hostbe hb = {0, 0, 0, 0, 0, 0};
+    weft_tracer_backend be = {&hb,     hb_alloc,     hb_free,  hb_sync,
+                              hb_copy, hb_capturing, hb_clock, NULL};
+    /* static: the calls are collected at exit, after this function returned */
+    static const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {1, 1, 1, 3, 3, steps0}};
+    weft_trace_callinfo ci = callinfo(0, tbs);
+    static weft_tracer *t;
+    weft_trace_dev dev;
+    if (weft_tracer_open(pattern, 0, &be, 0, &t, NULL) != WEFT_OK) return 1;
+    for (int c = 0; c < 2; c++) {
+        ci.seq = c;
+        if (weft_tracer_launch(t, &ci, NULL, &dev) != WEFT_OK || dev.rec == NULL) return 1;
+        fake_kernel(&ci, &dev, 0);
+    }
+    printf("%s\n", weft_tracer_path(t));
+    if (close_later) atexit_close = t; /* an owner's exit handler that runs after weft's */
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--exit-without-close") == 0)
+        return exit_without_close(argv[2], 0);
+    if (argc == 3 && strcmp(argv[1], "--exit-then-close") == 0) {
+        atexit(close_at_exit); /* registered first: runs after the tracer's own handler */
+        return exit_without_close(argv[2], 1);
+    }
     test_json_grammar();
     test_json_numbers();
     test_clock();
