@@ -297,7 +297,10 @@ void weft_tracer_cancel(weft_tracer *t) {
 
 weft_result weft_tracer_close(weft_tracer *t) {
     if (t == NULL) return WEFT_OK;
-    if (t->closed) { /* completed at exit: device memory may be gone with the context */
+    if (t->closed) { /* completed at exit (freeing device memory after the CUDA runtime's own
+                      * teardown only returns an error) */
+        t->be.free(t->be.ctx, t->arena);
+        if (t->be.release) t->be.release(t->be.ctx);
         for (size_t i = 0; i < t->npend; i++)
             free((void *)t->pend[i].ci.algo);
         weft_trace_clock_free(&t->clk);
