@@ -91,13 +91,29 @@ typedef struct weft_comm weft_comm;
  * must outlive the weft_comms. out[i] is owned by the caller; release with weft_comm_detach. */
 WEFT_API weft_result weft_comm_attach(int ncomms, ncclComm_t *comms, const weft_registry *reg,
                                       weft_comm **out, weft_diag *d);
-/* Collective like ncclCommDestroy; frees everything weft created for the communicator. */
+/* Collective like ncclCommDestroy; frees everything weft created for the communicator (waits
+ * for the device, deregisters the window). */
 WEFT_API weft_result weft_comm_detach(weft_comm *c);
+/* Detaches several communicators of this process at once (one thread each: a window
+ * deregistration may wait for the other ranks, which one thread could not serve). */
+WEFT_API weft_result weft_comm_detach_many(int n, weft_comm **cs);
+/* Frees c's local resources with no collective step (after ncclCommAbort, or when peers may be
+ * gone): no window deregistration, no device communicator destruction. */
+WEFT_API weft_result weft_comm_abort(weft_comm *c);
+/* WEFT_OK, or WEFT_ERR_TIMEOUT when the watchdog stopped a collective of c (also one replayed
+ * from a CUDA graph); then msg receives "rank R tb T step S (file:line): ..." and c refuses every
+ * later launch (WEFT_ERR_UNSUPPORTED: the caller uses NCCL). Never blocks. */
+WEFT_API weft_result weft_comm_status(weft_comm *c, char *msg, size_t len);
 
 /* Launches one collective on stream: returns WEFT_OK when weft served it, WEFT_ERR_UNSUPPORTED
  * when no loaded algorithm fits (nothing was launched: the caller uses NCCL), another error
- * when the launch failed. Never allocates or synchronizes the host; capturable in CUDA graphs.
- * *served, when not NULL, receives the name of the algorithm that ran. */
+ * when the launch failed; WEFT_ERR_TIMEOUT once when an earlier collective was stopped by the
+ * watchdog (see weft_comm_status). Never synchronizes the host; capturable in CUDA graphs. A
+ * schedule with scratch chunks allocates its scratch (stream-ordered) the first time a call
+ * needs more, outside capture; under capture such a call returns WEFT_ERR_UNSUPPORTED. Calls on
+ * one communicator are ordered as issued, also across streams (capture: within one capture).
+ * avg runs as sum and a scaling pass (a second kernel). *served, when not NULL, receives the
+ * name of the algorithm that ran. */
 WEFT_API weft_result weft_comm_launch(weft_comm *c, const weft_call *call, const void *sendbuff,
                                       void *recvbuff, cudaStream_t stream, const char **served);
 

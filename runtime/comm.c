@@ -1,0 +1,840 @@
+/* comm.c — weft on NCCL communicators: resolving and checking NCCL, attaching (symmetric
+ * windows, device communicator, LSA pointers, FIFOs, uploaded step tables), launching one
+ * collective with no host allocation or synchronization, the watchdog's report, detaching; and
+ * the loopback communicator that runs every rank on one GPU without NCCL (tests). */
+#include "comm_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- NCCL entry points ------------------------------------------------------------------ */
+static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
+static weft_nccl_api api_table;
+static int api_resolved;
+
+void weft_runtime_set_nccl_api(const weft_nccl_api *api) {
+    pthread_mutex_lock(&api_lock);
+    api_table = *api;
+    api_resolved = 1;
+    pthread_mutex_unlock(&api_lock);
+}
+
+/* The table in use: the shim's, or ncclX resolved in the process. NULL (with a message) when
+ * an entry is missing. */
+static const weft_nccl_api *api_get(weft_diag *d) {
+    pthread_mutex_lock(&api_lock);
+    if (!api_resolved) {
+        weft_nccl_api t;
+        memset(&t, 0, sizeof t);
+#define WEFT_X_(ret, name, args)                                                                   \
+    {                                                                                              \
+        void *s_ = dlsym(RTLD_DEFAULT, "nccl" #name);                                              \
+        memcpy(&t.name, &s_, sizeof s_);                                                           \
+    }
+        WEFT_NCCL_FUNCS(WEFT_X_)
+#undef WEFT_X_
+        t.DevCommCreate = dlsym(RTLD_DEFAULT, "ncclDevCommCreate");
+        t.DevCommDestroy = dlsym(RTLD_DEFAULT, "ncclDevCommDestroy");
+        api_table = t;
+        api_resolved = 1;
+    }
+    const weft_nccl_api *a = &api_table;
+    const char *missing = NULL;
+#define WEFT_X_(ret, name, args)                                                                   \
+    if (!missing && a->name == NULL) missing = "nccl" #name;
+    WEFT_NCCL_FUNCS(WEFT_X_)
+#undef WEFT_X_
+    if (!missing && a->DevCommCreate == NULL) missing = "ncclDevCommCreate";
+    if (!missing && a->DevCommDestroy == NULL) missing = "ncclDevCommDestroy";
+    pthread_mutex_unlock(&api_lock);
+    if (missing) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: %s not found: libnccl is not loaded or is older than 2.28; the GPU "
+                      "runtime is off",
+                      missing);
+        return NULL;
+    }
+    return a;
+}
+
+weft_result weft_rt_check_version(int v, weft_diag *d) {
+    int hv = NCCL_VERSION_CODE;
+    if (v < hv) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: the loaded libnccl %d.%d.%d is older than the NCCL %d.%d.%d headers "
+                      "weft was built with; its device code cannot run there, so the GPU runtime "
+                      "is off (NCCL runs every collective)",
+                      v / 10000, v / 100 % 100, v % 100, hv / 10000, hv / 100 % 100, hv % 100);
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    if (v / 100 != hv / 100) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: the loaded libnccl %d.%d.%d has another device API than the NCCL "
+                      "%d.%d it was built with; the GPU runtime is off (NCCL runs every "
+                      "collective)",
+                      v / 10000, v / 100 % 100, v % 100, hv / 10000, hv / 100 % 100);
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    return WEFT_OK;
+}
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+#define CUDA_TRY(d, call)                                                                          \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            weft_diag_add((d), WEFT_SEV_ERROR, NULL, 0, 0, "weft: %s failed: %s (%s:%d)", #call,   \
+                          cudaGetErrorString(e_), __FILE__, __LINE__);                             \
+            WEFT_FAIL(WEFT_ERR_CUDA);                                                              \
+        }                                                                                          \
+    } while (0)
+
+#define NCCL_TRY(d, api, call)                                                                     \
+    do {                                                                                           \
+        ncclResult_t n_ = (call);                                                                  \
+        if (n_ != ncclSuccess) {                                                                   \
+            weft_diag_add((d), WEFT_SEV_ERROR, NULL, 0, 0, "weft: %s failed: %s", #call,           \
+                          (api)->GetErrorString(n_));                                              \
+            WEFT_FAIL(WEFT_ERR_NCCL);                                                              \
+        }                                                                                          \
+    } while (0)
+
+static void *dmalloc0(size_t bytes, weft_result *res) {
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess ||
+        cudaMemset(p, 0, bytes ? bytes : 1) != cudaSuccess) {
+        if (p) cudaFree(p);
+        *res = WEFT_ERR_CUDA;
+        return NULL;
+    }
+    return p;
+}
+
+static weft_result upload(void **dst, const void *src, size_t bytes) {
+    *dst = NULL;
+    if (cudaMalloc(dst, bytes ? bytes : 1) != cudaSuccess) return WEFT_ERR_CUDA;
+    if (bytes && cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        return WEFT_ERR_CUDA;
+    return WEFT_OK;
+}
+
+/* ---- per-rank device state -------------------------------------------------------------- */
+static void rank_free(weft_comm *c, rt_rank *rr) {
+    if (rr->tab) {
+        for (size_t i = 0; i < c->nalgos; i++) {
+            cudaFree(rr->tab[i].rec);
+            cudaFree(rr->tab[i].xsrc);
+            cudaFree(rr->tab[i].prog);
+        }
+        free(rr->tab);
+    }
+    cudaFree(rr->state);
+    cudaFree(rr->pos);
+    cudaFree(rr->peer_win);
+    if (rr->scratch) cudaFree(rr->scratch);
+    if (rr->err_h) cudaFreeHost(rr->err_h);
+    memset(rr, 0, sizeof *rr);
+}
+
+/* Everything rank `rank` needs on the device, given every window as this rank addresses it. */
+static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *win, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_dconn *hs = NULL, *hr = NULL;
+    char *rec = NULL;
+    size_t nk = (size_t)(c->lay.nkeys > 0 ? c->lay.nkeys : 1);
+    memset(rr, 0, sizeof *rr);
+    rr->rank = rank;
+    rr->win_local = win[rank];
+    rr->state = dmalloc0(sizeof(weft_dstate), &res);
+    if (!rr->state) goto cuda_fail;
+    rr->pos = dmalloc0(2 * nk * sizeof(uint64_t), &res);
+    if (!rr->pos) goto cuda_fail;
+    hs = calloc(nk, sizeof *hs);
+    hr = calloc(nk, sizeof *hr);
+    WEFT_CHECK_ALLOC(hs);
+    WEFT_CHECK_ALLOC(hr);
+    weft_layout_conns(&c->lay, &c->cfg, rank, win, rr->pos, hs, hr);
+    if (upload((void **)&rr->peer_win, win, (size_t)c->nranks * sizeof *win) != WEFT_OK)
+        goto cuda_fail;
+    if (cudaHostAlloc((void **)&rr->err_h, sizeof(weft_errrec), cudaHostAllocMapped) !=
+            cudaSuccess ||
+        cudaHostGetDevicePointer((void **)&rr->err_d, rr->err_h, 0) != cudaSuccess)
+        goto cuda_fail;
+    memset(rr->err_h, 0, sizeof(weft_errrec));
+    rr->tab = calloc(c->nalgos ? c->nalgos : 1, sizeof *rr->tab);
+    WEFT_CHECK_ALLOC(rr->tab);
+    for (size_t i = 0; i < c->nalgos; i++) {
+        const weft_algo_plan *p = &c->plans[i];
+        if (!p->ranks) continue;
+        const weft_rank_plan *rp = &p->ranks[rank];
+        int32_t rb = weft_plan_rec_bytes(rp);
+        size_t bytes = (size_t)rb * (size_t)rp->ntbs;
+        free(rec);
+        rec = malloc(bytes);
+        WEFT_CHECK_ALLOC(rec);
+        weft_plan_records(rp, hs, hr, rec);
+        rr->tab[i].rec_bytes = rb;
+        rr->tab[i].prog = dmalloc0((size_t)rp->ntbs * sizeof(weft_dprog), &res);
+        if (!rr->tab[i].prog || upload((void **)&rr->tab[i].rec, rec, bytes) != WEFT_OK ||
+            upload((void **)&rr->tab[i].xsrc, rp->xsrc, (size_t)rp->nxsrc * sizeof *rp->xsrc) !=
+                WEFT_OK)
+            goto cuda_fail;
+    }
+    goto done;
+cuda_fail:
+    res = WEFT_ERR_CUDA;
+    weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: device allocation for rank %d failed: %s",
+                  rank, cudaGetErrorString(cudaGetLastError()));
+fail:
+done:
+    free(hs);
+    free(hr);
+    free(rec);
+    return res;
+}
+
+/* Algorithms, layout and plans for nranks; ineligible algorithms are noted at INFO level. */
+static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t nalgos,
+                             weft_diag *d) {
+    weft_result res = WEFT_OK;
+    char why[512];
+    c->nalgos = nalgos;
+    c->algos = calloc(nalgos ? nalgos : 1, sizeof *c->algos);
+    c->plans = calloc(nalgos ? nalgos : 1, sizeof *c->plans);
+    c->maxsteps = calloc(nalgos ? nalgos : 1, sizeof *c->maxsteps);
+    WEFT_CHECK_ALLOC(c->algos);
+    WEFT_CHECK_ALLOC(c->plans);
+    WEFT_CHECK_ALLOC(c->maxsteps);
+    weft_layout_init(&c->lay, c->nranks);
+    c->lay.nalgos = (int32_t)nalgos;
+    char *ok = calloc(nalgos ? nalgos : 1, 1);
+    WEFT_CHECK_ALLOC(ok);
+    for (size_t i = 0; i < nalgos; i++) {
+        c->algos[i] = algos[i];
+        ok[i] = (char)weft_plan_eligible(algos[i], c->nranks, why, sizeof why);
+        if (!ok[i]) {
+            WEFT_INFO("weft: algorithm %s is not used on this %d-rank communicator: %s",
+                      algos[i]->name, c->nranks, why);
+            continue;
+        }
+        res = weft_layout_add(&c->lay, algos[i]);
+        if (res != WEFT_OK) break;
+    }
+    if (res == WEFT_OK) res = weft_layout_finish(&c->lay, &c->cfg);
+    for (size_t i = 0; i < nalgos && res == WEFT_OK; i++) {
+        if (!ok[i]) continue;
+        res = weft_plan_build(algos[i], c->nranks, &c->lay, &c->plans[i], why, sizeof why);
+        if (res != WEFT_OK)
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: algorithm %s: %s", algos[i]->name,
+                          why);
+    }
+    free(ok);
+fail:
+    return res;
+}
+
+/* A hash of what every rank must agree on: rank count, FIFO geometry, the window layout. */
+static int64_t comm_hash(const weft_comm *c) {
+    uint64_t h = 1469598103934665603ull;
+#define MIXIN(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    MIXIN(c->nranks);
+    for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
+        MIXIN(c->cfg.nslots[p]), MIXIN(c->cfg.slot_bytes[p]), MIXIN(c->cfg.slice_bytes[p]);
+    MIXIN(c->lay.nkeys);
+    MIXIN(c->lay.bytes);
+    for (int i = 0; i < c->lay.nkeys; i++)
+        MIXIN(c->lay.keys[i].d), MIXIN(c->lay.keys[i].chan), MIXIN(c->lay.keys[i].proto);
+    for (size_t i = 0; i < c->nalgos; i++) {
+        const weft_algo *a = c->algos[i];
+        MIXIN(c->plans[i].ranks != NULL);
+        if (!c->plans[i].ranks) continue;
+        MIXIN(a->coll), MIXIN(a->proto), MIXIN(a->nchunksperloop), MIXIN(a->inplace);
+        MIXIN(a->outofplace), MIXIN(a->min_bytes), MIXIN(a->max_bytes), MIXIN(a->root);
+        for (int32_t r = 0; r < a->ngpus; r++) {
+            const weft_gpu *g = &a->gpus[r];
+            MIXIN(g->i_chunks), MIXIN(g->o_chunks), MIXIN(g->s_chunks), MIXIN(g->ntbs);
+            for (int32_t t = 0; t < g->ntbs; t++) {
+                const weft_tb *tb = &g->tbs[t];
+                MIXIN(tb->send), MIXIN(tb->recv), MIXIN(tb->chan), MIXIN(tb->nsteps);
+                for (int32_t k = 0; k < tb->nsteps; k++) {
+                    const weft_step *st = &tb->steps[k];
+                    MIXIN(st->type), MIXIN(st->srcbuf), MIXIN(st->dstbuf), MIXIN(st->srcoff);
+                    MIXIN(st->dstoff), MIXIN(st->cnt), MIXIN(st->depid), MIXIN(st->deps);
+                    MIXIN(st->hasdep);
+                }
+            }
+        }
+    }
+#undef MIXIN
+    return (int64_t)(h >> 2);
+}
+
+static void comm_free(weft_comm *c) {
+    if (c == NULL) return;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (c->dev >= 0) cudaSetDevice(c->dev);
+    for (int s = 0; s < c->nsub; s++)
+        rank_free(c, &c->sub[s]);
+    free(c->sub);
+    if (c->loop_win) {
+        for (int r = 0; r < c->nranks; r++)
+            cudaFree(c->loop_win[r]);
+        free(c->loop_win);
+    }
+    cudaFree(c->d_sub);
+    free(c->h_sub);
+    if (c->agree_buf) cudaFree(c->agree_buf);
+    if (c->order_ev) cudaEventDestroy(c->order_ev);
+    if (c->internal) cudaStreamDestroy(c->internal);
+    if (c->plans)
+        for (size_t i = 0; i < c->nalgos; i++)
+            weft_plan_free(&c->plans[i]);
+    free(c->plans);
+    free(c->algos);
+    free(c->maxsteps);
+    weft_layout_free(&c->lay);
+    if (cur >= 0) cudaSetDevice(cur);
+    free(c);
+}
+
+/* ---- attach over NCCL ------------------------------------------------------------------- */
+/* Every comm's ranks learn whether all of them are fine (grouped MIN allreduce of
+ * [ok, hash, -hash]); *all_ok = 0 when any rank of any comm is not, or hashes differ. */
+static weft_result agree(int n, weft_comm **cs, const int *ok, int *all_ok, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    const weft_nccl_api *a = cs[0]->api;
+    int64_t(*v)[3] = calloc((size_t)n, sizeof *v);
+    WEFT_CHECK_ALLOC(v);
+    for (int i = 0; i < n; i++) {
+        int64_t h = cs[i]->hash;
+        v[i][0] = ok[i], v[i][1] = h, v[i][2] = -h;
+        CUDA_TRY(d, cudaSetDevice(cs[i]->dev));
+        CUDA_TRY(d, cudaMemcpyAsync(cs[i]->agree_buf, v[i], sizeof v[i], cudaMemcpyHostToDevice,
+                                    cs[i]->internal));
+    }
+    NCCL_TRY(d, a, a->GroupStart());
+    for (int i = 0; i < n; i++) {
+        ncclResult_t r = a->AllReduce(cs[i]->agree_buf, cs[i]->agree_buf, 3, ncclInt64, ncclMin,
+                                      cs[i]->nccl, cs[i]->internal);
+        if (r != ncclSuccess) {
+            a->GroupEnd();
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: agreement allreduce failed: %s",
+                          a->GetErrorString(r));
+            WEFT_FAIL(WEFT_ERR_NCCL);
+        }
+    }
+    NCCL_TRY(d, a, a->GroupEnd());
+    *all_ok = 1;
+    for (int i = 0; i < n; i++) {
+        CUDA_TRY(d, cudaSetDevice(cs[i]->dev));
+        CUDA_TRY(d, cudaMemcpyAsync(v[i], cs[i]->agree_buf, sizeof v[i], cudaMemcpyDeviceToHost,
+                                    cs[i]->internal));
+        CUDA_TRY(d, cudaStreamSynchronize(cs[i]->internal));
+        if (v[i][0] != 1)
+            *all_ok = 0;
+        else if (v[i][1] != -v[i][2]) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: the ranks of a communicator loaded different algorithms or FIFO "
+                          "settings (WEFT_ALGO_DIR, WEFT_FIFO must be the same everywhere)");
+            *all_ok = 0;
+        }
+    }
+fail:
+    free(v);
+    return res;
+}
+
+static weft_result release_windows(int n, weft_comm **cs, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    for (int i = 0; i < n; i++) {
+        weft_comm *c = cs[i];
+        if (!c) continue;
+        cudaSetDevice(c->dev);
+        if (c->have_devcomm) {
+            int r = weft_rt_devcomm_destroy(c->api->DevCommDestroy, c->nccl, c->devcomm);
+            if (r != ncclSuccess) {
+                weft_diag_add(d, WEFT_SEV_WARNING, NULL, 0, 0, "weft: ncclDevCommDestroy: %s",
+                              c->api->GetErrorString((ncclResult_t)r));
+                res = WEFT_ERR_NCCL;
+            }
+            c->have_devcomm = 0;
+        }
+    }
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= cs[i] && cs[i]->win;
+    if (any) {
+        const weft_nccl_api *a = NULL;
+        for (int i = 0; i < n && !a; i++)
+            if (cs[i]) a = cs[i]->api;
+        a->GroupStart();
+        for (int i = 0; i < n; i++)
+            if (cs[i] && cs[i]->win) {
+                ncclResult_t r = a->CommWindowDeregister(cs[i]->nccl, cs[i]->win);
+                if (r != ncclSuccess) res = WEFT_ERR_NCCL;
+                cs[i]->win = NULL;
+            }
+        a->GroupEnd();
+    }
+    for (int i = 0; i < n; i++)
+        if (cs[i] && cs[i]->win_mem) {
+            cudaSetDevice(cs[i]->dev);
+            cs[i]->api->MemFree(cs[i]->win_mem);
+            cs[i]->win_mem = NULL;
+        }
+    return res;
+}
+
+weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const *algos,
+                           size_t nalgos, const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_comm **cs = NULL;
+    int *ok = NULL, all_ok = 0, cur = -1, registered = 0;
+    if (ncomms < 1 || comms == NULL || out == NULL) return WEFT_ERR_USAGE;
+    for (int i = 0; i < ncomms; i++)
+        out[i] = NULL;
+    const weft_nccl_api *a = api_get(d);
+    if (a == NULL) return WEFT_ERR_UNSUPPORTED;
+    cudaGetDevice(&cur);
+    cs = calloc((size_t)ncomms, sizeof *cs);
+    ok = calloc((size_t)ncomms, sizeof *ok);
+    WEFT_CHECK_ALLOC(cs);
+    WEFT_CHECK_ALLOC(ok);
+    int version = 0;
+    int vok =
+        a->GetVersion(&version) == ncclSuccess && weft_rt_check_version(version, d) == WEFT_OK;
+
+    /* 1. Local: nothing here is collective, so a failure only clears ok[i]. */
+    for (int i = 0; i < ncomms; i++) {
+        weft_comm *c = cs[i] = calloc(1, sizeof *c);
+        WEFT_CHECK_ALLOC(c);
+        c->api = a;
+        c->nccl = comms[i];
+        c->dev = -1;
+        if (cfg)
+            c->cfg = *cfg;
+        else
+            weft_rt_cfg_default(&c->cfg);
+        if (a->CommCount(comms[i], &c->nranks) != ncclSuccess ||
+            a->CommUserRank(comms[i], &c->rank) != ncclSuccess ||
+            a->CommCuDevice(comms[i], &c->dev) != ncclSuccess) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: cannot query communicator %d", i);
+            continue;
+        }
+        if (cudaSetDevice(c->dev) != cudaSuccess ||
+            cudaStreamCreateWithFlags(&c->internal, cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming) != cudaSuccess ||
+            cudaMalloc(&c->agree_buf, 64) != cudaSuccess) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: CUDA setup on device %d failed",
+                          c->dev);
+            continue;
+        }
+        if (comm_plan(c, algos, nalgos, d) != WEFT_OK) continue;
+        c->hash = comm_hash(c);
+        if (!vok) continue;
+        if (a->MemAlloc(&c->win_mem, c->lay.bytes) != ncclSuccess ||
+            cudaMemset(c->win_mem, 0, c->lay.bytes) != cudaSuccess ||
+            cudaDeviceSynchronize() != cudaSuccess) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: ncclMemAlloc of the %zu-byte window failed", c->lay.bytes);
+            continue;
+        }
+        ok[i] = 1;
+    }
+    for (int i = 0; i < ncomms; i++)
+        if (cs[i]->internal == NULL) WEFT_FAIL(WEFT_ERR_CUDA); /* cannot even agree */
+    WEFT_CHECK(agree(ncomms, cs, ok, &all_ok, d));
+    if (!all_ok) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: not attached: a rank could not set up (see its log)");
+        WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+    }
+
+    /* 2. Collective: symmetric windows and device communicators, grouped over the comms. */
+    NCCL_TRY(d, a, a->GroupStart());
+    for (int i = 0; i < ncomms; i++) {
+        ncclResult_t r = a->CommWindowRegister(cs[i]->nccl, cs[i]->win_mem, cs[i]->lay.bytes,
+                                               &cs[i]->win, NCCL_WIN_COLL_SYMMETRIC);
+        if (r != ncclSuccess)
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: ncclCommWindowRegister failed: %s (the communicator needs "
+                          "symmetric memory: NCCL_CUMEM_ENABLE, P2P)",
+                          a->GetErrorString(r));
+    }
+    ncclResult_t ge = a->GroupEnd();
+    registered = 1;
+    for (int i = 0; i < ncomms; i++)
+        ok[i] = ge == ncclSuccess && cs[i]->win != NULL;
+    if (ge == ncclSuccess) {
+        a->GroupStart();
+        for (int i = 0; i < ncomms; i++) {
+            if (!ok[i]) continue;
+            int r = weft_rt_devcomm_create(a->DevCommCreate, cs[i]->nccl, cs[i]->devcomm);
+            if (r != ncclSuccess) {
+                weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                              "weft: ncclDevCommCreate failed: %s (no device API on this "
+                              "communicator)",
+                              a->GetErrorString((ncclResult_t)r));
+                ok[i] = 0;
+            } else {
+                cs[i]->have_devcomm = 1;
+            }
+        }
+        if (a->GroupEnd() != ncclSuccess)
+            for (int i = 0; i < ncomms; i++)
+                ok[i] = 0;
+    }
+
+    /* 3. Local again: LSA reachability, peer pointers, device state. */
+    for (int i = 0; i < ncomms; i++) {
+        weft_comm *c = cs[i];
+        if (!ok[i]) continue;
+        ok[i] = 0;
+        int lrank = -1, lsize = 0, nr = 0;
+        weft_rt_devcomm_info(c->devcomm, &lrank, &lsize, &nr);
+        if (lsize != c->nranks || nr != c->nranks) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: only %d of the communicator's %d ranks are load/store reachable "
+                          "(other nodes?); weft's algorithms are ineligible on it",
+                          lsize, c->nranks);
+            continue;
+        }
+        char **win = calloc((size_t)c->nranks, sizeof *win);
+        if (win == NULL) continue;
+        cudaSetDevice(c->dev);
+        cudaError_t e = weft_rt_peer_pointers(c->win, c->nranks, (void **)win, c->internal);
+        c->nsub = 1;
+        c->sub = calloc(1, sizeof *c->sub);
+        if (e == cudaSuccess && c->sub && rank_setup(c, &c->sub[0], c->rank, win, d) == WEFT_OK &&
+            cudaDeviceSynchronize() == cudaSuccess)
+            ok[i] = 1;
+        else if (e != cudaSuccess)
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: LSA pointers: %s",
+                          cudaGetErrorString(e));
+        free(win);
+    }
+    /* Also the barrier after which peers may write into each other's windows. */
+    WEFT_CHECK(agree(ncomms, cs, ok, &all_ok, d));
+    if (!all_ok) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: not attached: a rank could not set up (see its log)");
+        WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+    }
+    for (int i = 0; i < ncomms; i++) {
+        out[i] = cs[i];
+        WEFT_INFO("weft: attached to rank %d of %d on device %d (window %zu bytes, %d "
+                  "connection keys)",
+                  cs[i]->rank, cs[i]->nranks, cs[i]->dev, cs[i]->lay.bytes, cs[i]->lay.nkeys);
+    }
+    free(cs);
+    free(ok);
+    if (cur >= 0) cudaSetDevice(cur);
+    return WEFT_OK;
+fail:
+    if (cs) {
+        if (registered) release_windows(ncomms, cs, d);
+        for (int i = 0; i < ncomms; i++) {
+            if (cs[i] && cs[i]->win_mem) {
+                cudaSetDevice(cs[i]->dev);
+                a->MemFree(cs[i]->win_mem);
+                cs[i]->win_mem = NULL;
+            }
+            comm_free(cs[i]);
+        }
+    }
+    free(cs);
+    free(ok);
+    if (cur >= 0) cudaSetDevice(cur);
+    return res;
+}
+
+weft_result weft_rt_detach(weft_comm *c) {
+    if (c == NULL) return WEFT_OK;
+    weft_result res = WEFT_OK;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (c->dev >= 0) cudaSetDevice(c->dev);
+    if (cudaDeviceSynchronize() != cudaSuccess) res = WEFT_ERR_CUDA;
+    if (!c->loop_win) {
+        weft_comm *one[1] = {c};
+        if (release_windows(1, one, NULL) != WEFT_OK) res = WEFT_ERR_NCCL;
+    }
+    comm_free(c);
+    if (cur >= 0) cudaSetDevice(cur);
+    return res;
+}
+
+typedef struct detach_job {
+    weft_comm *c;
+    weft_result res;
+} detach_job;
+
+static void *detach_thread(void *arg) {
+    detach_job *j = arg;
+    j->res = weft_rt_detach(j->c);
+    return NULL;
+}
+
+weft_result weft_rt_detach_many(int n, weft_comm **cs) {
+    if (n == 1) return weft_rt_detach(cs[0]);
+    weft_result res = WEFT_OK;
+    detach_job *jobs = calloc((size_t)n, sizeof *jobs);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    if (!jobs || !th) {
+        free(jobs);
+        free(th);
+        return WEFT_ERR_NOMEM;
+    }
+    /* Window deregistration may wait for the other ranks: one thread per communicator. */
+    for (int i = 0; i < n; i++) {
+        jobs[i].c = cs[i];
+        if (pthread_create(&th[i], NULL, detach_thread, &jobs[i]) != 0) {
+            jobs[i].res = WEFT_ERR_SYSTEM;
+            th[i] = 0;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (th[i]) pthread_join(th[i], NULL);
+        if (jobs[i].res != WEFT_OK) res = jobs[i].res;
+    }
+    free(jobs);
+    free(th);
+    return res;
+}
+
+/* ---- loopback: every rank on one device, no NCCL ---------------------------------------- */
+weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, size_t nalgos,
+                                    const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    *out = NULL;
+    if (nranks < 1 || nranks > WEFT_RT_MAX_SUB) return WEFT_ERR_USAGE;
+    weft_comm *c = calloc(1, sizeof *c);
+    WEFT_CHECK_ALLOC(c);
+    c->nranks = nranks;
+    c->rank = 0;
+    CUDA_TRY(d, cudaGetDevice(&c->dev));
+    if (cfg)
+        c->cfg = *cfg;
+    else
+        weft_rt_cfg_default(&c->cfg);
+    CUDA_TRY(d, cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming));
+    WEFT_CHECK(comm_plan(c, algos, nalgos, d));
+    c->loop_win = calloc((size_t)nranks, sizeof *c->loop_win);
+    c->sub = calloc((size_t)nranks, sizeof *c->sub);
+    c->h_sub = calloc((size_t)nranks, sizeof *c->h_sub);
+    WEFT_CHECK_ALLOC(c->loop_win);
+    WEFT_CHECK_ALLOC(c->sub);
+    WEFT_CHECK_ALLOC(c->h_sub);
+    for (int r = 0; r < nranks; r++) {
+        c->loop_win[r] = dmalloc0(c->lay.bytes, &res);
+        if (!c->loop_win[r]) WEFT_FAIL(WEFT_ERR_CUDA);
+    }
+    c->nsub = nranks;
+    for (int r = 0; r < nranks; r++)
+        WEFT_CHECK(rank_setup(c, &c->sub[r], r, c->loop_win, d));
+    CUDA_TRY(d, cudaMalloc((void **)&c->d_sub, (size_t)nranks * sizeof(weft_rargs)));
+    CUDA_TRY(d, cudaDeviceSynchronize());
+    *out = c;
+    return WEFT_OK;
+fail:
+    comm_free(c);
+    return res;
+}
+
+/* ---- launching -------------------------------------------------------------------------- */
+/* Reports a watchdog record once; afterwards the communicator refuses (NCCL takes over). */
+int weft_rt_check_broken(weft_comm *c, weft_result *res) {
+    if (c->broken) {
+        *res = WEFT_ERR_UNSUPPORTED;
+        return 1;
+    }
+    /* The rank that gave up first says why; the others only say that it did. */
+    int pick = -1;
+    for (int s = 0; s < c->nsub; s++) {
+        const volatile weft_errrec *e = c->sub[s].err_h;
+        if (e && e->code && (pick < 0 || e->code != WEFT_RT_WAIT_ABORTED)) pick = s;
+    }
+    for (int s = pick < 0 ? c->nsub : pick; s < c->nsub; s++) {
+        const volatile weft_errrec *e = c->sub[s].err_h;
+        if (e && e->code) {
+            weft_errrec rec;
+            memcpy(&rec, (const void *)e, sizeof rec);
+            const weft_algo *a =
+                rec.algo >= 0 && (size_t)rec.algo < c->nalgos ? c->algos[rec.algo] : NULL;
+            weft_errrec_format(&rec, a, c->broken_msg, sizeof c->broken_msg);
+            WEFT_WARN("weft: %s; weft is off on this communicator from now on", c->broken_msg);
+            c->broken = 1;
+            *res = WEFT_ERR_TIMEOUT;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+weft_result weft_comm_status(weft_comm *c, char *msg, size_t len) {
+    weft_result res = WEFT_OK;
+    if (msg && len) msg[0] = '\0';
+    if (c == NULL) return WEFT_ERR_USAGE;
+    if (weft_rt_check_broken(c, &res) || c->broken) {
+        if (msg && len) snprintf(msg, len, "%s", c->broken_msg);
+        return WEFT_ERR_TIMEOUT;
+    }
+    return WEFT_OK;
+}
+
+static int is_capturing(cudaStream_t s, unsigned long long *id) {
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    *id = 0;
+    if (cudaStreamGetCaptureInfo(s, &st, id, NULL, NULL, NULL, NULL) != cudaSuccess) return 0;
+    return st == cudaStreamCaptureStatusActive;
+}
+
+/* Calls on one communicator run in issue order even on different streams: the new stream
+ * waits for what the previous one has queued. Under capture only within the same capture. */
+static weft_result order_streams(weft_comm *c, cudaStream_t stream) {
+    if (!c->have_last || c->last_stream == stream) return WEFT_OK;
+    unsigned long long id_new, id_old;
+    int cap_new = is_capturing(stream, &id_new), cap_old = is_capturing(c->last_stream, &id_old);
+    if (cap_new != cap_old || (cap_new && id_new != id_old)) return WEFT_OK;
+    if (cudaEventRecord(c->order_ev, c->last_stream) != cudaSuccess ||
+        cudaStreamWaitEvent(stream, c->order_ev, 0) != cudaSuccess)
+        return WEFT_ERR_CUDA;
+    return WEFT_OK;
+}
+
+static weft_result grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) {
+    if (need <= rr->scratch_bytes) return WEFT_OK;
+    unsigned long long id;
+    if (is_capturing(stream, &id)) return WEFT_ERR_UNSUPPORTED; /* no allocation in a graph */
+    size_t bytes = (need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    void *p = NULL;
+    if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return WEFT_ERR_CUDA;
+    if (rr->scratch) cudaFreeAsync(rr->scratch, stream);
+    rr->scratch = p;
+    rr->scratch_bytes = bytes;
+    return WEFT_OK;
+}
+
+/* Elements of the output that an avg divides: what the reduction wrote. */
+static int64_t avg_elems(const weft_call *call, int rank, int root) {
+    switch (call->coll) {
+    case WEFT_COLL_ALLREDUCE:
+    case WEFT_COLL_REDUCESCATTER: return (int64_t)call->count;
+    case WEFT_COLL_REDUCE: return rank == root ? (int64_t)call->count : 0;
+    default: return 0;
+    }
+}
+
+weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
+                           void *const *recv, cudaStream_t stream) {
+    weft_result res = WEFT_OK;
+    if (c == NULL || call == NULL) return WEFT_ERR_USAGE;
+    if (weft_rt_check_broken(c, &res)) return res;
+    if (ai < 0 || (size_t)ai >= c->nalgos || c->plans[ai].ranks == NULL)
+        return WEFT_ERR_UNSUPPORTED;
+    const weft_algo_plan *p = &c->plans[ai];
+    const weft_algo *a = p->algo;
+    if (call->coll != a->coll || call->nranks != c->nranks || call->count == 0 ||
+        (unsigned)call->dtype >= WEFT_DTYPE_COUNT || (unsigned)call->op >= WEFT_OP_COUNT ||
+        (call->inplace ? !a->inplace : !a->outofplace) ||
+        (weft_coll_rooted(a->coll) && call->root != a->root))
+        return WEFT_ERR_UNSUPPORTED;
+    int reduces = weft_coll_reduces(a->coll);
+    int ki = weft_rt_kernel_index(call->dtype, call->op, reduces);
+    if (ki < 0) return WEFT_ERR_UNSUPPORTED;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
+    weft_kargs ka;
+    memset(&ka, 0, sizeof ka);
+    ka.nsub = c->nsub;
+    int ncta = 0;
+    res = order_streams(c, stream);
+    for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
+        rt_rank *rr = &c->sub[s];
+        const weft_rank_plan *rp = &p->ranks[rr->rank];
+        weft_call_geom g;
+        res = weft_call_geometry(p, &c->cfg, rr->rank, call->count, weft_dtype_size(call->dtype),
+                                 reduces, &g);
+        if (res != WEFT_OK) break;
+        if ((rp->uses_buf[WEFT_BUF_INPUT] && send[s] == NULL) ||
+            (rp->uses_buf[WEFT_BUF_OUTPUT] && recv[s] == NULL)) {
+            res = WEFT_ERR_UNSUPPORTED;
+            break;
+        }
+        if (rp->uses_buf[WEFT_BUF_SCRATCH]) res = grow_scratch(rr, g.scratch_bytes, stream);
+        if (res != WEFT_OK) break;
+        weft_rargs *x = c->nsub == 1 ? &ka.r0 : &c->h_sub[s];
+        memset(x, 0, sizeof *x);
+        x->rec = rr->tab[ai].rec, x->rec_bytes = rr->tab[ai].rec_bytes;
+        x->xsrc = rr->tab[ai].xsrc;
+        x->prog = rr->tab[ai].prog;
+        x->buf[0] = (char *)(uintptr_t)send[s];
+        x->buf[1] = (char *)recv[s];
+        x->buf[2] = rr->scratch;
+        x->count = g.count, x->C = g.C, x->E = g.E, x->k = p->k, x->niter = g.niter;
+        x->proto = p->proto;
+        x->state = rr->state;
+        x->peer_win = rr->peer_win;
+        x->err = rr->err_d;
+        x->timeout_ns = c->cfg.timeout_ns;
+        x->rank = rr->rank, x->nranks = c->nranks, x->tag = ai;
+        x->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
+        ka.cta_base[s] = ncta;
+        ncta += rp->ntbs;
+    }
+    if (res == WEFT_OK && c->nsub > 1) {
+        ka.cta_base[c->nsub] = ncta;
+        ka.sub = c->d_sub;
+        if (cudaMemcpyAsync(c->d_sub, c->h_sub, (size_t)c->nsub * sizeof(weft_rargs),
+                            cudaMemcpyHostToDevice, stream) != cudaSuccess)
+            res = WEFT_ERR_CUDA;
+    }
+    if (res == WEFT_OK && weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
+        res = WEFT_ERR_CUDA;
+    if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
+        for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
+            int64_t n = avg_elems(call, c->sub[s].rank, a->root);
+            if (n &&
+                weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
+                res = WEFT_ERR_CUDA;
+        }
+    if (res == WEFT_OK) {
+        c->last_stream = stream;
+        c->have_last = 1;
+    }
+    if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
+    return res;
+}
+
+int weft_rt_algo_eligible(const weft_comm *c, int ai) {
+    return c && ai >= 0 && (size_t)ai < c->nalgos && c->plans[ai].ranks != NULL;
+}
+
+weft_result weft_comm_detach(weft_comm *c) {
+    return weft_rt_detach(c);
+}
+
+weft_result weft_comm_detach_many(int n, weft_comm **cs) {
+    if (n < 1 || cs == NULL) return WEFT_ERR_USAGE;
+    return weft_rt_detach_many(n, cs);
+}
+
+weft_result weft_comm_abort(weft_comm *c) {
+    if (c == NULL) return WEFT_OK;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (c->dev >= 0) cudaSetDevice(c->dev);
+    /* Kernels still waiting for a vanished peer end at the watchdog's bound. */
+    weft_result res = cudaDeviceSynchronize() == cudaSuccess ? WEFT_OK : WEFT_ERR_CUDA;
+    if (c->win_mem && c->api) c->api->MemFree(c->win_mem);
+    c->win_mem = NULL;
+    c->win = NULL;
+    c->have_devcomm = 0;
+    comm_free(c);
+    if (cur >= 0) cudaSetDevice(cur);
+    return res;
+}

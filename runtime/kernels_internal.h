@@ -1,0 +1,39 @@
+/* kernels_internal.h — the plain C face of kernels.cu: launching the interpreter and the avg
+ * pass, and the NCCL device-API calls that need C++ (device communicator, LSA pointers). */
+#ifndef WEFT_KERNELS_INTERNAL_H
+#define WEFT_KERNELS_INTERNAL_H
+
+#include "runtime_internal.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque storage for an ncclDevComm (C code cannot name its C++ members). */
+#define WEFT_RT_DEVCOMM_BYTES 1024
+
+/* Kernel `index` (weft_rt_kernel_index) with nblocks CTAs of WEFT_RT_NTHREADS threads. */
+cudaError_t weft_rt_kernel_launch(int index, const weft_kargs *ka, int nblocks,
+                                  cudaStream_t stream);
+/* CTAs of kernel `index` that can be resident at once on the current device. */
+int weft_rt_kernel_max_blocks(int index);
+/* buf[0..n) = avg of the sum over nranks, as ncclAvg. */
+cudaError_t weft_rt_scale_launch(void *buf, int64_t n, weft_dtype dt, int nranks,
+                                 cudaStream_t stream);
+/* ncclDevCommCreate through the given entry point, without barriers or multimem; returns the
+ * ncclResult_t. out must hold WEFT_RT_DEVCOMM_BYTES; read it (after the group, if grouped)
+ * with weft_rt_devcomm_info. */
+int weft_rt_devcomm_create(void *create_fn, ncclComm_t comm, void *out);
+void weft_rt_devcomm_info(const void *devcomm, int *lsa_rank, int *lsa_size, int *nranks);
+int weft_rt_devcomm_destroy(void *destroy_fn, ncclComm_t comm, const void *devcomm);
+/* host_out[p] = the LSA pointer to offset 0 of peer p's window, p < nranks (synchronous). */
+cudaError_t weft_rt_peer_pointers(ncclWindow_t win, int nranks, void **host_out,
+                                  cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

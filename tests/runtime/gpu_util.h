@@ -1,0 +1,25 @@
+/* gpu_util.h — device helpers shared by the GPU test and the benchmark (gpu_util.cu). */
+#ifndef WEFT_TESTS_GPU_UTIL_H
+#define WEFT_TESTS_GPU_UTIL_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* n elements of NCCL type dtype, a function of (seed, rank, index): floats in [-1, 1) ([0.5,
+ * 1.5) when op is prod), integers of random bits. */
+cudaError_t tg_fill(void *buf, size_t n, int dtype, int op, uint32_t seed, int rank,
+                    cudaStream_t s);
+/* res[0] = elements (of esize bytes) where a and b differ, res[1] = the first such index (or
+ * ~0); res is device memory, written on stream s. */
+cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsigned long long *res,
+                       cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

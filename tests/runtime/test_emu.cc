@@ -1,0 +1,464 @@
+/* test_emu.cc — the GPU interpreter run on the host (emu.h) against the collectives'
+ * definitions: generated and conformance schedules, every data type and op, in-place and
+ * out-of-place, counts that do and do not divide, FIFOs so small that every call wraps them;
+ * several algorithms sharing one communicator; the watchdog. Data are small integers, so every
+ * reduction order gives the same bits and results compare exactly. */
+#include "emu.h"
+#include "gen.h"
+#include "interp.h"
+#include "refcheck.h"
+
+#include <algorithm>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <time.h>
+#include <vector>
+
+using namespace weft_rt;
+using namespace refcheck;
+
+static int failures = 0;
+static long ncases = 0;
+#define FAILF(...)                                                                                 \
+    do {                                                                                           \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        failures++;                                                                                \
+    } while (0)
+
+/* ---- one call, checked ------------------------------------------------------------------ */
+static const size_t GUARD = 64;
+
+struct Buf {
+    std::vector<char> mem;
+    size_t bytes = 0;
+    void alloc(size_t b) {
+        bytes = b;
+        mem.assign(b + 2 * GUARD, (char)0xA5);
+    }
+    char *p() {
+        return mem.data() + GUARD;
+    }
+    bool guards_ok() const {
+        for (size_t i = 0; i < GUARD; i++)
+            if (mem[i] != (char)0xA5 || mem[GUARD + bytes + i] != (char)0xA5) return false;
+        return true;
+    }
+};
+
+static std::string case_name(const weft_algo *a, weft_dtype dt, weft_redop op, size_t count,
+                             int inplace) {
+    static const char *const dn[] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                     "uint64", "half",  "float", "double", "bfloat16"};
+    static const char *const on[] = {"sum", "prod", "max", "min", "avg"};
+    char b[512];
+    snprintf(b, sizeof b, "%s %s %s count=%zu %s", a->name, dn[dt], on[op], count,
+             inplace ? "in-place" : "out-of-place");
+    return b;
+}
+
+/* Runs one call of algorithm ai on em and compares every rank's output with the definition. */
+static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t count, int inplace,
+                     uint32_t seed) {
+    const weft_algo *a = em.algos[ai];
+    const int n = em.n;
+    const size_t es = (size_t)weft_dtype_size(dt);
+    const weft_coll coll = a->coll;
+    const int li = weft_coll_large(coll, WEFT_BUF_INPUT),
+              lo = weft_coll_large(coll, WEFT_BUF_OUTPUT);
+    const size_t ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
+    const int reduces = weft_coll_reduces(coll);
+    const int root = weft_coll_rooted(coll) ? a->root : -1;
+    std::string name = case_name(a, dt, op, count, inplace);
+
+    std::vector<std::vector<char>> in(n, std::vector<char>(ine * es));
+    for (int r = 0; r < n; r++)
+        for (size_t e = 0; e < ine; e++)
+            put(dt, in[r].data(), e, small_val(seed, r, e, op));
+
+    std::vector<Buf> b1(n), b2(n), scr(n);
+    std::vector<std::vector<char *>> bufs(n, std::vector<char *>(3));
+    int64_t C = weft_chunk_elems((int64_t)count, weft_algo_chunks_per_seg(a));
+    for (int r = 0; r < n; r++) {
+        char *ip, *op_;
+        if (inplace) {
+            b1[r].alloc((li || lo ? n : 1) * count * es);
+            memset(b1[r].p(), 0x5A, b1[r].bytes);
+            if (li == lo)
+                ip = op_ = b1[r].p();
+            else if (lo)
+                op_ = b1[r].p(), ip = op_ + (size_t)r * count * es;
+            else
+                ip = b1[r].p(), op_ = ip + (size_t)r * count * es;
+        } else {
+            b1[r].alloc(ine * es);
+            b2[r].alloc(oute * es);
+            memset(b2[r].p(), 0x5A, b2[r].bytes);
+            ip = b1[r].p(), op_ = b2[r].p();
+        }
+        memcpy(ip, in[r].data(), ine * es);
+        scr[r].alloc((size_t)a->gpus[r].s_chunks * (size_t)C * es);
+        bufs[r][0] = ip, bufs[r][1] = op_, bufs[r][2] = scr[r].p();
+    }
+
+    ncases++;
+    weft_result res = em.launch(ai, dt, op, count, bufs);
+    if (res != WEFT_OK) {
+        char msg[1024] = "";
+        for (int r = 0; r < n; r++)
+            if (em.err[r].code) {
+                weft_errrec_format(&em.err[r], a, msg, sizeof msg);
+                break;
+            }
+        FAILF("%s: launch failed: %s %s\n", name.c_str(), weft_result_str(res), msg);
+        return;
+    }
+
+    int ki = weft_rt_kernel_index(dt, op, reduces);
+    std::vector<char> exp;
+    for (int r = 0; r < n; r++) {
+        if (!expected(coll, n, r, root, count, es, ki, in, exp)) continue;
+        const char *got = bufs[r][1];
+        for (size_t e = 0; e < oute; e++)
+            if (memcmp(got + e * es, exp.data() + e * es, es) != 0) {
+                FAILF("%s: rank %d output element %zu differs (and maybe more)\n", name.c_str(), r,
+                      e);
+                return;
+            }
+    }
+    for (int r = 0; r < n; r++) {
+        if (!b1[r].guards_ok() || (!inplace && !b2[r].guards_ok()) || !scr[r].guards_ok())
+            FAILF("%s: rank %d wrote outside a buffer\n", name.c_str(), r);
+        if (!inplace && memcmp(bufs[r][0], in[r].data(), ine * es) != 0)
+            FAILF("%s: rank %d changed its input\n", name.c_str(), r);
+    }
+}
+
+static weft_rt_cfg tiny_cfg() {
+    weft_rt_cfg c;
+    memset(&c, 0, sizeof c);
+    c.nslots[WEFT_RT_PROTO_SIMPLE] = 3;
+    c.slot_bytes[WEFT_RT_PROTO_SIMPLE] = 512;
+    c.nslots[WEFT_RT_PROTO_LL] = 3;
+    c.slot_bytes[WEFT_RT_PROTO_LL] = 1024;
+    c.nthreads = 2;
+    c.timeout_ns = 60ll * 1000000000ll; /* a hang is a failure, never a stuck test */
+    return c;
+}
+
+/* Every type once, every op on float and int32, several counts, every mode it declares. */
+static void run_algo(EmuComm &em, int ai, int heavy) {
+    const weft_algo *a = em.algos[ai];
+    if (em.plans[ai].ranks == nullptr) {
+        FAILF("%s: not eligible: %s\n", a->name, em.why[ai].c_str());
+        return;
+    }
+    static const size_t counts_light[] = {1, 7, 64, 1031};
+    static const size_t counts_heavy[] = {1, 2, 3, 8, 13, 64, 100, 257, 1031, 4099};
+    const size_t *counts = heavy ? counts_heavy : counts_light;
+    size_t ncounts = heavy ? sizeof counts_heavy / sizeof *counts_heavy
+                           : sizeof counts_light / sizeof *counts_light;
+    int reduces = weft_coll_reduces(a->coll);
+    std::vector<std::pair<weft_dtype, weft_redop>> ty;
+    for (int d = 0; d < WEFT_DTYPE_COUNT; d++)
+        ty.push_back({(weft_dtype)d, reduces ? (weft_redop)((d + ai) % 4) : WEFT_OP_SUM});
+    if (reduces)
+        for (int o = 0; o < 4; o++) {
+            ty.push_back({WEFT_DTYPE_FLOAT, (weft_redop)o});
+            ty.push_back({WEFT_DTYPE_INT32, (weft_redop)o});
+        }
+    uint32_t seed = 1;
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode == 0 && !a->outofplace) continue;
+        if (mode == 1 && !a->inplace) continue;
+        for (size_t ci = 0; ci < ncounts; ci++)
+            for (size_t t = 0; t < ty.size(); t++) {
+                /* Heavy schedules: a subset of types per count. */
+                if (!heavy && (t + ci) % 3 != 0 && counts[ci] > 64) continue;
+                run_case(em, ai, ty[t].first, ty[t].second, counts[ci], mode, seed++);
+            }
+    }
+}
+
+static void test_generated(void) {
+    std::vector<weft_algo *> owned;
+    auto add = [&](const char *spec) {
+        gen_params p;
+        if (gen_parse(spec, &p) != 0) {
+            FAILF("bad spec %s\n", spec);
+            return;
+        }
+        weft_algo *a = gen_algo(&p);
+        if (!a)
+            FAILF("gen_algo(%s) failed\n", spec);
+        else
+            owned.push_back(a);
+    };
+    const char *protos[] = {"Simple", "LL", "LL128"};
+    char s[160];
+    for (const char *pr : protos) {
+        for (int ch : {1, 3}) {
+            for (int ip = 0; ip < 2; ip++) {
+                snprintf(s, sizeof s, "ar_direct:n=2:ch=%d:proto=%s:inplace=%d", ch, pr, ip);
+                add(s);
+                snprintf(s, sizeof s, "ag_ring:n=2:ch=%d:proto=%s:inplace=%d", ch, pr, ip);
+                add(s);
+                snprintf(s, sizeof s, "ag_direct:n=2:ch=%d:proto=%s:inplace=%d", ch, pr, ip);
+                add(s);
+                snprintf(s, sizeof s, "bcast_chain:n=2:ch=%d:proto=%s:inplace=%d:root=1", ch, pr,
+                         ip);
+                add(s);
+            }
+            snprintf(s, sizeof s, "ar_direct:n=2:ch=%d:proto=%s:cpc=3", ch, pr);
+            add(s);
+            snprintf(s, sizeof s, "ar_direct1:n=2:ch=%d:proto=%s", ch, pr);
+            add(s);
+            snprintf(s, sizeof s, "ar_ring:n=2:ch=%d:proto=%s", ch, pr);
+            add(s);
+            snprintf(s, sizeof s, "rs_ring:n=2:ch=%d:proto=%s", ch, pr);
+            add(s);
+            snprintf(s, sizeof s, "a2a_direct:n=2:ch=%d:proto=%s", ch, pr);
+            add(s);
+            snprintf(s, sizeof s, "reduce_chain:n=2:ch=%d:proto=%s:root=0", ch, pr);
+            add(s);
+        }
+    }
+    /* One communicator for all of them: they share connections, as in an application. */
+    EmuComm em;
+    std::vector<const weft_algo *> v(owned.begin(), owned.end());
+    weft_rt_cfg c = tiny_cfg();
+    /* Slices smaller than the slots: chunks that fit a slot still cross in pieces. */
+    c.slot_bytes[WEFT_RT_PROTO_SIMPLE] = 1024;
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 256;
+    c.slice_bytes[WEFT_RT_PROTO_LL] = 128;
+    em.nthreads = 3;
+    if (em.attach(2, v, c) != WEFT_OK) {
+        FAILF("attach of generated 2-rank schedules failed\n");
+    } else {
+        for (size_t i = 0; i < v.size(); i++)
+            run_algo(em, (int)i, 1);
+    }
+    /* More ranks. */
+    std::vector<weft_algo *> more;
+    for (int nr : {3, 4}) {
+        for (const char *pr : {"Simple", "LL"}) {
+            const char *specs[] = {"ar_ring",    "ag_ring",     "ag_direct",   "rs_ring",
+                                   "a2a_direct", "bcast_chain", "reduce_chain"};
+            for (const char *sp : specs) {
+                snprintf(s, sizeof s, "%s:n=%d:ch=2:proto=%s:root=%d", sp, nr, pr, nr - 1);
+                gen_params p;
+                gen_parse(s, &p);
+                weft_algo *a = gen_algo(&p);
+                if (a)
+                    more.push_back(a);
+                else
+                    FAILF("gen_algo(%s) failed\n", s);
+            }
+        }
+        EmuComm e2;
+        std::vector<const weft_algo *> w;
+        for (weft_algo *a : more)
+            if (a->ngpus == nr) w.push_back(a);
+        e2.nthreads = 2;
+        if (e2.attach(nr, w, c) != WEFT_OK)
+            FAILF("attach of %d-rank schedules failed\n", nr);
+        else
+            for (size_t i = 0; i < w.size(); i++)
+                run_algo(e2, (int)i, 0);
+    }
+    for (weft_algo *a : owned)
+        weft_algo_free(a);
+    for (weft_algo *a : more)
+        weft_algo_free(a);
+}
+
+static void test_conformance(const char *shared) {
+    std::string dir = std::string(shared) + "/conformance";
+    const char *sub[] = {"generated", "legacy", "shipped"};
+    int nfiles = 0;
+    for (const char *sd : sub) {
+        std::string d = dir + "/" + sd;
+        DIR *dp = opendir(d.c_str());
+        if (!dp) {
+            FAILF("cannot open %s\n", d.c_str());
+            continue;
+        }
+        std::vector<std::string> files;
+        while (struct dirent *de = readdir(dp)) {
+            std::string f = de->d_name;
+            if (f.size() > 4 && f.substr(f.size() - 4) == ".xml") files.push_back(d + "/" + f);
+        }
+        closedir(dp);
+        std::sort(files.begin(), files.end());
+        for (const std::string &f : files) {
+            weft_algo *a = nullptr;
+            weft_diag *dg = weft_diag_new();
+            if (weft_ir_read_file(f.c_str(), &a, dg) != WEFT_OK) {
+                FAILF("%s: does not read\n", f.c_str());
+                weft_diag_print(dg, stderr, WEFT_SEV_ERROR);
+                weft_diag_free(dg);
+                continue;
+            }
+            weft_diag_free(dg);
+            EmuComm em;
+            em.nthreads = a->ngpus <= 2 ? 3 : (a->ngpus * a->gpus[0].ntbs > 64 ? 1 : 2);
+            weft_rt_cfg c = tiny_cfg();
+            std::vector<const weft_algo *> v{a};
+            if (em.attach(a->ngpus, v, c) != WEFT_OK)
+                FAILF("%s: attach failed\n", f.c_str());
+            else
+                run_algo(em, 0, a->ngpus == 2);
+            nfiles++;
+            fprintf(stderr, "conformance %s: done\n", f.c_str());
+            weft_algo_free(a);
+        }
+    }
+    if (nfiles < 15) FAILF("only %d conformance files ran\n", nfiles);
+}
+
+/* ---- the watchdog ----------------------------------------------------------------------- */
+/* Both ranks receive before they send: a deadlock no FIFO can break. */
+static weft_algo *deadlock_recv_first(void) {
+    weft_algo *a = weft_algo_new("deadlock", WEFT_COLL_ALLREDUCE, 2, 1);
+    a->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
+        weft_tb *t = weft_gpu_add_tb(&a->gpus[r], 1 - r, 1 - r, 0);
+        weft_step s1 = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 11};
+        weft_step s2 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 12};
+        weft_tb_add_step(t, &s1);
+        weft_tb_add_step(t, &s2);
+    }
+    a->file = weft_strdup("deadlock.xml");
+    return a;
+}
+
+/* Two tbs of a rank wait on each other. */
+static weft_algo *deadlock_deps(void) {
+    weft_algo *a = weft_algo_new("depcycle", WEFT_COLL_ALLREDUCE, 2, 1);
+    a->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
+        weft_tb *t0 = weft_gpu_add_tb(&a->gpus[r], 1 - r, -1, 0);
+        weft_tb *t1 = weft_gpu_add_tb(&a->gpus[r], -1, 1 - r, 0);
+        weft_step n0 = {WEFT_STEP_NOP, WEFT_BUF_INPUT, WEFT_BUF_INPUT, -1, -1, 0, 1, 0, 1, 21};
+        weft_step s0 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 22};
+        weft_step n1 = {WEFT_STEP_NOP, WEFT_BUF_INPUT, WEFT_BUF_INPUT, -1, -1, 0, 0, 0, 1, 31};
+        weft_step r1 = {WEFT_STEP_RRC, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 32};
+        weft_tb_add_step(t0, &n0);
+        weft_tb_add_step(t0, &s0);
+        weft_tb_add_step(t1, &n1);
+        weft_tb_add_step(t1, &r1);
+    }
+    a->file = weft_strdup("depcycle.xml");
+    return a;
+}
+
+static void test_watchdog(void) {
+    for (int which = 0; which < 2; which++) {
+        weft_algo *a = which == 0 ? deadlock_recv_first() : deadlock_deps();
+        EmuComm em;
+        weft_rt_cfg c = tiny_cfg();
+        c.timeout_ns = 100 * 1000000ll;
+        std::vector<const weft_algo *> v{a};
+        if (em.attach(2, v, c) != WEFT_OK || em.plans[0].ranks == nullptr) {
+            FAILF("watchdog %d: attach failed: %s\n", which, em.why[0].c_str());
+            weft_algo_free(a);
+            continue;
+        }
+        std::vector<char> b[2][3];
+        std::vector<std::vector<char *>> bufs(2, std::vector<char *>(3));
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) {
+                b[r][k].assign(64, 0);
+                bufs[r][k] = b[r][k].data();
+            }
+        uint64_t t0 = 0;
+        {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            t0 = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        }
+        weft_result res = em.launch(0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 4, bufs);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 - t0;
+        if (res != WEFT_ERR_TIMEOUT) FAILF("watchdog %d: launch returned %d\n", which, res);
+        if (ms > 5000) FAILF("watchdog %d: took %llu ms\n", which, (unsigned long long)ms);
+        int timed = -1;
+        for (int r = 0; r < 2; r++)
+            if (em.err[r].code == (which == 0 ? WEFT_RT_WAIT_DATA : WEFT_RT_WAIT_DEP)) timed = r;
+        if (timed < 0) {
+            FAILF("watchdog %d: no rank recorded the stall (codes %u %u)\n", which, em.err[0].code,
+                  em.err[1].code);
+        } else {
+            char msg[512];
+            weft_errrec rec = em.err[timed];
+            rec.waited_ns = 200 * 1000000ull; /* pin the text */
+            weft_errrec_format(&rec, a, msg, sizeof msg);
+            char want[512];
+            if (which == 0)
+                snprintf(want, sizeof want,
+                         "rank %d tb 0 step 0 (deadlock.xml:11): timed out after 200 ms in "
+                         "iteration 0 waiting for data from rank %d on channel 0 (message 1; the "
+                         "sender has posted 0)",
+                         timed, 1 - timed);
+            else
+                snprintf(want, sizeof want,
+                         "rank %d tb %d step 0 (depcycle.xml:%d): timed out after 200 ms in "
+                         "iteration 0 waiting for tb %d step 0 (which has not finished it)",
+                         timed, rec.tb, rec.tb == 0 ? 21 : 31, 1 - rec.tb);
+            if (strcmp(msg, want) != 0)
+                FAILF("watchdog %d:\n got  %s\n want %s\n", which, msg, want);
+            int other = 1 - timed;
+            if (em.err[other].code == 0) FAILF("watchdog %d: rank %d kept running\n", which, other);
+        }
+        weft_algo_free(a);
+    }
+}
+
+/* A rank that starts late is not a stall: the watchdog waits until every rank has entered. */
+static void test_late_rank(void) {
+    gen_params p;
+    gen_parse("ar_direct:n=2:ch=2:proto=LL", &p);
+    weft_algo *a = gen_algo(&p);
+    EmuComm em;
+    weft_rt_cfg c = tiny_cfg();
+    c.timeout_ns = 50 * 1000000ll;
+    std::vector<const weft_algo *> v{a};
+    if (em.attach(2, v, c) != WEFT_OK) {
+        FAILF("late rank: attach failed\n");
+    } else {
+        em.start_delay_ms[1] = 300;
+        run_case(em, 0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 7);
+        em.start_delay_ms[1] = 0;
+        run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_MAX, 1000, 0, 8);
+    }
+    weft_algo_free(a);
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && strcmp(argv[1], "--watchdog") == 0) {
+        for (int i = 0; i < 20 && !failures; i++)
+            test_watchdog();
+        return failures ? 1 : 0;
+    }
+    test_watchdog();
+    test_late_rank();
+    test_generated();
+    const char *shared = getenv("WEFT_SHARED_DIR");
+    if (!quick) {
+        if (shared && *shared)
+            test_conformance(shared);
+        else
+            fprintf(stderr, "WEFT_SHARED_DIR not set: conformance schedules not run\n");
+    }
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        fprintf(stderr, "all %ld emulated calls match\n", ncases);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,301 @@
+/* test_plan.c — the runtime's plans without a GPU: FIFO configuration, window layout,
+ * connection ends, device step tables (fused reductions, dependency numbering), call geometry,
+ * eligibility and its messages. */
+#include "check.h"
+#include "gen.h"
+#include "runtime_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static weft_algo *gen(const char *spec) {
+    gen_params p;
+    if (gen_parse(spec, &p) != 0) return NULL;
+    return gen_algo(&p);
+}
+
+static void test_cfg(void) {
+    weft_rt_cfg c;
+    memset(&c, 0, sizeof c);
+    char why[256];
+    CHECK(weft_rt_cfg_parse(&c, "Simple=4x64K,LL=2x1024", why, sizeof why) == WEFT_OK);
+    CHECK(c.nslots[WEFT_RT_PROTO_SIMPLE] == 4 && c.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 65536);
+    CHECK(c.nslots[WEFT_RT_PROTO_LL] == 2 && c.slot_bytes[WEFT_RT_PROTO_LL] == 1024);
+    CHECK(weft_rt_cfg_parse(&c, "LL=3x1M", why, sizeof why) == WEFT_OK);
+    CHECK(c.nslots[WEFT_RT_PROTO_LL] == 3 && c.slot_bytes[WEFT_RT_PROTO_LL] == (1 << 20));
+    CHECK(c.nslots[WEFT_RT_PROTO_SIMPLE] == 4); /* untouched */
+    CHECK(weft_rt_cfg_parse(&c, "Simple=4x100", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why,
+              "Simple=4x100: slots must be 1..1024 and slot bytes a multiple of 256 up to 64M");
+    CHECK(weft_rt_cfg_parse(&c, "LL128=1x1K", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "expected Simple=NxBYTES or LL=NxBYTES at 'LL128=1x1K'");
+    CHECK(weft_rt_cfg_parse(&c, "Simple=8x128K/32K", why, sizeof why) == WEFT_OK);
+    CHECK(c.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072 &&
+          c.slice_bytes[WEFT_RT_PROTO_SIMPLE] == 32768);
+    CHECK(weft_rt_cfg_parse(&c, "Simple=8x128K/30", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "Simple=8x128K/30: the slice must be a multiple of 16 bytes");
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 0;
+    CHECK(weft_rt_cfg_parse(&c, "LL=4", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "expected NxBYTES after LL=");
+    weft_rt_cfg d;
+    weft_rt_cfg_default(&d);
+    CHECK(d.nslots[WEFT_RT_PROTO_SIMPLE] == 8 && d.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072);
+    CHECK(d.timeout_ns == (int64_t)WEFT_RT_DEFAULT_TIMEOUT_MS * 1000000);
+}
+
+static void test_layout_and_conns(void) {
+    weft_algo *a = gen("ar_direct:n=2:ch=2:proto=Simple");
+    weft_algo *b = gen("ar_ring:n=2:ch=3:proto=LL");
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_layout l;
+    weft_layout_init(&l, 2);
+    CHECK(weft_layout_add(&l, a) == WEFT_OK);
+    CHECK(weft_layout_add(&l, b) == WEFT_OK);
+    CHECK(weft_layout_add(&l, a) == WEFT_OK); /* keys are a set */
+    CHECK(weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(l.nkeys == 5);
+    weft_layout big;
+    weft_layout_init(&big, 2);
+    big.nalgos = 600; /* arrival words outgrow the first page */
+    CHECK(weft_layout_add(&big, a) == WEFT_OK && weft_layout_finish(&big, &c) == WEFT_OK);
+    CHECK(big.tail_off[0] == 8192);
+    weft_layout_free(&big);
+    /* Sorted by protocol, distance, channel. */
+    CHECK(l.keys[0].proto == WEFT_RT_PROTO_SIMPLE && l.keys[0].chan == 0 && l.keys[0].d == 1);
+    CHECK(l.keys[2].proto == WEFT_RT_PROTO_LL && l.keys[2].chan == 0);
+    CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_LL) == 4);
+    CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_SIMPLE) == -1);
+    CHECK(l.tail_off[0] == 4096 && l.head_off[0] == 4096 + 128);
+    CHECK(l.slot_off[0] == 8192);
+    CHECK(l.slot_off[1] == 8192 + (size_t)8 * 131072);
+    CHECK(l.slot_off[2] == 8192 + (size_t)16 * 131072);
+    CHECK(l.bytes == 8192 + (size_t)16 * 131072 + (size_t)3 * 8 * 32768);
+    for (int i = 0; i < l.nkeys; i++)
+        CHECK(l.slot_off[i] % 4096 == 0);
+
+    /* Connection ends: what rank 0 writes is what rank 1 reads. */
+    char *win[2] = {(char *)0x100000000ull, (char *)0x200000000ull};
+    uint64_t pos0[10], pos1[10];
+    weft_dconn s0[5], r0[5], s1[5], r1[5];
+    weft_layout_conns(&l, &c, 0, win, pos0, s0, r0);
+    weft_layout_conns(&l, &c, 1, win, pos1, s1, r1);
+    for (int i = 0; i < 5; i++) {
+        CHECK(s0[i].slots == r1[i].slots && s0[i].tail == r1[i].tail && s0[i].head == r1[i].head);
+        CHECK(s1[i].slots == r0[i].slots && s1[i].tail == r0[i].tail && s1[i].head == r0[i].head);
+        CHECK(s0[i].peer == 1 && r0[i].peer == 1 && s1[i].peer == 0);
+        CHECK(r1[i].slots >= win[1] && r1[i].slots < win[1] + l.bytes);
+        CHECK((char *)s0[i].head >= win[0] && (char *)s0[i].head < win[0] + l.bytes);
+        CHECK(s0[i].pos == &pos0[i] && r0[i].pos == &pos0[5 + i]);
+    }
+
+    weft_algo_plan p;
+    char why[256] = "";
+    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
+    CHECK(p.k == 2 && p.maxcnt == 1 && p.proto == WEFT_RT_PROTO_SIMPLE);
+    CHECK(p.ranks[0].ntbs == 4);
+    CHECK(p.ranks[0].tbs[0].sconn == 0 && p.ranks[0].tbs[0].rconn == -1);
+    CHECK(p.ranks[0].tbs[1].sconn == -1 && p.ranks[0].tbs[1].rconn == 0);
+    CHECK(p.ranks[0].tbs[3].rconn == 1);
+    CHECK(p.ranks[1].uses_buf[0] && p.ranks[1].uses_buf[1] && !p.ranks[1].uses_buf[2]);
+    /* Records: one stride, the tb's connection ends and steps in place. */
+    int32_t rb = weft_plan_rec_bytes(&p.ranks[0]);
+    CHECK(rb == (int32_t)(sizeof(weft_drec) + sizeof(weft_dstep) + 15) / 16 * 16);
+    char recs[4 * 256];
+    weft_plan_records(&p.ranks[0], s0, r0, recs);
+    const weft_drec *rec1 = (const weft_drec *)(void *)(recs + rb);
+    CHECK(rec1->tb.rconn == 0 && rec1->rc.slots == r0[0].slots && rec1->sc.slots == NULL);
+    CHECK(((const weft_dstep *)(rec1 + 1))->type == WEFT_STEP_RRC);
+    weft_plan_free(&p);
+
+    /* An algorithm whose keys the layout lacks is an internal error, not a crash. */
+    weft_algo *x = gen("ar_direct:n=2:ch=4:proto=Simple");
+    CHECK(weft_plan_build(x, 2, &l, &p, why, sizeof why) == WEFT_ERR_INTERNAL);
+    weft_algo_free(x);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+    weft_algo_free(b);
+}
+
+static void step(weft_tb *t, weft_step_type ty, weft_buf sb, int so, weft_buf db, int dof, int cnt,
+                 int depid, int deps, int hasdep) {
+    weft_step s = {ty, sb, db, so, dof, cnt, depid, deps, (uint8_t)hasdep, 0};
+    weft_tb_add_step(t, &s);
+}
+
+/* Runs of `re` into one destination become one multi-source step; dependencies keep their
+ * original step numbering. */
+static void test_fusion(void) {
+    weft_algo *a = weft_algo_new("fuse", WEFT_COLL_ALLREDUCE, 2, 4);
+    a->inplace = 1;
+    a->outofplace = 1;
+    for (int r = 0; r < 2; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = g->o_chunks = 4;
+        g->s_chunks = 4;
+        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, 1 - r, 0);
+        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 4, -1, -1, 0);
+        step(t0, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 4, -1, -1, 1);
+        weft_tb *t1 = weft_gpu_add_tb(g, -1, -1, 0);
+        step(t1, WEFT_STEP_CPY, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 4, 0, 1, 0);
+        step(t1, WEFT_STEP_RE, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 1, 1, -1, -1, 0);
+        step(t1, WEFT_STEP_RE, WEFT_BUF_SCRATCH, 1, WEFT_BUF_OUTPUT, 1, 1, -1, -1, 0);
+        step(t1, WEFT_STEP_RE, WEFT_BUF_SCRATCH, 2, WEFT_BUF_OUTPUT, 1, 1, -1, -1, 1);
+        step(t1, WEFT_STEP_RE, WEFT_BUF_SCRATCH, 3, WEFT_BUF_OUTPUT, 1, 1, -1, -1, 0);
+        /* In-place, input 2 is output 2: no fusing a source that the run writes. */
+        step(t1, WEFT_STEP_RE, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 2, 1, -1, -1, 0);
+        step(t1, WEFT_STEP_RE, WEFT_BUF_INPUT, 2, WEFT_BUF_OUTPUT, 2, 1, -1, -1, 0);
+        weft_tb *t2 = weft_gpu_add_tb(g, -1, -1, 1);
+        step(t2, WEFT_STEP_NOP, WEFT_BUF_INPUT, -1, WEFT_BUF_INPUT, -1, 0, 1, 3, 0);
+    }
+    a->nchannels = 2;
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_layout l;
+    weft_layout_init(&l, 2);
+    CHECK(weft_layout_add(&l, a) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    weft_algo_plan p;
+    char why[256] = "";
+    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
+    if (p.ranks) {
+        const weft_rank_plan *rp = &p.ranks[0];
+        CHECK(rp->ntbs == 3);
+        CHECK(rp->tbs[1].nsteps == 5 && rp->tbs[1].nsteps_orig == 7);
+        const weft_dstep *s = rp->steps + rp->tbs[1].first;
+        CHECK(s[0].type == WEFT_STEP_CPY && s[0].depid == 0 && s[0].dep_stride == 2 &&
+              s[0].dep_target == 2);
+        CHECK(s[1].type == WEFT_STEP_RE && s[1].nsrc == 3 && s[1].orig == 1 && s[1].post == 4);
+        CHECK(rp->xsrc[s[1].xsrc + 2].buf == WEFT_BUF_SCRATCH && rp->xsrc[s[1].xsrc + 2].off == 2);
+        CHECK(s[2].nsrc == 1 && s[2].orig == 4 && s[2].post == 0);
+        CHECK(s[3].nsrc == 1 && s[3].orig == 5);
+        CHECK(s[4].nsrc == 1 && s[4].orig == 6);
+        CHECK(rp->steps[rp->tbs[0].first + 1].post == 2);
+        const weft_dstep *n = rp->steps + rp->tbs[2].first;
+        CHECK(n->type == WEFT_STEP_NOP && n->depid == 1 && n->dep_stride == 7 &&
+              n->dep_target == 4);
+        CHECK(rp->uses_buf[0] && rp->uses_buf[1] && rp->uses_buf[2]);
+    }
+    weft_plan_free(&p);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+}
+
+static void test_geometry(void) {
+    weft_algo *a = gen("ar_ring:n=2:ch=1:proto=Simple");
+    weft_algo *g = gen("ag_ring:n=2:ch=1:proto=LL");
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_layout l;
+    weft_layout_init(&l, 2);
+    weft_layout_add(&l, a);
+    weft_layout_add(&l, g);
+    weft_layout_finish(&l, &c);
+    weft_algo_plan p, q;
+    char why[256];
+    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
+    CHECK(weft_plan_build(g, 2, &l, &q, why, sizeof why) == WEFT_OK);
+    weft_call_geom m;
+    CHECK(weft_call_geometry(&p, &c, 0, 1000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.kelem == 4 && m.count == 1000 && m.C == 500 && m.E == 500 && m.niter == 1);
+    CHECK(weft_call_geometry(&p, &c, 0, 1001, 4, 1, &m) == WEFT_OK);
+    CHECK(m.C == 501 && m.E == 504 && m.niter == 1);
+    CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.C == 50000000 && m.E == 32768 && m.niter == 1526);
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 16384;
+    CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.E == 4096 && m.niter == 12208);
+    CHECK(weft_call_geometry(&p, &c, 0, 1000, 4, 1, &m) == WEFT_OK);
+    CHECK(m.E == 500 && m.niter == 1);
+    c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 0;
+    CHECK(weft_call_geometry(&p, &c, 0, 3, 2, 1, &m) == WEFT_OK);
+    CHECK(m.C == 2 && m.E == 8 && m.niter == 1);
+    /* allgather moves bytes: k = 1, a chunk is the whole per-rank count. */
+    CHECK(weft_call_geometry(&q, &c, 1, 1001, 4, 0, &m) == WEFT_OK);
+    CHECK(m.kelem == 1 && m.count == 4004 && m.C == 4004 && m.E == 4016 && m.niter == 1);
+    CHECK(weft_call_geometry(&q, &c, 1, 1 << 20, 4, 0, &m) == WEFT_OK);
+    CHECK(m.E == 16384 && m.niter == 256);
+    CHECK(weft_call_geometry(&q, &c, 1, 0, 4, 0, &m) == WEFT_ERR_UNSUPPORTED);
+    weft_plan_free(&p);
+    weft_plan_free(&q);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+    weft_algo_free(g);
+}
+
+static void test_eligibility(void) {
+    char why[512];
+    weft_algo *a = gen("ar_ring:n=2:ch=1:proto=Simple");
+    CHECK(!weft_plan_eligible(a, 4, why, sizeof why));
+    CHECK_STR(why, "written for 2 ranks, the communicator has 4");
+    CHECK(weft_plan_eligible(a, 2, why, sizeof why));
+    /* A receiver that expects a different message. */
+    a->gpus[1].tbs[0].steps[2].cnt = 1;
+    a->gpus[1].tbs[0].steps[1].cnt = 1;
+    a->gpus[0].tbs[0].steps[1].cnt = 1;
+    weft_step extra = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 0};
+    weft_tb_add_step(&a->gpus[1].tbs[0], &extra);
+    CHECK(!weft_plan_eligible(a, 2, why, sizeof why));
+    CHECK_STR(why, "rank 0 tb 0 and rank 1 tb 0 disagree on the number of messages on channel 0");
+    weft_algo_free(a);
+
+    a = gen("ar_direct:n=2:ch=1:proto=Simple");
+    a->gpus[0].tbs[0].steps[0].cnt = 1;
+    a->gpus[1].tbs[1].steps[0].srcoff = 0;
+    CHECK(weft_plan_eligible(a, 2, why, sizeof why));
+    a->gpus[0].tbs[0].chan = 0;
+    a->gpus[1].tbs[1].chan = 0;
+    weft_tb *t = weft_gpu_add_tb(&a->gpus[0], 1, -1, 0);
+    (void)t;
+    CHECK(!weft_plan_eligible(a, 2, why, sizeof why));
+    CHECK_STR(why, "not structurally valid (run weft verify)");
+    weft_algo_free(a);
+
+    a = gen("ag_ring:n=2:ch=1:proto=Simple");
+    a->gpus[0].tbs[0].steps[0].type = WEFT_STEP_RE;
+    CHECK(!weft_plan_eligible(a, 2, why, sizeof why));
+    CHECK_STR(why, "rank 0 tb 0 step 0 reduces, but allgather does not reduce");
+    weft_algo_free(a);
+
+    a = gen("ar_direct:n=2:ch=1:proto=Simple");
+    a->gpus[1].tbs[1].steps[0].cnt = 1;
+    a->gpus[1].tbs[0].steps[0].cnt = 1;
+    a->nchunksperloop = 2;
+    for (int r = 0; r < 2; r++)
+        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 2;
+    a->gpus[0].tbs[0].steps[0].cnt = 2;
+    CHECK(!weft_plan_eligible(a, 2, why, sizeof why));
+    CHECK_STR(why, "message 0 from rank 0 to rank 1 on channel 0: rank 0 tb 0 step 0 sends 2 "
+                   "chunks, rank 1 tb 1 step 0 receives 1");
+    weft_algo_free(a);
+
+    a = weft_algo_new("norecv", WEFT_COLL_ALLREDUCE, 2, 1);
+    a->nchannels = 1;
+    for (int r = 0; r < 2; r++)
+        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
+    weft_tb *s = weft_gpu_add_tb(&a->gpus[0], 1, -1, 0);
+    step(s, WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+    weft_tb *r1 = weft_gpu_add_tb(&a->gpus[1], -1, -1, 0);
+    step(r1, WEFT_STEP_CPY, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+    CHECK(!weft_plan_eligible(a, 2, why, sizeof why));
+    CHECK_STR(why, "rank 0 tb 0 sends to rank 1 on channel 0, but no tb of rank 1 receives from "
+                   "rank 0 on that channel");
+    weft_algo_free(a);
+
+    CHECK(weft_rt_kernel_index(WEFT_DTYPE_INT8, WEFT_OP_SUM, 1) ==
+          weft_rt_kernel_index(WEFT_DTYPE_UINT8, WEFT_OP_SUM, 1));
+    CHECK(weft_rt_kernel_index(WEFT_DTYPE_INT8, WEFT_OP_MAX, 1) !=
+          weft_rt_kernel_index(WEFT_DTYPE_UINT8, WEFT_OP_MAX, 1));
+    CHECK(weft_rt_kernel_index(WEFT_DTYPE_BFLOAT16, WEFT_OP_MIN, 1) == 34);
+    CHECK(weft_rt_kernel_index(WEFT_DTYPE_DOUBLE, WEFT_OP_AVG, 1) ==
+          weft_rt_kernel_index(WEFT_DTYPE_DOUBLE, WEFT_OP_SUM, 1));
+    CHECK(weft_rt_kernel_index(WEFT_DTYPE_DOUBLE, WEFT_OP_MAX, 0) == 0);
+}
+
+int main(void) {
+    test_cfg();
+    test_layout_and_conns();
+    test_fusion();
+    test_geometry();
+    test_eligibility();
+    CHECK_DONE();
+}
