@@ -18,7 +18,11 @@
  * Memory ordering (both protocols): data stores by all threads, CTA barrier, then one thread
  * publishes with a release at system scope; the consumer's thread 0 acquires, a CTA barrier
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
- * and needs no fence. */
+ * and needs no fence.
+ * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 fills
+ * one record per step execution in global memory, directly (no state held in registers across
+ * a step but the record's address and a count); off, it costs one test per step. Waits add to
+ * the record on the spin's slow path only. */
 #ifndef WEFT_RT_INTERP_H
 #define WEFT_RT_INTERP_H
 
@@ -76,6 +80,8 @@ template <class P, class T, class Op> struct Interp {
     weft_dconn sc, rc;
     uint64_t spos, rpos, credit; /* credit: the sender's last view of the receiver's head */
     int64_t it;
+    weft_trace_rec *trec; /* thread 0, tracing, within the buffer: this step's record */
+    uint32_t tn;          /* thread 0, tracing: step executions so far */
 
     WEFT_DEV Interp(P &p_, const weft_rargs &a_, int tbi_) : p(p_), a(a_), tbi(tbi_) {}
 
@@ -120,12 +126,16 @@ template <class P, class T, class Op> struct Interp {
         uint64_t t0 = P::now_ns(), first = t0;
         bool armed = false;
         for (uint32_t n = 1;; n++) {
-            if (ready()) return true;
+            if (ready()) {
+                if (trec) trace_wait(what, P::now_ns() - first);
+                return true;
+            }
             if ((n & 255) == 0) {
                 uint32_t *abortw = (uint32_t *)(void *)(a.peer_win[a.rank] + WEFT_RT_ABORT_OFF);
                 uint32_t ab = P::ld_rlx32(abortw);
                 if (ab != 0) {
                     record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
+                    if (trec) trace_wait(what, P::now_ns() - first);
                     return false;
                 }
                 uint64_t now = P::now_ns();
@@ -140,6 +150,7 @@ template <class P, class T, class Op> struct Interp {
                         for (int q = 0; q < a.nranks; q++)
                             P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
                                         (uint32_t)a.rank + 1);
+                        if (trec) trace_wait(what, now - first);
                         return false;
                     }
                 }
@@ -287,6 +298,7 @@ template <class P, class T, class Op> struct Interp {
         for (int j = 0; j < st.cnt; j++) {
             ptrs(st, f, j, e0, en, islot, oslot, q);
             move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
+            if (trec) trec->bytes += (uint32_t)(q.lim * SZ);
         }
         p.sync();
         if (p.tid() == 0) {
@@ -359,6 +371,7 @@ template <class P, class T, class Op> struct Interp {
             ptrs(st, f, j, e0, en, nullptr, nullptr, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
+            if (trec) trec->bytes += (uint32_t)(slim * SZ);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
             const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
@@ -404,7 +417,8 @@ template <class P, class T, class Op> struct Interp {
     }
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
-    WEFT_DEV bool step(const weft_dstep &st, int64_t e0, int64_t en) {
+    WEFT_DEV bool step(const weft_dstep &st, int s, int64_t e0, int64_t en) {
+        if (a.trace.rec && p.tid() == 0) trace_begin(s);
         if (st.depid >= 0) {
             bool ok = true;
             if (p.tid() == 0) {
@@ -426,7 +440,48 @@ template <class P, class T, class Op> struct Interp {
             P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
             posted = true;
         }
+        if (trec) {
+            trec->t1 = P::now_ns();
+            trec = nullptr;
+        }
         return true;
+    }
+
+    /* ---- tracing (thread 0; see runtime/trace/trace_internal.h) ------------------------ */
+    WEFT_DEV void trace_begin(int s) {
+        uint32_t n = tn++;
+        if (n >= a.trace.cap) return; /* counted, not recorded */
+        trec = a.trace.rec + (int64_t)tbi * a.trace.cap + n;
+        trec->t0 = P::now_ns();
+        trec->dep_ns = trec->data_ns = trec->credit_ns = trec->bytes = 0;
+        trec->step = s;
+        trec->iter = (int32_t)it;
+        trec->spos = (uint32_t)spos;
+        trec->rpos = (uint32_t)rpos;
+    }
+
+    WEFT_DEV void trace_wait(uint32_t what, uint64_t ns) {
+        uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &trec->dep_ns
+                      : what == WEFT_RT_WAIT_CREDIT ? &trec->credit_ns
+                                                    : &trec->data_ns;
+        uint64_t v = *w + ns;
+        *w = v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+    }
+
+    /* The CTA's header (docs: written by the CTA itself, at entry and at exit). */
+    WEFT_DEV void trace_entry() {
+        weft_trace_tbhdr *h = a.trace.hdr + tbi;
+        h->t_begin = P::now_ns();
+        h->spos0 = (uint32_t)spos;
+        h->rpos0 = (uint32_t)rpos;
+    }
+
+    WEFT_DEV void trace_exit(bool stopped) {
+        weft_trace_tbhdr *h = a.trace.hdr + tbi;
+        if (trec) trec->t1 = P::now_ns(); /* the step that gave up */
+        h->t_end = P::now_ns();
+        h->n = tn;
+        h->stopped = stopped ? 1u : 0u;
     }
 
     WEFT_DEV void run() {
@@ -446,13 +501,21 @@ template <class P, class T, class Op> struct Interp {
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         credit = 0;
+        trec = nullptr;
+        tn = 0;
+        const bool tr = a.trace.rec && p.tid() == 0;
+        if (tr) trace_entry();
         for (it = 0; it < a.niter; it++) {
             int64_t e0 = it * a.E, en = a.C - e0 < a.E ? a.C - e0 : a.E;
             for (int s = 0; s < t.nsteps; s++) {
                 weft_dstep st = steps[s];
-                if (!step(st, e0, en)) return;
+                if (!step(st, s, e0, en)) {
+                    if (tr) trace_exit(true);
+                    return;
+                }
             }
         }
+        if (tr) trace_exit(false);
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
          * The next call's base; a release when this call posted progress (a waiter may read
          * this value instead of the post it waited for). No barrier, no fence otherwise: only
