@@ -799,8 +799,13 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
                             cudaMemcpyHostToDevice, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
     }
-    if (res == WEFT_OK && weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
-        res = WEFT_ERR_CUDA;
+    int launched = 0;
+    if (res == WEFT_OK) {
+        if (weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
+            res = WEFT_ERR_CUDA;
+        else
+            launched = 1;
+    }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
         for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
             int64_t n = avg_elems(call, c->sub[s].rank, a->root);
@@ -808,11 +813,11 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
                 weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
                 res = WEFT_ERR_CUDA;
         }
-    if (c->trace) weft_rt_trace_end_launch(c, res == WEFT_OK);
+    if (c->trace) weft_rt_trace_end_launch(c, launched);
+    c->ncalls += launched; /* a trace's call numbers: every launched call counts */
     if (res == WEFT_OK) {
         c->last_stream = stream;
         c->have_last = 1;
-        c->ncalls++;
     }
     if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
     return res;

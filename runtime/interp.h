@@ -20,14 +20,23 @@
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
  * and needs no fence.
  * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 fills
- * one record per step execution in global memory, directly (no state held in registers across
- * a step but the record's address and a count); off, it costs one test per step. Waits add to
- * the record on the spin's slow path only. */
+ * one record per step execution directly in global memory, its count kept in the CTA's header,
+ * so that no register is held across a step for it (the interpreter is at its register limit);
+ * off, it costs a test of a kernel parameter per step and per chunk. Waits add to the record
+ * on the spin's slow path only. */
 #ifndef WEFT_RT_INTERP_H
 #define WEFT_RT_INTERP_H
 
 #include "ops.h"
 #include "runtime_internal.h"
+
+/* Tracing's code stays out of line: the interpreter runs at its register limit, and inlined
+ * tracing code would take registers from the data path even when tracing is off. */
+#if defined(__CUDACC__)
+#define WEFT_COLD __device__ __noinline__
+#else
+#define WEFT_COLD
+#endif
 
 namespace weft_rt {
 
@@ -80,8 +89,6 @@ template <class P, class T, class Op> struct Interp {
     weft_dconn sc, rc;
     uint64_t spos, rpos, credit; /* credit: the sender's last view of the receiver's head */
     int64_t it;
-    weft_trace_rec *trec; /* thread 0, tracing, within the buffer: this step's record */
-    uint32_t tn;          /* thread 0, tracing: step executions so far */
 
     WEFT_DEV Interp(P &p_, const weft_rargs &a_, int tbi_) : p(p_), a(a_), tbi(tbi_) {}
 
@@ -127,7 +134,7 @@ template <class P, class T, class Op> struct Interp {
         bool armed = false;
         for (uint32_t n = 1;; n++) {
             if (ready()) {
-                if (trec) trace_wait(what, P::now_ns() - first);
+                if (a.trace.rec) trace_waited(what, P::now_ns() - first);
                 return true;
             }
             if ((n & 255) == 0) {
@@ -135,7 +142,7 @@ template <class P, class T, class Op> struct Interp {
                 uint32_t ab = P::ld_rlx32(abortw);
                 if (ab != 0) {
                     record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
-                    if (trec) trace_wait(what, P::now_ns() - first);
+                    if (a.trace.rec) trace_waited(what, P::now_ns() - first);
                     return false;
                 }
                 uint64_t now = P::now_ns();
@@ -150,7 +157,7 @@ template <class P, class T, class Op> struct Interp {
                         for (int q = 0; q < a.nranks; q++)
                             P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
                                         (uint32_t)a.rank + 1);
-                        if (trec) trace_wait(what, now - first);
+                        if (a.trace.rec) trace_waited(what, now - first);
                         return false;
                     }
                 }
@@ -298,7 +305,7 @@ template <class P, class T, class Op> struct Interp {
         for (int j = 0; j < st.cnt; j++) {
             ptrs(st, f, j, e0, en, islot, oslot, q);
             move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
-            if (trec) trec->bytes += (uint32_t)(q.lim * SZ);
+            if (a.trace.rec) trace_bytes(q.lim);
         }
         p.sync();
         if (p.tid() == 0) {
@@ -371,7 +378,7 @@ template <class P, class T, class Op> struct Interp {
             ptrs(st, f, j, e0, en, nullptr, nullptr, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
-            if (trec) trec->bytes += (uint32_t)(slim * SZ);
+            if (a.trace.rec) trace_bytes(slim);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
             const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
@@ -440,47 +447,63 @@ template <class P, class T, class Op> struct Interp {
             P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
             posted = true;
         }
-        if (trec) {
-            trec->t1 = P::now_ns();
-            trec = nullptr;
-        }
+        if (a.trace.rec) trace_end_step();
         return true;
     }
 
     /* ---- tracing (thread 0; see runtime/trace/trace_internal.h) ------------------------ */
-    WEFT_DEV void trace_begin(int s) {
-        uint32_t n = tn++;
-        if (n >= a.trace.cap) return; /* counted, not recorded */
-        trec = a.trace.rec + (int64_t)tbi * a.trace.cap + n;
-        trec->t0 = P::now_ns();
-        trec->dep_ns = trec->data_ns = trec->credit_ns = trec->bytes = 0;
-        trec->step = s;
-        trec->iter = (int32_t)it;
-        trec->spos = (uint32_t)spos;
-        trec->rpos = (uint32_t)rpos;
+    /* This step's record: thread 0, tracing, and the buffer not full; else NULL. */
+    WEFT_DEV weft_trace_rec *trace_cur() const {
+        if (a.trace.rec == nullptr || p.tid() != 0) return nullptr;
+        uint32_t n = a.trace.hdr[tbi].n - 1; /* trace_begin counted this step */
+        return n < a.trace.cap ? a.trace.rec + (int64_t)tbi * a.trace.cap + n : nullptr;
     }
 
-    WEFT_DEV void trace_wait(uint32_t what, uint64_t ns) {
-        uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &trec->dep_ns
-                      : what == WEFT_RT_WAIT_CREDIT ? &trec->credit_ns
-                                                    : &trec->data_ns;
+    WEFT_COLD void trace_begin(int s) {
+        uint32_t n = a.trace.hdr[tbi].n++;
+        if (n >= a.trace.cap) return; /* counted, not recorded */
+        weft_trace_rec *r = a.trace.rec + (int64_t)tbi * a.trace.cap + n;
+        r->t0 = P::now_ns();
+        r->dep_ns = r->data_ns = r->credit_ns = r->bytes = 0;
+        r->step = s;
+        r->iter = (int32_t)it;
+        r->spos = (uint32_t)spos;
+        r->rpos = (uint32_t)rpos;
+        r->t1 = 0;
+    }
+
+    WEFT_COLD void trace_waited(uint32_t what, uint64_t ns) {
+        weft_trace_rec *r = trace_cur();
+        if (r == nullptr) return;
+        uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &r->dep_ns
+                      : what == WEFT_RT_WAIT_CREDIT ? &r->credit_ns
+                                                    : &r->data_ns;
         uint64_t v = *w + ns;
         *w = v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
     }
 
+    WEFT_COLD void trace_bytes(int64_t elems) {
+        if (weft_trace_rec *r = trace_cur()) r->bytes += (uint32_t)(elems * SZ);
+    }
+
+    WEFT_COLD void trace_end_step() {
+        if (weft_trace_rec *r = trace_cur()) r->t1 = P::now_ns();
+    }
+
     /* The CTA's header (docs: written by the CTA itself, at entry and at exit). */
-    WEFT_DEV void trace_entry() {
+    WEFT_COLD void trace_entry() {
         weft_trace_tbhdr *h = a.trace.hdr + tbi;
         h->t_begin = P::now_ns();
+        h->n = 0;
         h->spos0 = (uint32_t)spos;
         h->rpos0 = (uint32_t)rpos;
     }
 
-    WEFT_DEV void trace_exit(bool stopped) {
+    WEFT_COLD void trace_exit(bool stopped) {
+        weft_trace_rec *r = trace_cur();
+        if (r && r->t1 == 0) r->t1 = P::now_ns(); /* the step that gave up */
         weft_trace_tbhdr *h = a.trace.hdr + tbi;
-        if (trec) trec->t1 = P::now_ns(); /* the step that gave up */
         h->t_end = P::now_ns();
-        h->n = tn;
         h->stopped = stopped ? 1u : 0u;
     }
 
@@ -501,8 +524,6 @@ template <class P, class T, class Op> struct Interp {
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         credit = 0;
-        trec = nullptr;
-        tn = 0;
         const bool tr = a.trace.rec && p.tid() == 0;
         if (tr) trace_entry();
         for (it = 0; it < a.niter; it++) {

@@ -22,7 +22,9 @@ struct Ctx {
     cudaStream_t st;
 };
 
-__global__ void pingpong(volatile int32_t *flag, volatile uint64_t *stamp, int rounds) {
+__global__ void pingpong(int32_t *flag_, uint64_t *stamp_, int rounds) {
+    volatile int32_t *flag = flag_;
+    volatile uint64_t *stamp = stamp_;
     for (int r = 0; r < rounds; r++) {
         int32_t want = 2 * r + 1, f;
         while ((f = flag[0]) != want && f != -1) {
@@ -62,7 +64,13 @@ void be_free(void *c, void *p) {
 
 int be_sync(void *c, void *stream) {
     Device g(static_cast<Ctx *>(c)->dev);
-    return cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) == cudaSuccess ? 0 : -1;
+    cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    if (e == cudaErrorInvalidResourceHandle || e == cudaErrorContextIsDestroyed) {
+        /* The application destroyed the stream since the call: wait for the whole device. */
+        cudaGetLastError();
+        e = cudaDeviceSynchronize();
+    }
+    return e == cudaSuccess ? 0 : -1;
 }
 
 int be_to_host(void *c, void *dst, const void *src, size_t n) {
@@ -81,8 +89,12 @@ int be_clock(void *c, int64_t *host_ns, uint64_t *gpu_ns, int64_t *err_ns) {
     Device g(x->dev);
     x->flag[0] = 0;
     x->flag[1] = 0;
-    pingpong<<<1, 1, 0, x->st>>>(x->dflag, x->dstamp, kRounds);
-    if (cudaGetLastError() != cudaSuccess) return -1;
+    int rounds = kRounds;
+    void *args[] = {&x->dflag, &x->dstamp, &rounds};
+    /* cudaLaunchKernel reports this launch's own error (the application's last error stays). */
+    if (cudaLaunchKernel(reinterpret_cast<const void *>(pingpong), dim3(1), dim3(1), args, 0,
+                         x->st) != cudaSuccess)
+        return -1;
     int64_t best = -1;
     for (int r = 0; r < kRounds; r++) {
         int32_t want = 2 * r + 1;

@@ -1,9 +1,10 @@
 /* gpu_trace.c — records real traces on GPUs for tests/trace/gpu_trace_check.sh: attaches weft to
- * NCCL communicators (one process driving every GPU, or one process per GPU under mpirun),
- * loads one algorithm file, runs allreduce (float sum, out-of-place) over a list of sizes, and
- * for every call writes the CUDA-event time of its launch per rank (EVENTS.rank<R>.txt: "call
- * SEQ rank R bytes B event_us T"), checks the results, and detaches (which completes the trace
- * files when WEFT_TRACE is set). Exits 77 without 2 GPUs. */
+ * NCCL communicators (one process driving every GPU, or one process per GPU under mpirun), loads
+ * algorithms (a file, or a folder: the registry picks one per size), runs allreduce (float sum,
+ * out-of-place) over a list of sizes, writes the CUDA-event time of every launch per rank
+ * (EVENTS.rank<R>.txt: "call SEQ rank R bytes B event_us T served NAME"), checks the results,
+ * and detaches (which completes the trace files when WEFT_TRACE is set). Exits 77 without 2
+ * GPUs. */
 #include "weft_runtime.h"
 
 #include <cuda_runtime_api.h>
