@@ -3,7 +3,7 @@
 # GPU test (one process for both GPUs, then one process per GPU under mpirun), the benchmark
 # sweeps; logs under $OUT, a summary last. Usage (from the repository root, binaries built on
 # the CPU machine and carried in DIR with test_gpu, weft_bench and conformance/):
-#   tests/runtime/device_run.sh DIR [quick]
+#   tests/runtime/device_run.sh DIR [full|quick|test|bench]
 set -u
 DIR=${1:?usage: device_run.sh DIR [quick]}
 MODE=${2:-full}
@@ -27,10 +27,11 @@ note() { echo "$*" | tee -a "$SUM"; }
 } > "$OUT/probe.log" 2>&1
 note "probe: $(nvidia-smi --query-gpu=name --format=csv,noheader | tr '\n' ' ') nccl=$NCCL_PIP"
 
-Q=""; [ "$MODE" = quick ] && Q=--quick
+Q=""; [ "$MODE" = quick ] && Q=--quick  # MODE: full | quick | test (no benchmark) | bench
 if [ "$MODE" != bench ]; then
 t0=$(date +%s)
-timeout -s KILL 150 "$DIR/test_gpu" $Q > "$OUT/test_single.log" 2>&1; rc=$?
+LIB=""; [ -d algorithms ] && LIB="--library algorithms"
+timeout -s KILL 150 "$DIR/test_gpu" $Q $LIB > "$OUT/test_single.log" 2>&1; rc=$?
 note "test_gpu (one process, both GPUs, loopback + NCCL): rc=$rc $(($(date +%s)-t0)) s: $(tail -1 "$OUT/test_single.log")"
 if [ $rc -ne 0 ] && grep -q "illegal\|misaligned\|unspecified launch" "$OUT/test_single.log"; then
   timeout -s KILL 120 compute-sanitizer --tool memcheck --show-backtrace device \
@@ -38,7 +39,7 @@ if [ $rc -ne 0 ] && grep -q "illegal\|misaligned\|unspecified launch" "$OUT/test
   note "compute-sanitizer: $(grep -m3 -E 'Invalid|at 0x|ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
 t0=$(date +%s)
-timeout -s KILL 120 $MPI "$DIR/test_gpu" $Q --no-loopback > "$OUT/test_mpi.log" 2>&1; rc=$?
+timeout -s KILL 120 $MPI "$DIR/test_gpu" $Q $LIB --no-loopback > "$OUT/test_mpi.log" 2>&1; rc=$?
 note "test_gpu (mpirun -np 2, one process per GPU): rc=$rc $(($(date +%s)-t0)) s: $(grep test_gpu: "$OUT/test_mpi.log" | tail -1)"
 grep -h "FAIL" "$OUT"/test_*.log | head -20 | tee -a "$SUM"
 fi
@@ -52,10 +53,12 @@ bench() { # name timeout fifo args...
 }
 LL="-A ar_direct:ch=1:proto=LL -A ar_direct:ch=2:proto=LL -A ar_direct:ch=4:proto=LL -A ar_direct:ch=8:proto=LL -A ar_direct:ch=16:proto=LL"
 SIMPLE="-A ar_direct:ch=16:proto=Simple -A ar_direct:ch=32:proto=Simple -A ar_direct:ch=64:proto=Simple"
+if [ "$MODE" != test ]; then
 bench small 60 "" -b 8 -e 1M -f 4 $LL -A ar_direct:ch=8:proto=Simple
 bench graph 40 "" -G 1 -b 8 -e 64K -f 8 -A ar_direct:ch=1:proto=LL -A ar_direct:ch=2:proto=LL
 bench s128k 60 "Simple=8x128K" -b 256K -e 256M -f 4 $SIMPLE -A ar_direct1:ch=64:proto=Simple
 bench s16x64k 60 "Simple=16x64K" -b 1M -e 16M -f 4 $SIMPLE -A ar_direct1:ch=64:proto=Simple
+fi
 
 echo "==== summary ===="
 cat "$SUM"

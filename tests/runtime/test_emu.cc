@@ -7,6 +7,12 @@
 #include "gen.h"
 #include "interp.h"
 #include "refcheck.h"
+#ifdef WEFT_TEST_REGISTRY
+#include "weft_runtime.h"
+extern "C" {
+#include "registry_internal.h" /* a C header without C++ guards */
+}
+#endif
 
 #include <algorithm>
 #include <dirent.h>
@@ -439,6 +445,45 @@ static void test_late_rank(void) {
     weft_algo_free(a);
 }
 
+#ifdef WEFT_TEST_REGISTRY
+/* The algorithm library (the .weft sources of algorithms/), instantiated by the registry for 2 and
+ * 4 ranks as libweft_nccl.so does, run like any schedule. */
+static void test_library(const char *dir) {
+    weft_registry *base = nullptr;
+    weft_diag *d = weft_diag_new();
+    if (weft_registry_new(&base) != WEFT_OK || weft_registry_load(base, dir, d) != WEFT_OK) {
+        FAILF("library %s: not loaded\n", dir);
+        weft_diag_print(d, stderr, WEFT_SEV_ERROR);
+    } else {
+        for (int nr : {2, 4}) {
+            weft_registry *r = nullptr;
+            if (weft_registry_for_ranks(base, nr, &r, d) != WEFT_OK) {
+                FAILF("library: no %d-rank instances\n", nr);
+                continue;
+            }
+            std::vector<const weft_algo *> v;
+            for (size_t i = 0; i < weft_registry_size(r); i++)
+                v.push_back(weft_registry_get(r, i));
+            EmuComm em;
+            em.nthreads = 2;
+            weft_rt_cfg c = tiny_cfg();
+            if (em.attach(nr, v, c) != WEFT_OK) {
+                FAILF("library: attach of %d-rank instances failed\n", nr);
+            } else {
+                for (size_t i = 0; i < v.size(); i++) {
+                    if (!weft_coll_runnable(v[i]->coll)) continue;
+                    run_algo(em, (int)i, 0);
+                }
+                fprintf(stderr, "library: %zu %d-rank instances done\n", v.size(), nr);
+            }
+            weft_registry_free(r);
+        }
+    }
+    weft_registry_free(base);
+    weft_diag_free(d);
+}
+#endif
+
 int main(int argc, char **argv) {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     if (argc > 1 && strcmp(argv[1], "--watchdog") == 0) {
@@ -450,6 +495,9 @@ int main(int argc, char **argv) {
     test_late_rank();
     test_generated();
     const char *shared = getenv("WEFT_SHARED_DIR");
+#ifdef WEFT_TEST_REGISTRY
+    if (!quick && argc > 2 && strcmp(argv[1], "--library") == 0) test_library(argv[2]);
+#endif
     if (!quick) {
         if (shared && *shared)
             test_conformance(shared);

@@ -25,6 +25,9 @@
 #ifdef WEFT_HAVE_MPI
 #include <mpi.h>
 #endif
+extern "C" {
+#include "registry_internal.h" /* a C header without C++ guards */
+}
 
 #define MAXL 8
 
@@ -400,10 +403,15 @@ static long nccl_case(weft_comm **wc, int ai, const weft_algo *a, weft_dtype dt,
     for (int l = 0; l < nlocal; l++) {
         CU(cudaSetDevice(L[l].dev));
         place(&call, l, L[l].A, L[l].B, &in[l], &out[l]);
-        place(&call, l, L[l].RA, L[l].RB, &rin[l], &rout[l]);
+        /* NCCL's alltoall is not an in-place operation (it runs as grouped sends and receives
+         * that would overwrite what they still have to send): its reference runs out of place
+         * on the same input. */
+        weft_call rcall = call;
+        if (a->coll == WEFT_COLL_ALLTOALL) rcall.inplace = 0;
+        place(&rcall, l, L[l].RA, L[l].RB, &rin[l], &rout[l]);
         size_t obytes = inplace ? (li || lo ? nranks : 1) * count * es : oute * es;
         CU(cudaMemsetAsync(inplace ? L[l].A : L[l].B, 0xCD, obytes, L[l].st));
-        CU(cudaMemsetAsync(inplace ? L[l].RA : L[l].RB, 0xCD, obytes, L[l].st));
+        CU(cudaMemsetAsync(rcall.inplace ? L[l].RA : L[l].RB, 0xCD, obytes, L[l].st));
         CU(tg_fill(in[l], ine, dt, op, seed, L[l].rank, L[l].st));
         CU(tg_fill(rin[l], ine, dt, op, seed, L[l].rank, L[l].st));
     }
@@ -656,6 +664,7 @@ static void run_streams(weft_comm **wc, const std::vector<weft_algo *> &v) {
 
 int main(int argc, char **argv) {
     int quick = 0, want_loop = 1, want_nccl = 1;
+    const char *library = nullptr;
     const char *shared = getenv("WEFT_SHARED_DIR");
     std::vector<std::string> extra;
     for (int i = 1; i < argc; i++) {
@@ -667,11 +676,13 @@ int main(int argc, char **argv) {
             want_nccl = 0;
         else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
             extra.push_back(argv[++i]);
+        else if (!strcmp(argv[i], "--library") && i + 1 < argc)
+            library = argv[++i];
         else if (!strcmp(argv[i], "--shared") && i + 1 < argc)
             shared = argv[++i];
         else {
             fprintf(stderr, "usage: test_gpu [--quick] [--no-loopback|--loopback-only] "
-                            "[--shared DIR] [--algos FILE|DIR]...\n");
+                            "[--shared DIR] [--algos FILE|DIR]... [--library DIR]\n");
             return 2;
         }
     }
@@ -694,6 +705,27 @@ int main(int argc, char **argv) {
     if (shared && *shared) read_path(std::string(shared) + "/conformance", conf);
     for (auto &p : extra)
         read_path(p, more);
+    /* The algorithm library, instantiated for 2 and 4 ranks by the registry. */
+    weft_registry *libbase = nullptr, *lib2 = nullptr, *lib4 = nullptr;
+    if (library) {
+        weft_diag *d = weft_diag_new();
+        if (weft_registry_new(&libbase) == WEFT_OK &&
+            weft_registry_load(libbase, library, d) == WEFT_OK &&
+            weft_registry_for_ranks(libbase, 2, &lib2, d) == WEFT_OK &&
+            weft_registry_for_ranks(libbase, 4, &lib4, d) == WEFT_OK) {
+            for (weft_registry *r : {lib2, lib4})
+                for (size_t i = 0; i < weft_registry_size(r); i++)
+                    if (weft_coll_runnable(weft_registry_get(r, i)->coll))
+                        more.push_back((weft_algo *)weft_registry_get(r, i));
+            say("[%d] library %s: %zu + %zu instances for 2 and 4 ranks\n", prank, library,
+                weft_registry_size(lib2), weft_registry_size(lib4));
+        } else {
+            say("[%d] FAIL library %s not loaded\n", prank, library);
+            weft_diag_print(d, logf_, WEFT_SEV_ERROR);
+            n_fail++;
+        }
+        weft_diag_free(d);
+    }
     std::vector<weft_algo *> loop = gen2;
     for (weft_algo *a : conf)
         loop.push_back(a);
@@ -873,5 +905,8 @@ int main(int argc, char **argv) {
                tot[2], now_s() - t_start);
     for (weft_algo *a : algos_owned)
         weft_algo_free(a);
+    weft_registry_free(lib2);
+    weft_registry_free(lib4);
+    weft_registry_free(libbase);
     return tot[1] ? 1 : 0;
 }
