@@ -3,6 +3,7 @@
  * collective with no host allocation or synchronization, the watchdog's report, detaching; and
  * the loopback communicator that runs every rank on one GPU without NCCL (tests). */
 #include "comm_internal.h"
+#include "trace_rt_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -276,6 +277,7 @@ static void comm_free(weft_comm *c) {
     int cur = -1;
     cudaGetDevice(&cur);
     if (c->dev >= 0) cudaSetDevice(c->dev);
+    weft_rt_trace_stop(c); /* its records refer to the plans freed below */
     for (int s = 0; s < c->nsub; s++)
         rank_free(c, &c->sub[s]);
     free(c->sub);
@@ -528,6 +530,7 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
         WEFT_INFO("weft: attached to rank %d of %d on device %d (window %zu bytes, %d "
                   "connection keys)",
                   cs[i]->rank, cs[i]->nranks, cs[i]->dev, cs[i]->lay.bytes, cs[i]->lay.nkeys);
+        weft_rt_trace_env(cs[i]);
     }
     free(cs);
     free(ok);
@@ -783,6 +786,9 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         x->timeout_ns = c->cfg.timeout_ns;
         x->rank = rr->rank, x->nranks = c->nranks, x->tag = ai;
         x->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
+        if (c->trace)
+            weft_rt_trace_launch(c, s, ai, call->count, call->dtype, call->op, call->inplace, &g,
+                                 stream, &x->trace);
         ka.cta_base[s] = ncta;
         ncta += rp->ntbs;
     }
@@ -793,8 +799,13 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
                             cudaMemcpyHostToDevice, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
     }
-    if (res == WEFT_OK && weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
-        res = WEFT_ERR_CUDA;
+    int launched = 0;
+    if (res == WEFT_OK) {
+        if (weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
+            res = WEFT_ERR_CUDA;
+        else
+            launched = 1;
+    }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
         for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
             int64_t n = avg_elems(call, c->sub[s].rank, a->root);
@@ -802,6 +813,8 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
                 weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
                 res = WEFT_ERR_CUDA;
         }
+    if (c->trace) weft_rt_trace_end_launch(c, launched);
+    c->ncalls += launched; /* a trace's call numbers: every launched call counts */
     if (res == WEFT_OK) {
         c->last_stream = stream;
         c->have_last = 1;

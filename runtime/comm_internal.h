@@ -58,6 +58,8 @@ struct weft_comm {
     cudaEvent_t order_ev;
     int broken;
     char broken_msg[1024];
+    int64_t ncalls;              /* launches so far (a trace's call numbers) */
+    struct weft_rt_trace *trace; /* per-step recording, or NULL (trace_rt.c) */
 };
 
 /* Attach with an explicit algorithm list (cfg NULL: defaults and environment). */

@@ -18,12 +18,25 @@
  * Memory ordering (both protocols): data stores by all threads, CTA barrier, then one thread
  * publishes with a release at system scope; the consumer's thread 0 acquires, a CTA barrier
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
- * and needs no fence. */
+ * and needs no fence.
+ * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 fills
+ * one record per step execution directly in global memory, its count kept in the CTA's header,
+ * so that no register is held across a step for it (the interpreter is at its register limit);
+ * off, it costs a test of a kernel parameter per step and per chunk. Waits add to the record
+ * on the spin's slow path only. */
 #ifndef WEFT_RT_INTERP_H
 #define WEFT_RT_INTERP_H
 
 #include "ops.h"
 #include "runtime_internal.h"
+
+/* Tracing's code stays out of line: the interpreter runs at its register limit, and inlined
+ * tracing code would take registers from the data path even when tracing is off. */
+#if defined(__CUDACC__)
+#define WEFT_COLD __device__ __noinline__
+#else
+#define WEFT_COLD
+#endif
 
 namespace weft_rt {
 
@@ -120,12 +133,16 @@ template <class P, class T, class Op> struct Interp {
         uint64_t t0 = P::now_ns(), first = t0;
         bool armed = false;
         for (uint32_t n = 1;; n++) {
-            if (ready()) return true;
+            if (ready()) {
+                if (a.trace.rec) trace_waited(what, P::now_ns() - first);
+                return true;
+            }
             if ((n & 255) == 0) {
                 uint32_t *abortw = (uint32_t *)(void *)(a.peer_win[a.rank] + WEFT_RT_ABORT_OFF);
                 uint32_t ab = P::ld_rlx32(abortw);
                 if (ab != 0) {
                     record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
+                    if (a.trace.rec) trace_waited(what, P::now_ns() - first);
                     return false;
                 }
                 uint64_t now = P::now_ns();
@@ -140,6 +157,7 @@ template <class P, class T, class Op> struct Interp {
                         for (int q = 0; q < a.nranks; q++)
                             P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
                                         (uint32_t)a.rank + 1);
+                        if (a.trace.rec) trace_waited(what, now - first);
                         return false;
                     }
                 }
@@ -287,6 +305,7 @@ template <class P, class T, class Op> struct Interp {
         for (int j = 0; j < st.cnt; j++) {
             ptrs(st, f, j, e0, en, islot, oslot, q);
             move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
+            if (a.trace.rec) trace_bytes(q.lim);
         }
         p.sync();
         if (p.tid() == 0) {
@@ -359,6 +378,7 @@ template <class P, class T, class Op> struct Interp {
             ptrs(st, f, j, e0, en, nullptr, nullptr, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
+            if (a.trace.rec) trace_bytes(slim);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
             const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
@@ -404,7 +424,8 @@ template <class P, class T, class Op> struct Interp {
     }
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
-    WEFT_DEV bool step(const weft_dstep &st, int64_t e0, int64_t en) {
+    WEFT_DEV bool step(const weft_dstep &st, int s, int64_t e0, int64_t en) {
+        if (a.trace.rec && p.tid() == 0) trace_begin(s);
         if (st.depid >= 0) {
             bool ok = true;
             if (p.tid() == 0) {
@@ -426,7 +447,64 @@ template <class P, class T, class Op> struct Interp {
             P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
             posted = true;
         }
+        if (a.trace.rec) trace_end_step();
         return true;
+    }
+
+    /* ---- tracing (thread 0; see runtime/trace/trace_internal.h) ------------------------ */
+    /* This step's record: thread 0, tracing, and the buffer not full; else NULL. */
+    WEFT_DEV weft_trace_rec *trace_cur() const {
+        if (a.trace.rec == nullptr || p.tid() != 0) return nullptr;
+        uint32_t n = a.trace.hdr[tbi].n - 1; /* trace_begin counted this step */
+        return n < a.trace.cap ? a.trace.rec + (int64_t)tbi * a.trace.cap + n : nullptr;
+    }
+
+    WEFT_COLD void trace_begin(int s) {
+        uint32_t n = a.trace.hdr[tbi].n++;
+        if (n >= a.trace.cap) return; /* counted, not recorded */
+        weft_trace_rec *r = a.trace.rec + (int64_t)tbi * a.trace.cap + n;
+        r->t0 = P::now_ns();
+        r->dep_ns = r->data_ns = r->credit_ns = r->bytes = 0;
+        r->step = s;
+        r->iter = (int32_t)it;
+        r->spos = (uint32_t)spos;
+        r->rpos = (uint32_t)rpos;
+        r->t1 = 0;
+    }
+
+    WEFT_COLD void trace_waited(uint32_t what, uint64_t ns) {
+        weft_trace_rec *r = trace_cur();
+        if (r == nullptr) return;
+        uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &r->dep_ns
+                      : what == WEFT_RT_WAIT_CREDIT ? &r->credit_ns
+                                                    : &r->data_ns;
+        uint64_t v = *w + ns;
+        *w = v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+    }
+
+    WEFT_COLD void trace_bytes(int64_t elems) {
+        if (weft_trace_rec *r = trace_cur()) r->bytes += (uint32_t)(elems * SZ);
+    }
+
+    WEFT_COLD void trace_end_step() {
+        if (weft_trace_rec *r = trace_cur()) r->t1 = P::now_ns();
+    }
+
+    /* The CTA's header (docs: written by the CTA itself, at entry and at exit). */
+    WEFT_COLD void trace_entry() {
+        weft_trace_tbhdr *h = a.trace.hdr + tbi;
+        h->t_begin = P::now_ns();
+        h->n = 0;
+        h->spos0 = (uint32_t)spos;
+        h->rpos0 = (uint32_t)rpos;
+    }
+
+    WEFT_COLD void trace_exit(bool stopped) {
+        weft_trace_rec *r = trace_cur();
+        if (r && r->t1 == 0) r->t1 = P::now_ns(); /* the step that gave up */
+        weft_trace_tbhdr *h = a.trace.hdr + tbi;
+        h->t_end = P::now_ns();
+        h->stopped = stopped ? 1u : 0u;
     }
 
     WEFT_DEV void run() {
@@ -446,13 +524,19 @@ template <class P, class T, class Op> struct Interp {
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         credit = 0;
+        const bool tr = a.trace.rec && p.tid() == 0;
+        if (tr) trace_entry();
         for (it = 0; it < a.niter; it++) {
             int64_t e0 = it * a.E, en = a.C - e0 < a.E ? a.C - e0 : a.E;
             for (int s = 0; s < t.nsteps; s++) {
                 weft_dstep st = steps[s];
-                if (!step(st, e0, en)) return;
+                if (!step(st, s, e0, en)) {
+                    if (tr) trace_exit(true);
+                    return;
+                }
             }
         }
+        if (tr) trace_exit(false);
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
          * The next call's base; a release when this call posted progress (a waiter may read
          * this value instead of the post it waited for). No barrier, no fence otherwise: only

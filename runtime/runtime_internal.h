@@ -4,6 +4,7 @@
 #ifndef WEFT_RUNTIME_INTERNAL_H
 #define WEFT_RUNTIME_INTERNAL_H
 
+#include "trace_internal.h"
 #include "weft_ir.h"
 
 #include <stddef.h>
@@ -158,8 +159,9 @@ typedef struct weft_rargs {
     weft_errrec *err;
     int64_t timeout_ns;
     int32_t rank, nranks;
-    int32_t tag;         /* copied into the watchdog record (the host's algorithm index) */
-    int32_t arrival_off; /* WEFT_RT_ARRIVAL_OFF(tag) */
+    int32_t tag;          /* copied into the watchdog record (the host's algorithm index) */
+    int32_t arrival_off;  /* WEFT_RT_ARRIVAL_OFF(tag) */
+    weft_trace_dev trace; /* per-step records; rec NULL: not traced (docs/trace.md) */
 } weft_rargs;
 
 /* A launch: one rank (nsub = 1, r0), or several ranks on one device (loopback), whose

@@ -24,7 +24,7 @@ extern "C" {
     X(ncclResult_t, CommCuDevice, (const ncclComm_t, int *))                                       \
     X(ncclResult_t, MemAlloc, (void **, size_t))                                                   \
     X(ncclResult_t, MemFree, (void *))                                                             \
-    X(ncclResult_t, CommWindowRegister, (ncclComm_t, void *, size_t, ncclWindow_t *, int))        \
+    X(ncclResult_t, CommWindowRegister, (ncclComm_t, void *, size_t, ncclWindow_t *, int))         \
     X(ncclResult_t, CommWindowDeregister, (ncclComm_t, ncclWindow_t))                              \
     X(ncclResult_t, AllReduce,                                                                     \
       (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))       \
@@ -104,6 +104,16 @@ WEFT_API weft_result weft_comm_abort(weft_comm *c);
  * from a CUDA graph); then msg receives "rank R tb T step S (file:line): ..." and c refuses every
  * later launch (WEFT_ERR_UNSUPPORTED: the caller uses NCCL). Never blocks. */
 WEFT_API weft_result weft_comm_status(weft_comm *c, char *msg, size_t len);
+
+/* Per-step timeline traces (docs/trace.md). Starts recording every collective weft serves on
+ * c, each local rank into its own Chrome trace event file named by path (%r rank, %p pid, %h
+ * host; without %r ".rank<R>" goes before ".json"); a recording already running on c is
+ * completed first. Local to the calling process: call it on every rank for all their files.
+ * WEFT_TRACE=path starts it at attach. Calls captured in CUDA graphs are not recorded. */
+WEFT_API weft_result weft_comm_trace_start(weft_comm *c, const char *path);
+/* Completes c's trace files (waits for c's traced calls to finish); WEFT_OK when none. Detach
+ * does it too, and so does the end of the process. */
+WEFT_API weft_result weft_comm_trace_stop(weft_comm *c);
 
 /* Launches one collective on stream: returns WEFT_OK when weft served it, WEFT_ERR_UNSUPPORTED
  * when no loaded algorithm fits (nothing was launched: the caller uses NCCL), another error

@@ -145,7 +145,7 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             if (rec[(size_t)b * cap + i].t1 > end) end = rec[(size_t)b * cap + i].t1;
         if (h->t_begin && h->t_begin < kb) kb = h->t_begin;
         if (end > ke) ke = end;
-        c->dropped += (int64_t)h->dropped + (h->n > cap ? h->n - cap : 0);
+        c->dropped += h->n > cap ? h->n - cap : 0;
         c->stopped += h->stopped ? 1 : 0;
     }
     if (kb == UINT64_MAX) kb = ke;
@@ -159,8 +159,12 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
         uint32_t n = hdr[b].n < cap ? hdr[b].n : cap;
         for (uint32_t i = 0; i < n; i++) {
             const weft_trace_rec *r = &rec[(size_t)b * cap + i];
+            unsigned f = r->step >= 0 && r->step < tb->nsteps
+                             ? weft_step_flags((weft_step_type)tb->steps[r->step].type)
+                             : 0;
             if (r->step < 0 || r->step >= tb->nsteps || r->iter < 0 || r->iter >= ci->niter ||
-                r->t1 < r->t0) {
+                r->t1 < r->t0 || ((f & WEFT_STEP_F_SEND) && tb->send < 0) ||
+                ((f & WEFT_STEP_F_RECV) && tb->recv < 0)) {
                 if (nbad++ < 3)
                     weft_diag_add(d, WEFT_SEV_WARNING, NULL, 0, 0,
                                   "trace: rank %d tb %d record %u is inconsistent (step %d, "
@@ -176,7 +180,6 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             s->call = (int32_t)t->ncalls;
             s->tb = b, s->step = r->step, s->xml_step = st->xml_step, s->iter = r->iter;
             s->type = st->type, s->chan = tb->chan;
-            unsigned f = weft_step_flags((weft_step_type)st->type);
             s->send = (f & WEFT_STEP_F_SEND) ? tb->send : -1;
             s->recv = (f & WEFT_STEP_F_RECV) ? tb->recv : -1;
             s->srcbuf = st->srcbuf, s->srcoff = st->srcoff;
@@ -202,8 +205,8 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             s->dep_want =
                 st->dep_tb >= 0 ? (int64_t)r->iter * st->dep_stride + (int64_t)st->dep_target : 0;
             s->post = st->post > 0 ? (int64_t)r->iter * tb->nsteps_orig + st->post : -1;
-            s->smsg = r->smsg == WEFT_TRACE_NOMSG ? -1 : (int64_t)r->smsg;
-            s->rmsg = r->rmsg == WEFT_TRACE_NOMSG ? -1 : (int64_t)r->rmsg;
+            s->smsg = (f & WEFT_STEP_F_SEND) ? (int64_t)(uint32_t)(r->spos - hdr[b].spos0) : -1;
+            s->rmsg = (f & WEFT_STEP_F_RECV) ? (int64_t)(uint32_t)(r->rpos - hdr[b].rpos0) : -1;
             t->nslices++;
             c->records++;
         }

@@ -239,6 +239,7 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count,
         x.err = &err[r];
         x.timeout_ns = cfg.timeout_ns;
         x.rank = r, x.nranks = n, x.tag = ai;
+        if ((size_t)r < trace.size()) x.trace = trace[r];
         x.arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
     }
     std::vector<CtaSync> syncs;

@@ -24,7 +24,8 @@ struct EmuComm {
     std::vector<std::vector<std::vector<char>>> rec;        /* [rank][algo] records */
     std::vector<std::vector<std::vector<weft_dprog>>> prog; /* [rank][algo][tb] */
     std::vector<weft_errrec> err;
-    std::vector<int> start_delay_ms; /* per rank: its threads start late (watchdog tests) */
+    std::vector<int> start_delay_ms;   /* per rank: its threads start late (watchdog tests) */
+    std::vector<weft_trace_dev> trace; /* per rank, when set: per-step records (tests/trace) */
 
     EmuComm() = default;
     EmuComm(const EmuComm &) = delete;

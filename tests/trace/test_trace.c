@@ -254,9 +254,10 @@ static weft_trace_callinfo callinfo(int rank, const weft_trace_tb *tbs) {
     return ci;
 }
 
+/* smsg / rmsg are the message indices; the counters start at 50 and 7 (see build). */
 static weft_trace_rec rec(uint64_t t0, uint64_t t1, int step, int iter, uint32_t dep, uint32_t data,
                           uint32_t credit, uint32_t smsg, uint32_t rmsg) {
-    weft_trace_rec r = {t0, t1, dep, data, credit, 320, step, iter, smsg, rmsg};
+    weft_trace_rec r = {t0, t1, dep, data, credit, 320, step, iter, 50 + smsg, 7 + rmsg};
     return r;
 }
 
@@ -264,13 +265,13 @@ static weft_trace_rec rec(uint64_t t0, uint64_t t1, int step, int iter, uint32_t
 static void build(weft_trace *t, weft_diag *d, int with_bad) {
     const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {-1, -1, 0, 1, 1, steps1}};
     for (int r = 0; r < 2; r++) {
-        const uint32_t N = WEFT_TRACE_NOMSG;
+        const uint32_t N = 0; /* no message: the counters are not read */
         const uint64_t o = (uint64_t)r * 1000;
         const uint32_t cap = with_bad ? 6 : 8;
         weft_trace_clock clk = {0};
         weft_trace_clock_add(&clk, 1000000, 1000000 + o, 100 + r);
-        weft_trace_tbhdr hdr[2] = {{o + 1000100, o + 1010000, 6, 0, 0, 0},
-                                   {o + 1000200, o + 1009000, 2, 0, 0, 0}};
+        weft_trace_tbhdr hdr[2] = {{o + 1000100, o + 1010000, 6, 50, 7, 0},
+                                   {o + 1000200, o + 1009000, 2, 50, 7, 0}};
         weft_trace_rec a[8], b[8], rb[2 * 8];
         memset(a, 0, sizeof a);
         memset(b, 0, sizeof b);
@@ -283,8 +284,7 @@ static void build(weft_trace *t, weft_diag *d, int with_bad) {
         b[0] = rec(o + 1000300, o + 1002000, 0, 0, 0, 0, 0, N, N);
         b[1] = rec(o + 1002000, o + 1008000, 0, 1, 0, 0, 0, N, N);
         if (with_bad) {
-            hdr[0].n = 8; /* 2 past the capacity of 6 */
-            hdr[0].dropped = 3;
+            hdr[0].n = 11; /* 5 past the capacity of 6 */
             hdr[1].n = 3;
             b[2] = rec(o + 1008000, o + 1007000, 0, 1, 0, 0, 0, N, N); /* ends before it starts */
             a[5].step = 9;                                             /* no such step */
@@ -329,7 +329,7 @@ static void test_records(void) {
     weft_trace_init(&t, 1000000);
     build(&t, d, 1);
     CHECK(t.ncalls == 2 && t.nslices == 2 * (5 + 2));
-    CHECK(t.calls[0].dropped == 3 + 2 + 2 && t.calls[0].records == 7);
+    CHECK(t.calls[0].dropped == 5 + 2 && t.calls[0].records == 7);
     CHECK(weft_diag_count(d, WEFT_SEV_WARNING) == 4);
     char *m = weft_diag_format(weft_diag_get(d, 0));
     CHECK(strstr(m, "trace: rank 0 tb 0 record 5 is inconsistent (step 9, iteration 1); skipped"));
@@ -396,8 +396,8 @@ static void test_roundtrip(void) {
     weft_trace_callinfo ci = callinfo(0, (const weft_trace_tb[]){{1, 1, 0, 3, 3, steps0}});
     ci.seq = 6;
     ci.ntbs = 1;
-    weft_trace_tbhdr hdr = {1000100, 1000300, 1, 0, 0, 0};
-    weft_trace_rec r1 = rec(1000150, 1000250, 0, 0, 0, 0, 0, 0, WEFT_TRACE_NOMSG);
+    weft_trace_tbhdr hdr = {1000100, 1000300, 1, 50, 7, 0};
+    weft_trace_rec r1 = rec(1000150, 1000250, 0, 0, 0, 0, 0, 0, 0);
     CHECK(weft_trace_add_call(&v, &ci, &hdr, &r1, 1, NULL, d) == WEFT_OK);
     size_t n3;
     char *s3 = write_str(&v, &n3);
@@ -448,6 +448,160 @@ static void test_roundtrip(void) {
     weft_trace_free(&t);
     weft_trace_free(&u);
     weft_trace_free(&v);
+    weft_diag_free(d);
+}
+
+/* ---- the tracer, on host memory ---------------------------------------------------------------
+ */
+typedef struct hostbe {
+    int syncs, capturing, allocs, frees, clocks;
+    int64_t offset; /* the "GPU" clock runs this far ahead */
+} hostbe;
+
+static void *hb_alloc(void *ctx, size_t n) {
+    ((hostbe *)ctx)->allocs++;
+    return malloc(n);
+}
+static void hb_free(void *ctx, void *p) {
+    ((hostbe *)ctx)->frees++;
+    free(p);
+}
+static int hb_sync(void *ctx, void *stream) {
+    (void)stream;
+    ((hostbe *)ctx)->syncs++;
+    return 0;
+}
+static int hb_copy(void *ctx, void *dst, const void *src, size_t n) {
+    (void)ctx;
+    memcpy(dst, src, n);
+    return 0;
+}
+static int hb_capturing(void *ctx, void *stream) {
+    (void)stream;
+    return ((hostbe *)ctx)->capturing;
+}
+static int hb_clock(void *ctx, int64_t *h, uint64_t *g, int64_t *e) {
+    hostbe *b = ctx;
+    b->clocks++;
+    *h = weft_trace_host_now();
+    *g = (uint64_t)(*h + b->offset);
+    *e = 50;
+    return 0;
+}
+
+/* What a CTA of the interpreter writes: every execution of every step, in order. */
+static void fake_kernel(const weft_trace_callinfo *ci, const weft_trace_dev *dev, int64_t offset) {
+    const uint64_t start = (uint64_t)(weft_trace_host_now() + offset);
+    for (int32_t b = 0; b < ci->ntbs; b++) {
+        weft_trace_tbhdr *h = &dev->hdr[b];
+        uint32_t sent = 0, got = 0;
+        uint64_t now = start;       /* the CTAs run side by side */
+        memset(h, 0xa5, sizeof *h); /* stale bytes: the CTA writes its whole header */
+        h->n = h->stopped = 0;
+        h->spos0 = 0xfffffff0u, h->rpos0 = 3; /* counters from earlier calls */
+        h->t_begin = now;
+        for (int32_t it = 0; it < ci->niter; it++)
+            for (int32_t s = 0; s < ci->tbs[b].nsteps; s++, now += 100) {
+                if (h->n++ >= dev->cap) continue;
+                weft_trace_rec *r = &dev->rec[(size_t)b * dev->cap + h->n - 1];
+                memset(r, 0, sizeof *r);
+                r->t0 = now, r->t1 = now + 90, r->step = s, r->iter = it;
+                unsigned f = weft_step_flags((weft_step_type)ci->tbs[b].steps[s].type);
+                r->spos = h->spos0 + sent, r->rpos = h->rpos0 + got;
+                sent += (f & WEFT_STEP_F_SEND) != 0;
+                got += (f & WEFT_STEP_F_RECV) != 0;
+                r->bytes = 64;
+            }
+        h->t_end = now + 5;
+    }
+}
+
+static void test_tracer(void) {
+    weft_diag *d = weft_diag_new();
+    hostbe hb = {0, 0, 0, 0, 0, 123456};
+    weft_tracer_backend be = {&hb,     hb_alloc,     hb_free,  hb_sync,
+                              hb_copy, hb_capturing, hb_clock, NULL};
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char *pat = weft_asprintf("%s/weft_tracer_%d_%%r_%%%%.json", tmp, (int)getpid());
+    char *pat2 = weft_asprintf("%s/weft_tracer2_%d", tmp, (int)getpid());
+    /* 2 tbs x 3 steps x 4 iterations = 12 records per tb: 32*2 + 12*2*48 = 1216 bytes a call;
+     * an arena of 3000 bytes holds two calls (regions start at multiples of 256). */
+    const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {1, 1, 1, 3, 3, steps0}};
+    weft_trace_callinfo ci = callinfo(0, tbs);
+    ci.niter = 4;
+    ci.ntbs = 2;
+    weft_tracer *t = NULL, *t2 = NULL, *t3 = NULL;
+    CHECK(weft_tracer_open(pat, 1, &be, 3000, &t, d) == WEFT_OK);
+    char *want = weft_asprintf("%s/weft_tracer_%d_1_%%.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t), want);
+    /* The same pattern again: a second file, not the same one. */
+    CHECK(weft_tracer_open(pat, 1, &be, 3000, &t2, d) == WEFT_OK);
+    char *want2 = weft_asprintf("%s/weft_tracer_%d_1_%%.2.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t2), want2);
+    CHECK(weft_tracer_open(pat2, 7, &be, 0, &t3, d) == WEFT_OK);
+    char *want3 = weft_asprintf("%s/weft_tracer2_%d.rank7.json", tmp, (int)getpid());
+    CHECK_STR(weft_tracer_path(t3), want3);
+    CHECK(hb.clocks == 3);
+    weft_trace_dev dev;
+    for (int c = 0; c < 5; c++) {
+        ci.seq = c;
+        CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK);
+        CHECK(dev.rec != NULL && dev.cap == 12);
+        fake_kernel(&ci, &dev, hb.offset);
+    }
+    CHECK(hb.syncs == 2); /* calls 0-1 and 2-3 were collected when the next did not fit */
+    /* A launch that failed after the tracer gave it a region: forgotten. */
+    ci.seq = 99;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.rec != NULL);
+    weft_tracer_cancel(t);
+    hb.capturing = 1;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.rec == NULL);
+    CHECK(weft_tracer_untraced(t) == 1);
+    hb.capturing = 0;
+    /* A call larger than the arena keeps the first executions of each tb. */
+    ci.seq = 5;
+    ci.niter = 100;
+    CHECK(weft_tracer_launch(t, &ci, NULL, &dev) == WEFT_OK && dev.cap == (3000 - 64) / 96);
+    fake_kernel(&ci, &dev, hb.offset);
+    CHECK(weft_tracer_flush(t) == WEFT_OK && hb.syncs == 4);
+    CHECK(weft_tracer_flush(t) == WEFT_OK && hb.syncs == 4); /* nothing pending */
+    CHECK(weft_tracer_close(t) == WEFT_OK);
+    CHECK(weft_tracer_close(t3) == WEFT_OK);
+    /* The file: 6 calls, the last one with its overflow counted. */
+    weft_trace rd;
+    weft_trace_init(&rd, 0);
+    CHECK(weft_trace_read_file(&rd, want, d) == WEFT_OK);
+    CHECK(rd.ncalls == 6 && rd.nslices == 5 * 24 + 2 * 30);
+    CHECK(rd.ncalls == 6 && rd.calls[5].dropped == 2 * (300 - 30) && rd.calls[5].records == 60);
+    CHECK(rd.ncalls == 6 && rd.calls[0].clock_err_ns == 50);
+    /* Times are on the host clock: the GPU's offset is gone. */
+    int64_t now = weft_trace_host_now() - rd.time_base_ns;
+    CHECK(rd.ncalls == 6 && rd.calls[0].t0 >= 0 && rd.calls[5].t1 <= now + 1000000);
+    weft_trace_check_opts co = {0.5};
+    FILE *dn = fopen("/dev/null", "w");
+    CHECK(weft_trace_check(&rd, &co, dn, NULL) == 2); /* the call with dropped records */
+    fclose(dn);
+    weft_trace_free(&rd);
+    weft_diag_free(d);
+    d = weft_diag_new();
+    weft_trace_init(&rd, 0);
+    CHECK(weft_trace_read_file(&rd, want3, d) == WEFT_OK && rd.ncalls == 0);
+    weft_trace_free(&rd);
+    /* Errors: an unwritable path, no device memory. */
+    weft_tracer *bad = NULL;
+    CHECK(weft_tracer_open("/nonexistent-dir/x", 0, &be, 0, &bad, d) == WEFT_ERR_SYSTEM && !bad);
+    CHECK(weft_tracer_open("", 0, &be, 0, &bad, d) == WEFT_ERR_USAGE);
+    int allocs = hb.allocs, frees = hb.frees;
+    CHECK(allocs == frees + 1); /* t2 still open */
+    CHECK(weft_tracer_close(t2) == WEFT_OK && hb.allocs == hb.frees);
+    remove(want);
+    remove(want2);
+    remove(want3);
+    free(want);
+    free(want2);
+    free(want3);
+    free(pat);
+    free(pat2);
     weft_diag_free(d);
 }
 
@@ -552,12 +706,46 @@ static void test_mutations(const char *extra) {
     weft_diag_free(d);
 }
 
+static weft_tracer *atexit_close;
+static void close_at_exit(void) {
+    if (atexit_close && weft_tracer_close(atexit_close) != WEFT_OK) _exit(3);
+}
+
+/* Records two calls and returns without closing: the exit handler must complete the file (and
+ * the owner's close after it must only free). */
+static int exit_without_close(const char *pattern, int close_later) {
+    static hostbe hb = {0, 0, 0, 0, 0, 0};
+    weft_tracer_backend be = {&hb,     hb_alloc,     hb_free,  hb_sync,
+                              hb_copy, hb_capturing, hb_clock, NULL};
+    /* static: the calls are collected at exit, after this function returned */
+    static const weft_trace_tb tbs[2] = {{1, 1, 0, 3, 3, steps0}, {1, 1, 1, 3, 3, steps0}};
+    weft_trace_callinfo ci = callinfo(0, tbs);
+    static weft_tracer *t;
+    weft_trace_dev dev;
+    if (weft_tracer_open(pattern, 0, &be, 0, &t, NULL) != WEFT_OK) return 1;
+    for (int c = 0; c < 2; c++) {
+        ci.seq = c;
+        if (weft_tracer_launch(t, &ci, NULL, &dev) != WEFT_OK || dev.rec == NULL) return 1;
+        fake_kernel(&ci, &dev, 0);
+    }
+    printf("%s\n", weft_tracer_path(t));
+    if (close_later) atexit_close = t; /* an owner's exit handler that runs after weft's */
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--exit-without-close") == 0)
+        return exit_without_close(argv[2], 0);
+    if (argc == 3 && strcmp(argv[1], "--exit-then-close") == 0) {
+        atexit(close_at_exit); /* registered first: runs after the tracer's own handler */
+        return exit_without_close(argv[2], 1);
+    }
     test_json_grammar();
     test_json_numbers();
     test_clock();
     test_records();
     test_roundtrip();
+    test_tracer();
     test_mutations(argc > 1 ? argv[1] : NULL);
     CHECK_DONE();
 }

@@ -246,13 +246,12 @@ int main(int argc, char **argv) {
                 int64_t off = r * m.offset;
                 h->t_begin = t->hdr.t_begin + (uint64_t)off;
                 h->t_end = (uint64_t)(t->free_at + 80 + off);
+                h->spos0 = r == 1 ? 0xfffffffeu : 1000u * (uint32_t)(call + 1);
+                h->rpos0 = r == 1 ? 0xffffffffu : 77u * (uint32_t)(call + 1);
                 for (int x = 0; x < t->n; x++) {
                     const ex *e = &t->e[x];
-                    if (h->n >= cap) {
-                        h->dropped++;
-                        continue;
-                    }
-                    weft_trace_rec *o = &rec[(size_t)t->tb * cap + h->n++];
+                    if (h->n++ >= cap) continue;
+                    weft_trace_rec *o = &rec[(size_t)t->tb * cap + h->n - 1];
                     o->t0 = (uint64_t)(e->t0 + off);
                     o->t1 = (uint64_t)(e->t1 + off);
                     o->dep_ns = (uint32_t)e->dep;
@@ -260,8 +259,10 @@ int main(int argc, char **argv) {
                     o->credit_ns = (uint32_t)e->credit;
                     o->bytes = (uint32_t)e->bytes;
                     o->step = x % tb->nsteps, o->iter = x / tb->nsteps;
-                    o->smsg = e->smsg >= 0 ? (uint32_t)e->smsg : WEFT_TRACE_NOMSG;
-                    o->rmsg = e->rmsg >= 0 ? (uint32_t)e->rmsg : WEFT_TRACE_NOMSG;
+                    /* The device's counters run over the communicator's life: start them
+                     * somewhere else than 0 (and near the 32-bit wrap on rank 1). */
+                    o->spos = h->spos0 + (uint32_t)(e->smsg >= 0 ? e->smsg : 0);
+                    o->rpos = h->rpos0 + (uint32_t)(e->rmsg >= 0 ? e->rmsg : 0);
                 }
             }
             weft_trace_callinfo ci = {call, a->name, a->coll, m.dtype,  WEFT_OP_SUM, m.count,
