@@ -156,7 +156,16 @@ int main(int argc, char **argv) {
     weft_algo *algos[MAXA];
     for (int i = 0; i < nspecs; i++) {
         gen_params p;
-        if (gen_parse(specs[i], &p) != 0 || (algos[i] = gen_algo(&p)) == NULL) {
+        size_t sl = strlen(specs[i]);
+        if (sl > 4 && strcmp(specs[i] + sl - 4, ".xml") == 0) {
+            /* A schedule file (e.g. a library algorithm compiled for this rank count). */
+            weft_diag *rd = weft_diag_new();
+            if (weft_ir_read_file(specs[i], &algos[i], rd) != WEFT_OK) {
+                if (rank == 0) weft_diag_print(rd, stderr, WEFT_SEV_WARNING);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            weft_diag_free(rd);
+        } else if (gen_parse(specs[i], &p) != 0 || (algos[i] = gen_algo(&p)) == NULL) {
             if (rank == 0) fprintf(stderr, "bad schedule spec %s\n", specs[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -350,7 +359,7 @@ usage:
                 "[-f 2] [-d float] [-o sum] [-n 20] [-w 5] [-G 0|1] [-c 1] [-I 0|1] [-r 5] "
                 "[-C allreduce] [-S]\n"
                 "  SCHEDULE: a generated schedule, e.g. ar_direct:n=2:ch=16:proto=Simple (see "
-                "tests/runtime/gen.h)\n  -S: run every schedule at every size (sweep)\n");
+                "tests/runtime/gen.h), or an MSCCL XML file (FILE.xml)\n  -S: run every schedule at every size (sweep)\n");
     MPI_Finalize();
     return 2;
 }
