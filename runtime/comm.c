@@ -754,7 +754,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     weft_kargs ka;
     memset(&ka, 0, sizeof ka);
     ka.nsub = c->nsub;
-    int ncta = 0;
+    int ncta = 0, traced = 0;
     res = order_streams(c, stream);
     for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
         rt_rank *rr = &c->sub[s];
@@ -789,6 +789,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         if (c->trace)
             weft_rt_trace_launch(c, s, ai, call->count, call->dtype, call->op, call->inplace, &g,
                                  stream, &x->trace);
+        traced |= x->trace.rec != NULL;
         ka.cta_base[s] = ncta;
         ncta += rp->ntbs;
     }
@@ -801,7 +802,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     }
     int launched = 0;
     if (res == WEFT_OK) {
-        if (weft_rt_kernel_launch(ki, &ka, ncta, stream) != cudaSuccess)
+        if (weft_rt_kernel_launch(ki, traced, &ka, ncta, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
         else
             launched = 1;

@@ -20,10 +20,11 @@
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
  * and needs no fence.
  * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 fills
- * one record per step execution directly in global memory, its count kept in the CTA's header,
- * so that no register is held across a step for it (the interpreter is at its register limit);
- * off, it costs a test of a kernel parameter per step and per chunk. Waits add to the record
- * on the spin's slow path only. */
+ * one record per step execution directly in global memory, at index it * nsteps + s, so that no
+ * register is held across a step for it (the interpreter is at its register limit) and no load
+ * sits between one step's end and the next one's start. Off, nothing: untraced launches run
+ * the instantiation without tracing (TR = false). Waits add to the record on the spin's slow
+ * path only. */
 #ifndef WEFT_RT_INTERP_H
 #define WEFT_RT_INTERP_H
 
@@ -39,6 +40,77 @@
 #endif
 
 namespace weft_rt {
+
+/* ---- tracing (thread 0 of a CTA; see runtime/trace/trace_internal.h) ---------------------
+ * Free functions of values, never members: an out-of-line call that took the interpreter's
+ * `this` would put the whole object in local memory, and every member access of the data path
+ * with it, traced or not. Execution n of a tb (n = it * nsteps + s) owns record n. */
+/* t0: when the tb's previous step ended (trace_end_step's value; trace_entry's for the first). */
+template <class P>
+WEFT_COLD void trace_begin(weft_trace_dev tr, int tbi, uint32_t n, int s, int64_t it, uint64_t spos,
+                           uint64_t rpos, uint64_t t0) {
+    tr.hdr[tbi].n = n + 1; /* executions so far, recorded or not */
+    if (n >= tr.cap) return;
+    weft_trace_rec *r = tr.rec + (int64_t)tbi * tr.cap + n;
+    r->t0 = t0;
+    r->dep_ns = r->data_ns = r->credit_ns = r->bytes = 0;
+    r->step = s;
+    r->iter = (int32_t)it;
+    r->spos = (uint32_t)spos;
+    r->rpos = (uint32_t)rpos;
+    r->t1 = 0;
+}
+
+/* The record of the step running now (inside a step only), or NULL past the buffer's end. */
+WEFT_DEV weft_trace_rec *trace_cur(weft_trace_dev tr, int tbi) {
+    uint32_t n = tr.hdr[tbi].n - 1;
+    return n < tr.cap ? tr.rec + (int64_t)tbi * tr.cap + n : nullptr;
+}
+
+template <class P>
+WEFT_COLD void trace_waited(weft_trace_dev tr, int tbi, uint32_t what, uint64_t ns) {
+    weft_trace_rec *r = trace_cur(tr, tbi);
+    if (r == nullptr) return;
+    uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &r->dep_ns
+                  : what == WEFT_RT_WAIT_CREDIT ? &r->credit_ns
+                                                : &r->data_ns;
+    uint64_t v = *w + ns;
+    *w = v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+
+template <class P> WEFT_COLD void trace_bytes(weft_trace_dev tr, int tbi, int64_t bytes) {
+    if (weft_trace_rec *r = trace_cur(tr, tbi)) r->bytes += (uint32_t)bytes;
+}
+
+template <class P> WEFT_COLD uint64_t trace_end_step(weft_trace_dev tr, int tbi, uint32_t n) {
+    uint64_t t1 = P::now_ns();
+    if (n < tr.cap) tr.rec[(int64_t)tbi * tr.cap + n].t1 = t1;
+    return t1;
+}
+
+/* The CTA's header (docs: written by the CTA itself, at entry and at exit). */
+template <class P>
+WEFT_COLD uint64_t trace_entry(weft_trace_dev tr, int tbi, uint64_t spos, uint64_t rpos) {
+    weft_trace_tbhdr *h = tr.hdr + tbi;
+    uint64_t t = P::now_ns();
+    h->t_begin = t;
+    h->n = 0;
+    h->spos0 = (uint32_t)spos;
+    h->rpos0 = (uint32_t)rpos;
+    return t;
+}
+
+/* stopped: the CTA gave up in execution n, whose record gets its end time here. */
+template <class P> WEFT_COLD void trace_exit(weft_trace_dev tr, int tbi, bool stopped, uint32_t n) {
+    uint64_t t = P::now_ns();
+    if (stopped && n < tr.cap) {
+        weft_trace_rec *r = tr.rec + (int64_t)tbi * tr.cap + n;
+        if (r->t1 == 0) r->t1 = t;
+    }
+    weft_trace_tbhdr *h = tr.hdr + tbi;
+    h->t_end = t;
+    h->stopped = stopped ? 1u : 0u;
+}
 
 struct alignas(16) Pack {
     uint64_t lo, hi;
@@ -73,7 +145,10 @@ template <class T, class Op> WEFT_DEV uint64_t reduce_u64(uint64_t a, uint64_t b
     return a;
 }
 
-template <class P, class T, class Op> struct Interp {
+/* TR: this instantiation can trace (a.trace.rec decides per launch). The GPU builds every
+ * kernel twice and launches the TR = false one when the launch is not traced, so tracing costs
+ * an untraced call nothing: not a test, not a register, not a byte of code. */
+template <class P, class T, class Op, bool TR> struct Interp {
     static constexpr int SZ = sizeof(T);
     static constexpr int V = 16 / SZ;
     static constexpr int U = 4;  /* Simple: 16-byte packs in flight per thread */
@@ -89,8 +164,13 @@ template <class P, class T, class Op> struct Interp {
     weft_dconn sc, rc;
     uint64_t spos, rpos, credit; /* credit: the sender's last view of the receiver's head */
     int64_t it;
+    uint64_t tlast = 0; /* tracing (TR only): when the tb's last step ended */
 
     WEFT_DEV Interp(P &p_, const weft_rargs &a_, int tbi_) : p(p_), a(a_), tbi(tbi_) {}
+
+    WEFT_DEV bool traced() const {
+        return TR && a.trace.rec != nullptr;
+    }
 
     /* ---- watchdog ---------------------------------------------------------------------- */
     WEFT_DEV bool all_arrived() const {
@@ -134,7 +214,8 @@ template <class P, class T, class Op> struct Interp {
         bool armed = false;
         for (uint32_t n = 1;; n++) {
             if (ready()) {
-                if (a.trace.rec) trace_waited(what, P::now_ns() - first);
+                if (traced() && p.tid() == 0)
+                    trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
                 return true;
             }
             if ((n & 255) == 0) {
@@ -142,7 +223,8 @@ template <class P, class T, class Op> struct Interp {
                 uint32_t ab = P::ld_rlx32(abortw);
                 if (ab != 0) {
                     record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
-                    if (a.trace.rec) trace_waited(what, P::now_ns() - first);
+                    if (traced() && p.tid() == 0)
+                        trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
                     return false;
                 }
                 uint64_t now = P::now_ns();
@@ -157,7 +239,8 @@ template <class P, class T, class Op> struct Interp {
                         for (int q = 0; q < a.nranks; q++)
                             P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
                                         (uint32_t)a.rank + 1);
-                        if (a.trace.rec) trace_waited(what, now - first);
+                        if (traced() && p.tid() == 0)
+                            trace_waited<P>(a.trace, tbi, what, now - first);
                         return false;
                     }
                 }
@@ -305,7 +388,7 @@ template <class P, class T, class Op> struct Interp {
         for (int j = 0; j < st.cnt; j++) {
             ptrs(st, f, j, e0, en, islot, oslot, q);
             move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
-            if (a.trace.rec) trace_bytes(q.lim);
+            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, q.lim * SZ);
         }
         p.sync();
         if (p.tid() == 0) {
@@ -378,7 +461,7 @@ template <class P, class T, class Op> struct Interp {
             ptrs(st, f, j, e0, en, nullptr, nullptr, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
-            if (a.trace.rec) trace_bytes(slim);
+            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, slim * SZ);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
             const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
@@ -425,7 +508,8 @@ template <class P, class T, class Op> struct Interp {
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
     WEFT_DEV bool step(const weft_dstep &st, int s, int64_t e0, int64_t en) {
-        if (a.trace.rec && p.tid() == 0) trace_begin(s);
+        if (traced() && p.tid() == 0)
+            trace_begin<P>(a.trace, tbi, (uint32_t)(it * t.nsteps + s), s, it, spos, rpos, tlast);
         if (st.depid >= 0) {
             bool ok = true;
             if (p.tid() == 0) {
@@ -447,64 +531,9 @@ template <class P, class T, class Op> struct Interp {
             P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
             posted = true;
         }
-        if (a.trace.rec) trace_end_step();
+        if (traced() && p.tid() == 0)
+            tlast = trace_end_step<P>(a.trace, tbi, (uint32_t)(it * t.nsteps + s));
         return true;
-    }
-
-    /* ---- tracing (thread 0; see runtime/trace/trace_internal.h) ------------------------ */
-    /* This step's record: thread 0, tracing, and the buffer not full; else NULL. */
-    WEFT_DEV weft_trace_rec *trace_cur() const {
-        if (a.trace.rec == nullptr || p.tid() != 0) return nullptr;
-        uint32_t n = a.trace.hdr[tbi].n - 1; /* trace_begin counted this step */
-        return n < a.trace.cap ? a.trace.rec + (int64_t)tbi * a.trace.cap + n : nullptr;
-    }
-
-    WEFT_COLD void trace_begin(int s) {
-        uint32_t n = a.trace.hdr[tbi].n++;
-        if (n >= a.trace.cap) return; /* counted, not recorded */
-        weft_trace_rec *r = a.trace.rec + (int64_t)tbi * a.trace.cap + n;
-        r->t0 = P::now_ns();
-        r->dep_ns = r->data_ns = r->credit_ns = r->bytes = 0;
-        r->step = s;
-        r->iter = (int32_t)it;
-        r->spos = (uint32_t)spos;
-        r->rpos = (uint32_t)rpos;
-        r->t1 = 0;
-    }
-
-    WEFT_COLD void trace_waited(uint32_t what, uint64_t ns) {
-        weft_trace_rec *r = trace_cur();
-        if (r == nullptr) return;
-        uint32_t *w = what == WEFT_RT_WAIT_DEP      ? &r->dep_ns
-                      : what == WEFT_RT_WAIT_CREDIT ? &r->credit_ns
-                                                    : &r->data_ns;
-        uint64_t v = *w + ns;
-        *w = v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
-    }
-
-    WEFT_COLD void trace_bytes(int64_t elems) {
-        if (weft_trace_rec *r = trace_cur()) r->bytes += (uint32_t)(elems * SZ);
-    }
-
-    WEFT_COLD void trace_end_step() {
-        if (weft_trace_rec *r = trace_cur()) r->t1 = P::now_ns();
-    }
-
-    /* The CTA's header (docs: written by the CTA itself, at entry and at exit). */
-    WEFT_COLD void trace_entry() {
-        weft_trace_tbhdr *h = a.trace.hdr + tbi;
-        h->t_begin = P::now_ns();
-        h->n = 0;
-        h->spos0 = (uint32_t)spos;
-        h->rpos0 = (uint32_t)rpos;
-    }
-
-    WEFT_COLD void trace_exit(bool stopped) {
-        weft_trace_rec *r = trace_cur();
-        if (r && r->t1 == 0) r->t1 = P::now_ns(); /* the step that gave up */
-        weft_trace_tbhdr *h = a.trace.hdr + tbi;
-        h->t_end = P::now_ns();
-        h->stopped = stopped ? 1u : 0u;
     }
 
     WEFT_DEV void run() {
@@ -524,19 +553,19 @@ template <class P, class T, class Op> struct Interp {
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         credit = 0;
-        const bool tr = a.trace.rec && p.tid() == 0;
-        if (tr) trace_entry();
+        const bool tr = traced() && p.tid() == 0;
+        if (tr) tlast = trace_entry<P>(a.trace, tbi, spos, rpos);
         for (it = 0; it < a.niter; it++) {
             int64_t e0 = it * a.E, en = a.C - e0 < a.E ? a.C - e0 : a.E;
             for (int s = 0; s < t.nsteps; s++) {
                 weft_dstep st = steps[s];
                 if (!step(st, s, e0, en)) {
-                    if (tr) trace_exit(true);
+                    if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(it * t.nsteps + s));
                     return;
                 }
             }
         }
-        if (tr) trace_exit(false);
+        if (tr) trace_exit<P>(a.trace, tbi, false, 0);
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
          * The next call's base; a release when this call posted progress (a waiter may read
          * this value instead of the post it waited for). No barrier, no fence otherwise: only

@@ -129,7 +129,7 @@ struct DevPlat {
     }
 };
 
-template <class T, class Op>
+template <class T, class Op, bool TR>
 __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 1)
     weft_interp(const __grid_constant__ weft_kargs ka) {
     int b = blockIdx.x;
@@ -143,15 +143,23 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 1)
     }
     __shared__ const char *sred[WEFT_RT_MAX_FUSE];
     DevPlat p{sred};
-    weft_rt::Interp<DevPlat, T, Op> in(p, *ra, b);
+    weft_rt::Interp<DevPlat, T, Op, TR> in(p, *ra, b);
     in.run();
 }
 
 using namespace weft_rt;
-const void *const kernel_fns[WEFT_RT_NKERNELS] = {
-#define WEFT_X_(i, T, Op) (const void *)weft_interp<T, Op>,
-    WEFT_RT_KERNEL_LIST(WEFT_X_)
+/* [0]: untraced launches, no tracing code at all; [1]: launches that record a trace. */
+const void *const kernel_fns[2][WEFT_RT_NKERNELS] = {
+    {
+#define WEFT_X_(i, T, Op) (const void *)weft_interp<T, Op, false>,
+        WEFT_RT_KERNEL_LIST(WEFT_X_)
 #undef WEFT_X_
+    },
+    {
+#define WEFT_X_(i, T, Op) (const void *)weft_interp<T, Op, true>,
+        WEFT_RT_KERNEL_LIST(WEFT_X_)
+#undef WEFT_X_
+    },
 };
 
 /* ---- avg: the sum, then divided by the rank count as NCCL defines ncclAvg -------------- */
@@ -186,22 +194,28 @@ static_assert(sizeof(weft_kargs) < 4096, "kernel arguments too large");
 
 extern "C" {
 
-cudaError_t weft_rt_kernel_launch(int index, const weft_kargs *ka, int nblocks,
+cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, int nblocks,
                                   cudaStream_t stream) {
     if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1) return cudaErrorInvalidValue;
     void *args[] = {(void *)ka};
-    return cudaLaunchKernel(kernel_fns[index], dim3((unsigned)nblocks), dim3(WEFT_RT_NTHREADS),
-                            args, 0, stream);
+    return cudaLaunchKernel(kernel_fns[traced ? 1 : 0][index], dim3((unsigned)nblocks),
+                            dim3(WEFT_RT_NTHREADS), args, 0, stream);
 }
 
 int weft_rt_kernel_max_blocks(int index) {
     int dev = 0, sms = 0, per = 0;
     if (index < 0 || index >= WEFT_RT_NKERNELS) return 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel_fns[index], WEFT_RT_NTHREADS,
-                                                      0) != cudaSuccess)
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
+    /* Both variants of the kernel: a call must fit whether it is traced or not. */
+    for (int v = 0; v < 2; v++) {
+        int pv = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernel_fns[v][index],
+                                                          WEFT_RT_NTHREADS, 0) != cudaSuccess)
+            return 0;
+        per = v == 0 || pv < per ? pv : per;
+    }
     return sms * per;
 }
 

@@ -15,8 +15,10 @@ extern "C" {
 /* Opaque storage for an ncclDevComm (C code cannot name its C++ members). */
 #define WEFT_RT_DEVCOMM_BYTES 1024
 
-/* Kernel `index` (weft_rt_kernel_index) with nblocks CTAs of WEFT_RT_NTHREADS threads. */
-cudaError_t weft_rt_kernel_launch(int index, const weft_kargs *ka, int nblocks,
+/* Kernel `index` (weft_rt_kernel_index) with nblocks CTAs of WEFT_RT_NTHREADS threads; traced
+ * picks the variant that records (any rank of ka has trace.rec set), else the one without any
+ * tracing code. */
+cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, int nblocks,
                                   cudaStream_t stream);
 /* CTAs of kernel `index` that can be resident at once on the current device. */
 int weft_rt_kernel_max_blocks(int index);

@@ -19,7 +19,8 @@ extern "C" {
  * only the CTA's thread 0 writes, so no atomics are needed. Executions past `cap` are counted,
  * never written. Times are the GPU's %globaltimer (ns). */
 typedef struct weft_trace_rec {
-    uint64_t t0; /* entry into the step, before its dependency wait */
+    uint64_t t0; /* the end of the tb's previous step (the CTA's entry for its first): a tb's
+                  * records tile its time, the step's own setup and the loop's included */
     uint64_t t1; /* after the step published its result (tail, head, progress) */
     uint32_t dep_ns, data_ns, credit_ns; /* time spent waiting; saturate at 2^32-1 */
     uint32_t bytes;                      /* payload bytes the step moved (valid elements) */

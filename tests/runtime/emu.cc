@@ -131,8 +131,13 @@ using CtaFn = void (*)(const weft_rargs *, int, CtaSync *, int, int);
 template <class T, class Op>
 void cta_thread(const weft_rargs *a, int tb, CtaSync *cs, int t, int n) {
     HostPlat p{cs, t, n, 0};
-    weft_rt::Interp<HostPlat, T, Op> in(p, *a, tb);
-    in.run();
+    if (a->trace.rec != nullptr) { /* as the GPU: the tracing variant only when traced */
+        weft_rt::Interp<HostPlat, T, Op, true> in(p, *a, tb);
+        in.run();
+    } else {
+        weft_rt::Interp<HostPlat, T, Op, false> in(p, *a, tb);
+        in.run();
+    }
 }
 
 using namespace weft_rt;

@@ -22,7 +22,7 @@ def events(prefix):
 
 
 def traced(out, name):
-    calls, tbsum = {}, {}
+    calls, tbsum, tbspan = {}, {}, {}
     for f in sorted(glob.glob(os.path.join(out, name + '.rank*.json'))):
         for e in json.load(open(f))['traceEvents']:
             if e.get('ph') != 'X':
@@ -33,28 +33,39 @@ def traced(out, name):
             elif e['cat'] == 'weft.step':
                 k = (a['call'], e['pid'], e['tid'])
                 tbsum[k] = tbsum.get(k, 0.0) + e['dur']
-    busiest = {}
+                lo, hi = tbspan.get(k, (e['ts'], e['ts'] + e['dur']))
+                tbspan[k] = (min(lo, e['ts']), max(hi, e['ts'] + e['dur']))
+    # The busiest tb per call and rank, and its span (first step in to last step out): the
+    # kernel time minus that span is CTA start skew and exit; the span minus the sum is the
+    # time between the tb's steps.
+    busiest, bspan = {}, {}
     for (c, r, tb), s in tbsum.items():
-        busiest[(c, r)] = max(busiest.get((c, r), 0.0), s)
+        if s >= busiest.get((c, r), -1.0):
+            busiest[(c, r)] = s
+            lo, hi = tbspan[(c, r, tb)]
+            bspan[(c, r)] = hi - lo
     ev = events(os.path.join(out, name + '_ev'))
     rows, worst = {}, None
     for (c, r), (kern, algo) in sorted(calls.items()):
         b = ev.get((c, r), (None, float('nan'), '-'))
         ratio = busiest.get((c, r), 0.0) / kern if kern > 0 else 1.0
         worst = ratio if worst is None else min(worst, ratio)
-        x = rows.setdefault((b[0], algo), {'k': [], 's': [], 'r': [], 'e': []})
+        x = rows.setdefault((b[0], algo), {'k': [], 's': [], 'p': [], 'r': [], 'e': []})
         x['k'].append(kern)
         x['s'].append(busiest.get((c, r), 0.0))
+        x['p'].append(bspan.get((c, r), 0.0))
         x['r'].append(ratio)
         x['e'].append(b[1])
     print("== %s: %d calls x ranks traced" % (name, len(calls)))
-    print("%11s  %-28s %5s %11s %11s %9s %11s" % ("bytes", "algorithm", "n", "kernel us",
-          "tb sum us", "min ratio", "event us"))
+    print("%11s  %-28s %5s %10s %10s %10s %9s %9s %10s" % ("bytes", "algorithm", "n",
+          "kernel us", "tb span us", "tb sum us", "min ratio", "sum/sum", "event us"))
     med = statistics.median
     for (b, algo) in sorted(rows, key=lambda k: (k[0] or 0, k[1])):
         x = rows[(b, algo)]
-        print("%11s  %-28s %5d %11.3f %11.3f %9.3f %11.3f" % (b, algo, len(x['k']), med(x['k']),
-              med(x['s']), min(x['r']), med(x['e'])))
+        # sum/sum: all calls' busiest-tb step time over all their kernel time, for this size
+        agg = sum(x['s']) / sum(x['k']) if sum(x['k']) > 0 else 1.0
+        print("%11s  %-28s %5d %10.3f %10.3f %10.3f %9.3f %9.3f %10.3f" % (b, algo, len(x['k']),
+              med(x['k']), med(x['p']), med(x['s']), min(x['r']), agg, med(x['e'])))
     if worst is None:
         print("no calls traced")
         return False

@@ -51,9 +51,10 @@ check() {
   "$DIR/weft" trace merge "$OUT/$name".rank*.json -o "$OUT/$name.merged.json" || fail=1
   python3 "$DIR/chrome_check.py" "$OUT/$name".rank*.json "$OUT/$name.merged.json" >>"$SUM" 2>&1 || fail=1
 }
+[ -x "$DIR/timer_probe" ] && note "$("$DIR/timer_probe" 2>&1)"
 gt single gpu_trace 1 0 "$SIZES" 5
 check single
-gt mpi gpu_trace 1 1 16M,256M 3
+gt mpi gpu_trace 1 1 "$SIZES" 3
 check mpi
 # The cost: alternating processes, base (if any) / instrumented untraced / traced.
 for rep in 1 2; do

@@ -8,7 +8,7 @@ build=$1 dir=$2 base=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 mkdir -p "$dir"
-cp "$build/tests/trace/gpu_trace" "$build/tools/weft" "$dir/"
+cp "$build/tests/trace/gpu_trace" "$build/tests/trace/timer_probe" "$build/tools/weft" "$dir/"
 cp "$here/chrome_check.py" "$here/gpu_compare.py" "$here/gpu_trace_check.sh" "$dir/"
 [ -z "$base" ] || cp "$base" "$dir/gpu_trace_base"
 "$dir/weft" compile "$root/algorithms/allreduce_ring.weft" -D N=2 -D ANYN=1 -o "$dir/ring2.xml"
