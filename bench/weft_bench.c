@@ -1,6 +1,7 @@
 /* weft_bench.c — weft against NCCL in nccl-tests' conventions: the same buffers, interleaved
  * rounds in one run, both printed with the ratio. One process per GPU under mpirun. */
 #include "comm_internal.h"
+#include "registry_internal.h"
 #include "gen.h"
 #include "gpu_util.h"
 
@@ -93,6 +94,9 @@ int main(int argc, char **argv) {
     const char *specs[MAXA];
     size_t lo[MAXA], hi[MAXA];
     int nspecs = 0;
+    /* -L: an algorithm folder as libweft_nccl.so loads it; the registry picks per size. */
+    const char *libpaths = NULL;
+    weft_registry *libbase = NULL, *lib = NULL;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -125,6 +129,8 @@ int main(int argc, char **argv) {
             coll = (weft_coll)weft_coll_from_name(v), i++;
         else if (!strcmp(a, "-S"))
             sweep = 1;
+        else if (!strcmp(a, "-L"))
+            libpaths = v, i++;
         else if (!strcmp(a, "-A") && nspecs < MAXA) {
             /* spec[@lo-hi]: the byte range the schedule serves (default: all) */
             char *s = strdup(v), *at = strchr(s, '@');
@@ -140,7 +146,8 @@ int main(int argc, char **argv) {
         } else
             goto usage;
     }
-    if (dt < 0 || op < 0 || (int)coll < 0 || nspecs == 0 || rounds < 1 || rounds > 16 || world < 2)
+    if (dt < 0 || op < 0 || (int)coll < 0 || (nspecs == 0) == (libpaths == NULL) || rounds < 1 ||
+        rounds > 16 || world < 2)
         goto usage;
 
     int ndev = 0;
@@ -154,7 +161,36 @@ int main(int argc, char **argv) {
     NC(ncclCommInitRank(&comm, world, id, rank));
 
     weft_algo *algos[MAXA];
-    for (int i = 0; i < nspecs; i++) {
+    if (libpaths) {
+        /* The shim's view of the folder: every file loaded and verified, the .weft sources
+         * compiled for this rank count; the algorithms are the registry's (not freed here). */
+        weft_diag *ld = weft_diag_new();
+        if (weft_registry_new(&libbase) != WEFT_OK ||
+            weft_registry_load(libbase, libpaths, ld) != WEFT_OK ||
+            weft_registry_for_ranks(libbase, world, &lib, ld) != WEFT_OK) {
+            if (rank == 0) weft_diag_print(ld, stderr, WEFT_SEV_WARNING);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        /* Errors only: the MSCCL-runtime limit warnings of the library's wide files are not
+         * this run's business (weft verify and weft library print them). */
+        if (rank == 0) weft_diag_print(ld, stderr, WEFT_SEV_ERROR);
+        weft_diag_free(ld);
+        size_t n = weft_registry_size(lib);
+        if (n > MAXA) {
+            if (rank == 0)
+                fprintf(stderr, "%s: %zu algorithms for %d ranks, at most %d\n", libpaths, n, world,
+                        MAXA);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        for (size_t i = 0; i < n; i++)
+            algos[i] = (weft_algo *)weft_registry_get(lib, i);
+        nspecs = (int)n;
+        if (rank == 0)
+            printf("# -L %s: %d algorithms for %d ranks; each size runs the one the registry "
+                   "selects (as libweft_nccl.so would), sizes it leaves to NCCL are listed\n",
+                   libpaths, nspecs, world);
+    }
+    for (int i = 0; i < nspecs && !libpaths; i++) {
         gen_params p;
         size_t sl = strlen(specs[i]);
         if (sl > 4 && strcmp(specs[i] + sl - 4, ".xml") == 0) {
@@ -220,7 +256,19 @@ int main(int argc, char **argv) {
         impl im[MAXA + 1];
         int nim = 0;
         im[nim++].algo = -1;
-        for (int i = 0; i < nspecs; i++) {
+        if (lib) {
+            weft_call sc = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world};
+            const char *why = NULL;
+            int ai = weft_registry_select(lib, &sc, &why);
+            if (ai >= 0 && weft_rt_algo_eligible(wc, ai))
+                im[nim++].algo = ai;
+            else if (rank == 0)
+                printf("%12zu %12zu %8s %6s   NCCL serves it: %s\n", bytes,
+                       count * (mult ? (size_t)world : 1), dnames[dt], onames[op],
+                       ai >= 0 ? "the selected algorithm cannot run on this communicator"
+                               : (why ? why : "no algorithm fits"));
+        }
+        for (int i = 0; i < nspecs && !lib; i++) {
             if (algos[i]->coll != coll || !weft_rt_algo_eligible(wc, i)) continue;
             if (!(inplace ? algos[i]->inplace : algos[i]->outofplace)) continue;
             if (!sweep && (bytes < lo[i] || bytes > hi[i])) continue;
@@ -348,18 +396,27 @@ int main(int argc, char **argv) {
                sum_w / nsum, sum_n / nsum);
     weft_rt_detach(wc);
     ncclCommDestroy(comm);
-    for (int i = 0; i < nspecs; i++)
-        weft_algo_free(algos[i]);
+    if (lib) {
+        weft_registry_free(lib);
+        weft_registry_free(libbase);
+    } else {
+        for (int i = 0; i < nspecs; i++)
+            weft_algo_free(algos[i]);
+    }
     MPI_Finalize();
     return 0;
 usage:
     if (rank == 0)
         fprintf(stderr,
-                "usage: mpirun -np N weft_bench -A SCHEDULE[@MIN-MAX] [-A ...] [-b 8] [-e 256M] "
+                "usage: mpirun -np N weft_bench {-A SCHEDULE[@MIN-MAX] [-A ...] | -L PATHS} [-b 8] "
+                "[-e 256M] "
                 "[-f 2] [-d float] [-o sum] [-n 20] [-w 5] [-G 0|1] [-c 1] [-I 0|1] [-r 5] "
                 "[-C allreduce] [-S]\n"
                 "  SCHEDULE: a generated schedule, e.g. ar_direct:n=2:ch=16:proto=Simple (see "
-                "tests/runtime/gen.h), or an MSCCL XML file (FILE.xml)\n  -S: run every schedule at every size (sweep)\n");
+                "tests/runtime/gen.h), or an MSCCL XML file (FILE.xml)\n  -L PATHS: folders/files "
+                "of .xml and .weft algorithms as "
+                "WEFT_ALGO_DIR takes them; each size runs what the registry selects\n"
+                "  -S: run every schedule at every size (sweep)\n");
     MPI_Finalize();
     return 2;
 }

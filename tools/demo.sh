@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh — weft's main job: builds weft, compiles, verifies and CPU-executes the algorithm library
-# and the msccl-tools examples (a table), then shows and checks every schedule of the conformance
-# corpus (later: on a GPU machine, runs them against NCCL).
+# and the msccl-tools examples (a table); shows, round-trips, verifies and CPU-executes every
+# schedule of the conformance corpus; on a GPU machine then runs the library against NCCL
+# (tools/demo_gpu.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=${WEFT_SHARED_DIR:-$root/../shared}
@@ -15,16 +16,16 @@ echo "== the algorithm library and the msccl-tools examples (weft library)"
 lib_rc=0
 (cd "$root" && "$weft" library algorithms examples) || lib_rc=$?
 
-if [ ! -d "$shared/conformance" ]; then
-  echo "demo: no conformance corpus at $shared/conformance (set WEFT_SHARED_DIR); stopping here"
-  exit "$lib_rc"
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Every schedule: its summary, then a canonical rewrite that must read back to the same bytes.
+# Every schedule of others: its summary, the verifier's proof, a run on the CPU executor, then a
+# canonical rewrite that must read back to the same bytes.
 n=0 bad=0
+[ -d "$shared/conformance" ] ||
+  echo "demo: no conformance corpus at $shared/conformance (set WEFT_SHARED_DIR): skipped"
 for f in "$shared"/conformance/*/*.xml; do
+  [ -e "$f" ] || continue
   n=$((n + 1))
   rel=${f#"$shared"/conformance/}
   echo
@@ -33,6 +34,10 @@ for f in "$shared"/conformance/*/*.xml; do
     echo "demo: weft show failed on $rel"
     bad=$((bad + 1))
     continue
+  fi
+  if ! "$weft" verify "$f" || ! "$weft" run --cpu "$f" --count 1000 --type half --op sum; then
+    echo "demo: weft verify or run --cpu failed on $rel"
+    bad=$((bad + 1))
   fi
   if "$weft" fmt "$f" -o "$tmp/a.xml" && "$weft" fmt "$tmp/a.xml" -o "$tmp/b.xml" &&
      cmp -s "$tmp/a.xml" "$tmp/b.xml"; then
@@ -47,5 +52,9 @@ for f in "$shared"/conformance/*/*.xml; do
   fi
 done
 echo
-echo "demo: $n conformance schedules shown and round-tripped, $bad failed"
-[ "$bad" -eq 0 ] && [ "$lib_rc" -eq 0 ]
+echo "demo: $n conformance schedules shown, round-tripped, verified and run on the CPU, $bad failed"
+
+# On a machine with GPUs: the library against NCCL (skips, saying why, without them).
+gpu_rc=0
+bash "$root/tools/demo_gpu.sh" "$root/build" "$root/algorithms" || gpu_rc=$?
+[ "$bad" -eq 0 ] && [ "$lib_rc" -eq 0 ] && [ "$gpu_rc" -eq 0 ]
