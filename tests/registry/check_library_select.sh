@@ -1,13 +1,13 @@
 #!/bin/sh
 # check_library_select.sh — which algorithm of the library (../../algorithms, instantiated for the
 # communicator size as libweft_nccl.so does) `weft select` picks for every nccl-tests size of
-# allreduce, allgather, reducescatter and alltoall on 2, 4 and 8 ranks, in both buffer modes,
-# condensed into size ranges, against library_select.golden (run in tests/registry; WEFT_BIN is
+# allreduce, allgather, reducescatter, alltoall and broadcast (root 0) on 2, 4 and 8 ranks, in both
+# buffer modes, condensed into size ranges, against library_select.golden (run in tests/registry; WEFT_BIN is
 # the weft binary). Regenerate: WEFT_BIN=... sh check_library_select.sh --print > library_select.golden
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for n in 2 4 8; do
-    for c in allreduce allgather reducescatter alltoall; do
+    for c in allreduce allgather reducescatter alltoall broadcast; do
         "$WEFT_BIN" select -d ../../algorithms "$c" --ranks "$n" --sweep --both 2>/dev/null ||
             echo "weft select $c --ranks $n: exit $?"
     done
