@@ -32,7 +32,8 @@ static void entry_free(weft_diag_entry *e) {
 
 void weft_diag_clear(weft_diag *d) {
     if (d == NULL) return;
-    for (size_t i = 0; i < d->n; i++) entry_free(&d->v[i]);
+    for (size_t i = 0; i < d->n; i++)
+        entry_free(&d->v[i]);
     d->n = 0;
     memset(d->counts, 0, sizeof d->counts);
 }
@@ -120,9 +121,11 @@ char *weft_diag_format(const weft_diag_entry *e) {
     if (out == NULL) return head;
     char *p = out;
     p += sprintf(p, "%s\n  %s\n  ", head, e->source);
-    for (size_t i = 0; i < pad; i++) *p++ = (i < srclen && e->source[i] == '\t') ? '\t' : ' ';
+    for (size_t i = 0; i < pad; i++)
+        *p++ = (i < srclen && e->source[i] == '\t') ? '\t' : ' ';
     *p++ = '^';
-    for (int i = 1; i < e->caret_len; i++) *p++ = '~';
+    for (int i = 1; i < e->caret_len; i++)
+        *p++ = '~';
     *p = '\0';
     free(head);
     return out;
@@ -137,7 +140,8 @@ void weft_diag_print(const weft_diag *d, FILE *out, weft_severity min_sev) {
         free(s);
     }
     size_t dropped = 0;
-    for (int s = 0; s <= (int)min_sev && s < 4; s++) dropped += d->counts[s];
+    for (int s = 0; s <= (int)min_sev && s < 4; s++)
+        dropped += d->counts[s];
     size_t shown = 0;
     for (size_t i = 0; i < d->n; i++)
         if (d->v[i].sev <= min_sev) shown++;

@@ -7,7 +7,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_ready;
 static weft_log_level log_level = WEFT_LOG_WARN;

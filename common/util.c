@@ -42,7 +42,8 @@ char *weft_asprintf(const char *fmt, ...) {
 int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz) {
     if (n < *cap) return 0;
     size_t ncap = *cap ? *cap * 2 : 8;
-    while (ncap <= n) ncap *= 2;
+    while (ncap <= n)
+        ncap *= 2;
     if (ncap > SIZE_MAX / sz) return -1;
     void *p = realloc(*ptr, ncap * sz);
     if (p == NULL) return -1;

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
-#define WEFT_API __attribute__((visibility("default")))
+#define WEFT_API          __attribute__((visibility("default")))
 #define WEFT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define WEFT_API
@@ -86,9 +86,9 @@ typedef enum weft_severity {
 
 typedef struct weft_diag_entry {
     weft_severity sev;
-    char *file;    /* may be NULL */
-    int line;      /* 1-based, 0 = none */
-    int col;       /* 1-based, 0 = none */
+    char *file; /* may be NULL */
+    int line;   /* 1-based, 0 = none */
+    int col;    /* 1-based, 0 = none */
     char *msg;
     char *source;  /* the source line for a caret, or NULL */
     int caret_len; /* length of the underlined span, >= 1 when source is set */
@@ -133,7 +133,7 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(DEBUG_FILE, "WEFT_DEBUG_FILE", NULL, "write the log to this file (%h host, %p pid)")         \
     X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it")   \
     X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL, "watchdog: abort a stalled collective after this")      \
-    X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K")         \
+    X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K")          \
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \
       "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)")        \
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \

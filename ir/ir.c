@@ -66,7 +66,8 @@ int32_t weft_algo_chunks_per_seg(const weft_algo *a) {
 int64_t weft_algo_nsteps(const weft_algo *a) {
     int64_t n = 0;
     for (int32_t r = 0; r < a->ngpus; r++)
-        for (int32_t t = 0; t < a->gpus[r].ntbs; t++) n += a->gpus[r].tbs[t].nsteps;
+        for (int32_t t = 0; t < a->gpus[r].ntbs; t++)
+            n += a->gpus[r].tbs[t].nsteps;
     return n;
 }
 
@@ -85,19 +86,22 @@ weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus, int32_
     a->ngpus = ngpus;
     a->nchunksperloop = nchunksperloop;
     a->outofplace = 1;
-    for (int32_t r = 0; r < ngpus; r++) a->gpus[r].id = r;
+    for (int32_t r = 0; r < ngpus; r++)
+        a->gpus[r].id = r;
     return a;
 }
 
 static void gpu_free(weft_gpu *g) {
-    for (int32_t t = 0; t < g->ntbs; t++) free(g->tbs[t].steps);
+    for (int32_t t = 0; t < g->ntbs; t++)
+        free(g->tbs[t].steps);
     free(g->tbs);
 }
 
 void weft_algo_free(weft_algo *a) {
     if (a == NULL) return;
     if (a->gpus)
-        for (int32_t r = 0; r < a->ngpus; r++) gpu_free(&a->gpus[r]);
+        for (int32_t r = 0; r < a->ngpus; r++)
+            gpu_free(&a->gpus[r]);
     free(a->gpus);
     free(a->name);
     free(a->file);
@@ -119,8 +123,7 @@ weft_tb *weft_gpu_add_tb(weft_gpu *g, int32_t send, int32_t recv, int32_t chan) 
 
 int32_t weft_tb_add_step(weft_tb *tb, const weft_step *s) {
     size_t cap = (size_t)tb->cap;
-    if (weft_grow((void **)&tb->steps, &cap, (size_t)tb->nsteps, sizeof *tb->steps) != 0)
-        return -1;
+    if (weft_grow((void **)&tb->steps, &cap, (size_t)tb->nsteps, sizeof *tb->steps) != 0) return -1;
     tb->cap = (int32_t)cap;
     tb->steps[tb->nsteps] = *s;
     return tb->nsteps++;

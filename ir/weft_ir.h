@@ -1,4 +1,5 @@
-/* weft_ir.h — the MSCCL XML IR: types, tables, reader, writer, validation, verifier, CPU executor. */
+/* weft_ir.h — the MSCCL XML IR: types, tables, reader, writer, validation, verifier, CPU executor.
+ */
 #ifndef WEFT_IR_H
 #define WEFT_IR_H
 
@@ -75,7 +76,7 @@ typedef struct weft_step {
 } weft_step;
 
 typedef struct weft_tb {
-    int32_t id; /* == its index in gpu->tbs */
+    int32_t id;         /* == its index in gpu->tbs */
     int32_t send, recv; /* peer rank or -1 */
     int32_t chan;
     int32_t nsteps, cap;

@@ -53,10 +53,10 @@ typedef enum weft_step_type {
         WEFT_STEP_COUNT
 } weft_step_type;
 
-#define WEFT_STEP_F_RECV 1u
-#define WEFT_STEP_F_SEND 2u
-#define WEFT_STEP_F_REDUCE 4u
-#define WEFT_STEP_F_WRITE 8u
+#define WEFT_STEP_F_RECV      1u
+#define WEFT_STEP_F_SEND      2u
+#define WEFT_STEP_F_REDUCE    4u
+#define WEFT_STEP_F_WRITE     8u
 #define WEFT_STEP_F_READS_SRC 16u
 
 WEFT_HD unsigned weft_step_flags(weft_step_type t) {

@@ -4,14 +4,14 @@
 #define WEFT_TOOLS_COMMANDS_H
 
 #define WEFT_COMMANDS(X)                                                                           \
-    X(env, "list the environment variables weft reads, with their values")                       \
+    X(env, "list the environment variables weft reads, with their values")                         \
     X(show, "print an XML algorithm per rank and tb, with a summary")                              \
-    X(fmt, "rewrite an XML algorithm in the canonical MSCCL-loadable shape")                      \
-    X(verify, "prove XML algorithms correct, deadlock-free and race-free, offline")             \
-    X(run, "execute an XML algorithm with real data and check the result (--cpu)")              \
-    X(compile, "compile a .weft program to MSCCL XML")                                          \
-    X(select, "which loaded algorithm serves a collective call, or why NCCL does")              \
-    X(library, "compile, verify and CPU-execute the algorithm library; print a table")           \
+    X(fmt, "rewrite an XML algorithm in the canonical MSCCL-loadable shape")                       \
+    X(verify, "prove XML algorithms correct, deadlock-free and race-free, offline")                \
+    X(run, "execute an XML algorithm with real data and check the result (--cpu)")                 \
+    X(compile, "compile a .weft program to MSCCL XML")                                             \
+    X(select, "which loaded algorithm serves a collective call, or why NCCL does")                 \
+    X(library, "compile, verify and CPU-execute the algorithm library; print a table")             \
     X(trace, "summarize, check and merge per-step timeline traces (WEFT_TRACE)")
 
 #define WEFT_X_(n, s) int weft_cmd_##n(int argc, char **argv);

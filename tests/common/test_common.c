@@ -8,8 +8,7 @@
 static void test_diag(void) {
     weft_diag *d = weft_diag_new();
     weft_diag_add(d, WEFT_SEV_ERROR, "a.xml", 12, 0, "missing attribute '%s'", "cnt");
-    weft_diag_add_src(d, WEFT_SEV_WARNING, "b.weft", 3, 5, "let x = y + 1", 1, "unused '%s'",
-                      "x");
+    weft_diag_add_src(d, WEFT_SEV_WARNING, "b.weft", 3, 5, "let x = y + 1", 1, "unused '%s'", "x");
     weft_diag_add(d, WEFT_SEV_NOTE, NULL, 0, 0, "plain");
     CHECK(weft_diag_size(d) == 3);
     CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 1);
@@ -23,7 +22,8 @@ static void test_diag(void) {
     CHECK_STR(s, "note: plain");
     free(s);
     /* Bounded: garbage input cannot grow the collector without limit. */
-    for (int i = 0; i < 3 * WEFT_DIAG_MAX; i++) weft_diag_add(d, WEFT_SEV_ERROR, "x", i, 0, "e");
+    for (int i = 0; i < 3 * WEFT_DIAG_MAX; i++)
+        weft_diag_add(d, WEFT_SEV_ERROR, "x", i, 0, "e");
     CHECK(weft_diag_size(d) == WEFT_DIAG_MAX);
     CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 1 + 3 * WEFT_DIAG_MAX);
     weft_diag_free(d);

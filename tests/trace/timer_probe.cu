@@ -23,7 +23,7 @@ int main() {
         printf("timer_probe: no GPU\n");
         return 77;
     }
-    probe<<<1, 1>>>(d);  // first launch warms the kernel up
+    probe<<<1, 1>>>(d); // first launch warms the kernel up
     probe<<<1, 1>>>(d);
     if (cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess) {
         printf("timer_probe: %s\n", cudaGetErrorString(cudaGetLastError()));
