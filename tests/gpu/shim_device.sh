@@ -96,7 +96,7 @@ for arg in "$@"; do
     ov overhead.attached_fallback "LD_PRELOAD=$lib WEFT_ALGO_DIR=$fb WEFT_DEBUG=INFO WEFT_DEBUG_FILE=$out/overhead.attached.%h.%p.log"
     ov overhead.not_attached "LD_PRELOAD=$lib WEFT_ALGO_DIR=/nonexistent/weft" ;;
   compare)
-    for c in all_reduce all_gather reduce_scatter alltoall; do
+    for c in all_reduce all_gather reduce_scatter alltoall broadcast; do
       for i in $(seq "${COMPARE_REPS:-2}"); do
         nt "$c.cmp.nccl.$i" "" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
         nt "$c.cmp.weft.$i" "LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
