@@ -2,25 +2,8 @@
 # run_expected.sh — data-driven diagnostics test: runs `weft fmt NAME.xml` in the file's folder and
 # compares what it prints on stderr with NAME.expected byte for byte, and its exit code.
 #   run_expected.sh WEFT FILE.xml EXIT [--update]   one file (--update rewrites NAME.expected)
-#   run_expected.sh --check-dir DIR MIN             DIR holds >= MIN .xml files, each with .expected
 # Files whose name contains "verbose" run with -v (info notes shown).
 set -u
-if [ "${1:-}" = "--check-dir" ]; then
-  dir=$2 min=$3 n=0 bad=0
-  for f in "$dir"/*.xml; do
-    [ -e "$f" ] || continue
-    n=$((n + 1))
-    [ -f "${f%.xml}.expected" ] || { echo "missing ${f%.xml}.expected"; bad=1; }
-  done
-  for e in "$dir"/*.expected; do
-    [ -e "$e" ] || continue
-    [ -f "${e%.expected}.xml" ] || { echo "orphan $e"; bad=1; }
-  done
-  [ "$n" -ge "$min" ] || { echo "only $n files in $dir, want at least $min"; bad=1; }
-  echo "$n files in $dir"
-  exit $bad
-fi
-
 weft=$1 file=$2 want=$3 update=${4:-}
 dir=$(dirname "$file")
 name=$(basename "$file" .xml)

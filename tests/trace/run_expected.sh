@@ -3,23 +3,7 @@
 # folder and compares what it prints on stderr with NAME.expected byte for byte; it must exit 1
 # and print nothing on stdout.
 #   run_expected.sh WEFT FILE.json [--update]   one file (--update rewrites NAME.expected)
-#   run_expected.sh --check-dir DIR MIN          DIR holds >= MIN .json files, each with .expected
 set -u
-if [ "${1:-}" = "--check-dir" ]; then
-  dir=$2 min=$3 n=0 bad=0
-  for f in "$dir"/*.json; do
-    [ -e "$f" ] || continue
-    n=$((n + 1))
-    [ -f "${f%.json}.expected" ] || { echo "missing ${f%.json}.expected"; bad=1; }
-  done
-  for e in "$dir"/*.expected; do
-    [ -e "$e" ] || continue
-    [ -f "${e%.expected}.json" ] || { echo "orphan $e"; bad=1; }
-  done
-  [ "$n" -ge "$min" ] || { echo "only $n files in $dir, want at least $min"; bad=1; }
-  echo "$n files in $dir"
-  exit $bad
-fi
 weft=$1 file=$2 update=${3:-}
 dir=$(dirname "$file")
 name=$(basename "$file" .json)

@@ -3,24 +3,7 @@
 # compares stdout+stderr with NAME.expected byte for byte, and the exit code with EXIT.
 #   run_expected.sh WEFT verify FILE.xml EXIT [--update]   weft verify [NAME.args] NAME.xml
 #   run_expected.sh WEFT run FILE.xml EXIT [--update]      weft run --cpu NAME.xml [NAME.args]
-#   run_expected.sh --check-dir DIR MIN                    DIR holds >= MIN .xml, each with .expected
 set -u
-if [ "${1:-}" = "--check-dir" ]; then
-  dir=$2 min=$3 n=0 bad=0
-  for f in "$dir"/*.xml; do
-    [ -e "$f" ] || continue
-    n=$((n + 1))
-    [ -f "${f%.xml}.expected" ] || { echo "missing ${f%.xml}.expected"; bad=1; }
-  done
-  for e in "$dir"/*.expected; do
-    [ -e "$e" ] || continue
-    [ -f "${e%.expected}.xml" ] || { echo "orphan $e"; bad=1; }
-  done
-  [ "$n" -ge "$min" ] || { echo "only $n files in $dir, want at least $min"; bad=1; }
-  echo "$n files in $dir"
-  exit $bad
-fi
-
 weft=$1 cmd=$2 file=$3 want=$4 update=${5:-}
 dir=$(dirname "$file")
 name=$(basename "$file" .xml)
