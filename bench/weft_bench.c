@@ -15,43 +15,13 @@
 
 static int rank = 0, world = 1;
 
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "[%d] %s:%d: %s: %s\n", rank, __FILE__, __LINE__, #call,               \
-                    cudaGetErrorString(e_));                                                       \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
-#define NC(call)                                                                                   \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            fprintf(stderr, "[%d] %s:%d: %s: %s\n", rank, __FILE__, __LINE__, #call,               \
-                    ncclGetErrorString(r_));                                                       \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+#define TG_STOP() MPI_Abort(MPI_COMM_WORLD, 1)
+#define TG_RANK   rank
+#include "gpu_check.h"
 
 static const char *const dnames[] = {"int8",   "uint8", "int32", "uint32", "int64",
                                      "uint64", "half",  "float", "double", "bfloat16"};
 static const char *const onames[] = {"sum", "prod", "max", "min", "avg"};
-
-static size_t parse_size(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    switch (*end) {
-    case 'K':
-    case 'k': v *= 1024; break;
-    case 'M':
-    case 'm': v *= 1024 * 1024; break;
-    case 'G':
-    case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-    }
-    return (size_t)v;
-}
 
 static int lookup(const char *const *names, int n, const char *s) {
     for (int i = 0; i < n; i++)
@@ -104,9 +74,9 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v && strcmp(a, "-S") != 0) goto usage;
         if (!strcmp(a, "-b"))
-            minb = parse_size(v), i++;
+            minb = tg_parse_size(v), i++;
         else if (!strcmp(a, "-e"))
-            maxb = parse_size(v), i++;
+            maxb = tg_parse_size(v), i++;
         else if (!strcmp(a, "-f"))
             factor = atof(v), i++;
         else if (!strcmp(a, "-d"))
@@ -138,8 +108,8 @@ int main(int argc, char **argv) {
             if (at) {
                 *at = '\0';
                 char *dash = strchr(at + 1, '-');
-                lo[nspecs] = parse_size(at + 1);
-                if (dash) hi[nspecs] = parse_size(dash + 1);
+                lo[nspecs] = tg_parse_size(at + 1);
+                if (dash) hi[nspecs] = tg_parse_size(dash + 1);
             }
             specs[nspecs++] = s;
             i++;

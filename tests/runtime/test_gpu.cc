@@ -43,22 +43,8 @@ static void say(const char *fmt, ...) {
     fflush(logf_);
 }
 
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            say("[%d] %s:%d: %s: %s\n", prank, __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define NC(call)                                                                                   \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            say("[%d] %s:%d: %s: %s\n", prank, __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define TG_SAY say
+#include "gpu_check.h"
 
 static double now_s() {
     struct timespec ts;

@@ -21,24 +21,7 @@
 
 static int prank = 0, pworld = 1;
 
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "[%d] %s:%d: %s: %s\n", prank, __FILE__, __LINE__, #call,              \
-                    cudaGetErrorString(e_));                                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define NC(call)                                                                                   \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            fprintf(stderr, "[%d] %s:%d: %s: %s\n", prank, __FILE__, __LINE__, #call,              \
-                    ncclGetErrorString(r_));                                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_check.h"
 
 typedef struct local {
     int dev, rank;
@@ -49,15 +32,6 @@ typedef struct local {
     float *in, *out, *host;
     FILE *ev;
 } local;
-
-static size_t parse_size(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'K' || *end == 'k') v *= 1024;
-    if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-    if (*end == 'G' || *end == 'g') v *= 1024 * 1024 * 1024;
-    return (size_t)v;
-}
 
 int main(int argc, char **argv) {
     const char *algo = NULL, *events = "events";
@@ -73,7 +47,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             char *s = argv[++i], *tok;
             for (tok = strtok(s, ","); tok && nsizes < 32; tok = strtok(NULL, ","))
-                sizes[nsizes++] = parse_size(tok);
+                sizes[nsizes++] = tg_parse_size(tok);
         } else {
             fprintf(stderr, "usage: gpu_trace --algo FILE --sizes 4K,1M,... [--iters N] "
                             "[--events PREFIX]\n");
