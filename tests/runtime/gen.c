@@ -247,3 +247,19 @@ int gen_parse(const char *spec, gen_params *p) {
     }
     return 0;
 }
+
+weft_algo *gen_deadlock(void) {
+    weft_algo *a = weft_algo_new("deadlock", WEFT_COLL_ALLREDUCE, 2, 1);
+    if (a == NULL) return NULL;
+    a->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
+        weft_tb *t = weft_gpu_add_tb(&a->gpus[r], 1 - r, 1 - r, 0);
+        weft_step s1 = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 11};
+        weft_step s2 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 12};
+        weft_tb_add_step(t, &s1);
+        weft_tb_add_step(t, &s2);
+    }
+    a->file = weft_strdup("deadlock.xml");
+    return a;
+}

@@ -41,6 +41,9 @@ weft_algo *gen_algo(const gen_params *p);
  * "ar_direct:n=2:ch=16:proto=Simple". Returns 0 on success. */
 int gen_parse(const char *spec, gen_params *p);
 const char *gen_shape_name(gen_shape s);
+/* A 2-rank allreduce whose ranks both receive before they send (file "deadlock.xml", steps on
+ * lines 11 and 12): a deadlock no FIFO breaks, for the watchdog tests. Owned by the caller. */
+weft_algo *gen_deadlock(void);
 
 #ifdef __cplusplus
 }

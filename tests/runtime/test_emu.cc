@@ -325,22 +325,6 @@ static void test_conformance(const char *shared) {
 }
 
 /* ---- the watchdog ----------------------------------------------------------------------- */
-/* Both ranks receive before they send: a deadlock no FIFO can break. */
-static weft_algo *deadlock_recv_first(void) {
-    weft_algo *a = weft_algo_new("deadlock", WEFT_COLL_ALLREDUCE, 2, 1);
-    a->nchannels = 1;
-    for (int r = 0; r < 2; r++) {
-        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
-        weft_tb *t = weft_gpu_add_tb(&a->gpus[r], 1 - r, 1 - r, 0);
-        weft_step s1 = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 11};
-        weft_step s2 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 12};
-        weft_tb_add_step(t, &s1);
-        weft_tb_add_step(t, &s2);
-    }
-    a->file = weft_strdup("deadlock.xml");
-    return a;
-}
-
 /* Two tbs of a rank wait on each other. */
 static weft_algo *deadlock_deps(void) {
     weft_algo *a = weft_algo_new("depcycle", WEFT_COLL_ALLREDUCE, 2, 1);
@@ -364,7 +348,7 @@ static weft_algo *deadlock_deps(void) {
 
 static void test_watchdog(void) {
     for (int which = 0; which < 2; which++) {
-        weft_algo *a = which == 0 ? deadlock_recv_first() : deadlock_deps();
+        weft_algo *a = which == 0 ? gen_deadlock() : deadlock_deps();
         EmuComm em;
         weft_rt_cfg c = tiny_cfg();
         c.timeout_ns = 100 * 1000000ll;

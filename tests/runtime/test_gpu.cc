@@ -212,22 +212,6 @@ static void loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype d
     }
 }
 
-static weft_algo *deadlock_algo(void) {
-    weft_algo *a = weft_algo_new("deadlock", WEFT_COLL_ALLREDUCE, 2, 1);
-    a->nchannels = 1;
-    for (int r = 0; r < 2; r++) {
-        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
-        weft_tb *t = weft_gpu_add_tb(&a->gpus[r], 1 - r, 1 - r, 0);
-        weft_step s1 = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 11};
-        weft_step s2 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 12};
-        weft_tb_add_step(t, &s1);
-        weft_tb_add_step(t, &s2);
-    }
-    a->file = weft_strdup("deadlock.xml");
-    algos_owned.push_back(a);
-    return a;
-}
-
 static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
     cudaStream_t st;
     CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -291,7 +275,8 @@ static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
     }
     /* Watchdog, loopback: both ranks receive first. */
     {
-        weft_algo *a = deadlock_algo();
+        weft_algo *a = gen_deadlock();
+        algos_owned.push_back(a);
         const weft_algo *v[1] = {a};
         weft_rt_cfg cfg;
         weft_rt_cfg_default(&cfg);
@@ -820,7 +805,8 @@ int main(int argc, char **argv) {
             }
             weft_diag_free(d2);
             /* Watchdog over NCCL: a third communicator with a deadlocking schedule. */
-            weft_algo *dl = deadlock_algo();
+            weft_algo *dl = gen_deadlock();
+            algos_owned.push_back(dl);
             ncclComm_t c3[MAXL];
             NC(ncclGroupStart());
             for (int l = 0; l < nlocal; l++)

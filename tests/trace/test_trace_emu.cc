@@ -329,16 +329,7 @@ static void one_case(const char *name, weft_algo *a, int nranks, size_t count, i
 
 /* Both ranks receive before they send: the watchdog stops the call; the CTAs say so. */
 static void stalled_case() {
-    weft_algo *a = weft_algo_new("deadlock", WEFT_COLL_ALLREDUCE, 2, 1);
-    a->nchannels = 1;
-    for (int r = 0; r < 2; r++) {
-        a->gpus[r].i_chunks = a->gpus[r].o_chunks = 1;
-        weft_tb *t = weft_gpu_add_tb(&a->gpus[r], 1 - r, 1 - r, 0);
-        weft_step s1 = {WEFT_STEP_RECV, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 11};
-        weft_step s2 = {WEFT_STEP_SEND, WEFT_BUF_INPUT, WEFT_BUF_OUTPUT, 0, 0, 1, -1, -1, 0, 12};
-        weft_tb_add_step(t, &s1);
-        weft_tb_add_step(t, &s2);
-    }
+    weft_algo *a = gen_deadlock();
     EmuComm em;
     weft_rt_cfg c = small_cfg();
     c.timeout_ns = 100 * 1000000ll;
