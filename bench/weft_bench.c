@@ -159,21 +159,22 @@ int main(int argc, char **argv) {
             printf("# -L %s: %d algorithms for %d ranks; each size runs the one the registry "
                    "selects (as libweft_nccl.so would), sizes it leaves to NCCL are listed\n",
                    libpaths, nspecs, world);
-    }
-    for (int i = 0; i < nspecs && !libpaths; i++) {
-        gen_params p;
-        size_t sl = strlen(specs[i]);
-        if (sl > 4 && strcmp(specs[i] + sl - 4, ".xml") == 0) {
-            /* A schedule file (e.g. a library algorithm compiled for this rank count). */
-            weft_diag *rd = weft_diag_new();
-            if (weft_ir_read_file(specs[i], &algos[i], rd) != WEFT_OK) {
-                if (rank == 0) weft_diag_print(rd, stderr, WEFT_SEV_WARNING);
+    } else {
+        for (int i = 0; i < nspecs; i++) {
+            gen_params p;
+            size_t sl = strlen(specs[i]);
+            if (sl > 4 && strcmp(specs[i] + sl - 4, ".xml") == 0) {
+                /* A schedule file (e.g. a library algorithm compiled for this rank count). */
+                weft_diag *rd = weft_diag_new();
+                if (weft_ir_read_file(specs[i], &algos[i], rd) != WEFT_OK) {
+                    if (rank == 0) weft_diag_print(rd, stderr, WEFT_SEV_WARNING);
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                weft_diag_free(rd);
+            } else if (gen_parse(specs[i], &p) != 0 || (algos[i] = gen_algo(&p)) == NULL) {
+                if (rank == 0) fprintf(stderr, "bad schedule spec %s\n", specs[i]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
-            weft_diag_free(rd);
-        } else if (gen_parse(specs[i], &p) != 0 || (algos[i] = gen_algo(&p)) == NULL) {
-            if (rank == 0) fprintf(stderr, "bad schedule spec %s\n", specs[i]);
-            MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
     weft_comm *wc = NULL;
@@ -223,13 +224,13 @@ int main(int argc, char **argv) {
         if (mult) count /= (size_t)world;
         if (count == 0) continue;
         /* The implementations this size runs: NCCL and the schedule(s) that serve it. */
+        weft_call call = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world};
         impl im[MAXA + 1];
         int nim = 0;
         im[nim++].algo = -1;
         if (lib) {
-            weft_call sc = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world};
             const char *why = NULL;
-            int ai = weft_registry_select(lib, &sc, &why);
+            int ai = weft_registry_select(lib, &call, &why);
             if (ai >= 0 && weft_rt_algo_eligible(wc, ai))
                 im[nim++].algo = ai;
             else if (rank == 0)
@@ -237,16 +238,16 @@ int main(int argc, char **argv) {
                        count * (mult ? (size_t)world : 1), dnames[dt], onames[op],
                        ai >= 0 ? "the selected algorithm cannot run on this communicator"
                                : (why ? why : "no algorithm fits"));
-        }
-        for (int i = 0; i < nspecs && !lib; i++) {
-            if (algos[i]->coll != coll || !weft_rt_algo_eligible(wc, i)) continue;
-            if (!(inplace ? algos[i]->inplace : algos[i]->outofplace)) continue;
-            if (!sweep && (bytes < lo[i] || bytes > hi[i])) continue;
-            im[nim++].algo = i;
-            if (!sweep) break;
+        } else {
+            for (int i = 0; i < nspecs; i++) {
+                if (algos[i]->coll != coll || !weft_rt_algo_eligible(wc, i)) continue;
+                if (!(inplace ? algos[i]->inplace : algos[i]->outofplace)) continue;
+                if (!sweep && (bytes < lo[i] || bytes > hi[i])) continue;
+                im[nim++].algo = i;
+                if (!sweep) break;
+            }
         }
         if (nim == 1) continue;
-        weft_call call = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world};
         size_t inb = (weft_coll_large(coll, WEFT_BUF_INPUT) ? world : 1) * count * es;
         size_t outb = (weft_coll_large(coll, WEFT_BUF_OUTPUT) ? world : 1) * count * es;
         char *in = sendb, *out = inplace ? sendb : recvb;
