@@ -7,6 +7,7 @@
 #     CARRY: libweft_nccl.so, nccl-tests/ (all_reduce_perf ...), algos/ (the algorithms to serve)
 #     PHASE: stock shim shim-graph disable broken overhead compare torch; stock, shim, shim-graph
 #            and disable take an optional :coll,coll list (all five by default)
+#     NP=4 runs the nccl-tests phases on 4 ranks (default 2; the overhead and torch phases stay 2)
 set -uo pipefail
 carry=$(cd "$1" && pwd) out=$2
 shift 2
@@ -30,7 +31,7 @@ nt() {
   shift 3
   local x=() e
   for e in $envs; do x+=(-x "$e"); done
-  timeout "${NT_TIMEOUT:-90}" mpirun --allow-run-as-root -np 2 --bind-to none -x NCCL_NVLS_ENABLE \
+  timeout "${NT_TIMEOUT:-90}" mpirun --allow-run-as-root -np "${NP:-2}" --bind-to none -x NCCL_NVLS_ENABLE \
     -x LD_LIBRARY_PATH "${x[@]}" "$bins/${bin}_perf" -g 1 "$@" > "$out/$name.log" 2>&1
   local rc=$?
   # rows: size count type redop root | time algbw busbw #wrong (out of place) | same in place

@@ -64,6 +64,19 @@ __global__ void cmp_kernel(const T *a, const T *b, size_t n, unsigned long long 
     }
 }
 
+template <class T>
+__global__ void cmp_tol_kernel(const T *a, const T *b, size_t n, double tol,
+                               unsigned long long *res) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double x = (double)a[i], y = (double)b[i];
+        if (!(fabs(x - y) <= tol * (1.0 + fabs(y)))) { /* NaN counts */
+            atomicAdd(&res[0], 1ull);
+            atomicMin(&res[1], (unsigned long long)i);
+        }
+    }
+}
+
 unsigned grid_for(size_t n) {
     size_t g = (n + 255) / 256;
     return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
@@ -114,6 +127,31 @@ cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsign
         break;
     case 8:
         cmp_kernel<uint64_t><<<g, 256, 0, s>>>((const uint64_t *)a, (const uint64_t *)b, n, res);
+        break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t tg_compare_tol(const void *a, const void *b, size_t n, int dtype, double tol,
+                           unsigned long long *res, cudaStream_t s) {
+    unsigned long long init[2] = {0, ~0ull};
+    cudaError_t e = cudaMemcpyAsync(res, init, sizeof init, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess || n == 0) return e;
+    unsigned g = grid_for(n);
+    switch (dtype) { /* NCCL's numbering, as tg_fill */
+    case 6:
+        cmp_tol_kernel<__half><<<g, 256, 0, s>>>((const __half *)a, (const __half *)b, n, tol, res);
+        break;
+    case 7:
+        cmp_tol_kernel<float><<<g, 256, 0, s>>>((const float *)a, (const float *)b, n, tol, res);
+        break;
+    case 8:
+        cmp_tol_kernel<double><<<g, 256, 0, s>>>((const double *)a, (const double *)b, n, tol, res);
+        break;
+    case 9:
+        cmp_tol_kernel<__nv_bfloat16>
+            <<<g, 256, 0, s>>>((const __nv_bfloat16 *)a, (const __nv_bfloat16 *)b, n, tol, res);
         break;
     default: return cudaErrorInvalidValue;
     }

@@ -18,6 +18,11 @@ cudaError_t tg_fill(void *buf, size_t n, int dtype, int op, uint32_t seed, int r
  * ~0); res is device memory, written on stream s. */
 cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsigned long long *res,
                        cudaStream_t s);
+/* The same for floating-point NCCL types (half, float, double, bfloat16) where the reduction
+ * order may differ from the reference's: an element counts when |a - b| > tol * (1 + |b|).
+ * Other types: cudaErrorInvalidValue. */
+cudaError_t tg_compare_tol(const void *a, const void *b, size_t n, int dtype, double tol,
+                           unsigned long long *res, cudaStream_t s);
 
 #ifdef __cplusplus
 }
