@@ -7,13 +7,13 @@ root=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 
-out=$("$weft" library --shape N=3 "$root/algorithms/allreduce_ring.weft" \
+out=$("$weft" library --shape N=3,SERVE=1 "$root/algorithms/allreduce_ring.weft" \
       "$root/algorithms/broadcast_chain.weft") || fail "library on good files exited $?: $out"
 echo "$out"
 grep -q '^algorithm  *shape  *ranks  *steps  *tbs  *tb/rank  *depth  *verified  *executed  *ms$' <<<"$out" ||
     fail "no table header"
-grep -Eq '^allreduce_ring +N=3 +3 .* ok +ok 10/10 ' <<<"$out" || fail "no passing allreduce_ring row"
-grep -Eq '^broadcast_chain +N=3 +3 .* ok +ok 10/10 ' <<<"$out" || fail "no passing broadcast_chain row"
+grep -Eq '^allreduce_ring +N=3,SERVE=1 +3 .* ok +ok 10/10 ' <<<"$out" || fail "no passing allreduce_ring row"
+grep -Eq '^broadcast_chain +N=3,SERVE=1 +3 .* ok +ok 10/10 ' <<<"$out" || fail "no passing broadcast_chain row"
 grep -q '^2 files, 2 shapes: all compiled, verified and executed (20 CPU runs)' <<<"$out" ||
     fail "no summary line"
 
