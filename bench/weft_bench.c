@@ -55,7 +55,12 @@ static double busbw_factor(weft_coll c, int n) {
     }
 }
 
+int weft_bench_loopback(int argc, char **argv); /* loopback.cc */
+
 int main(int argc, char **argv) {
+    /* One GPU, every rank on it: no MPI, no NCCL (loopback.cc). */
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--loopback", 10) == 0) return weft_bench_loopback(argc, argv);
     size_t minb = 8, maxb = 256u << 20;
     double factor = 2;
     int dt = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, iters = 20, warm = 5, graph = 0, check = 1;

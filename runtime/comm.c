@@ -828,6 +828,12 @@ int weft_rt_algo_eligible(const weft_comm *c, int ai) {
     return c && ai >= 0 && (size_t)ai < c->nalgos && c->plans[ai].ranks != NULL;
 }
 
+int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
+    (void)call;
+    if (!weft_rt_algo_eligible(c, ai)) return 0;
+    return c->plans[ai].ranks[c->sub[0].rank].ntbs;
+}
+
 weft_result weft_comm_detach(weft_comm *c) {
     return weft_rt_detach(c);
 }

@@ -71,6 +71,8 @@ weft_result weft_rt_detach_many(int n, weft_comm **cs);
 weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
                            void *const *recv, cudaStream_t stream);
 int weft_rt_algo_eligible(const weft_comm *c, int ai);
+/* CTAs one rank runs for call with algorithm ai (0 when it cannot run). */
+int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call);
 /* 1 when c must not launch: *res = WEFT_ERR_TIMEOUT the first time a watchdog record is seen
  * (reported once), WEFT_ERR_UNSUPPORTED afterwards. */
 int weft_rt_check_broken(weft_comm *c, weft_result *res);
