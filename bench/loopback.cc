@@ -68,6 +68,7 @@ struct Opts {
     double factor = 2;
     int dt = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, inplace = 0, iters = 200, warm = 5, check = 1;
     int graph = 1, eager = 1;
+    int reg = 2; /* buffers: 0 plain, 1 registered (direct transfers possible), 2 both */
     const char *lib = nullptr;
     std::vector<const char *> files;
 };
@@ -91,7 +92,7 @@ int parse(int argc, char **argv, Opts &o) {
                                           {nullptr, 0, nullptr, 0}};
     optind = 1;
     int c, g = 2;
-    while ((c = getopt_long(argc, argv, "L:A:C:b:e:f:d:o:I:n:w:G:c:", lopts, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, "L:A:C:b:e:f:d:o:I:n:w:G:R:c:", lopts, nullptr)) != -1) {
         switch (c) {
         case 'N': o.n = atoi(optarg); break;
         case 'L': o.lib = optarg; break;
@@ -118,6 +119,7 @@ int parse(int argc, char **argv, Opts &o) {
         case 'n': o.iters = atoi(optarg); break;
         case 'w': o.warm = atoi(optarg); break;
         case 'G': g = atoi(optarg); break;
+        case 'R': o.reg = atoi(optarg); break;
         case 'c': o.check = atoi(optarg); break;
         default: return usage();
         }
@@ -233,10 +235,18 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
     CU(cudaGetDeviceProperties(&prop, dev));
     /* Per rank: input and output of the largest size (large buffers are N x count). */
     const size_t cap = o.maxb + 4096;
+    /* Two sets of buffers: the first registered as a window on every rank. */
     Bufs b;
+    std::vector<char *> plain(n), reg(n);
     b.mem.resize(n), b.send.resize(n), b.recv.resize(n);
-    for (int r = 0; r < n; r++)
-        CU(cudaMalloc((void **)&b.mem[r], 2 * cap));
+    for (int r = 0; r < n; r++) {
+        CU(cudaMalloc((void **)&reg[r], 2 * cap));
+        CU(cudaMalloc((void **)&plain[r], 2 * cap));
+    }
+    if (weft_rt_loopback_register(c, reg.data(), 2 * cap) != WEFT_OK) {
+        fprintf(stderr, "loopback window registration failed\n");
+        return 1;
+    }
     cudaStream_t st;
     CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
@@ -250,8 +260,9 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
            o.inplace ? "in place" : "out of place", rounds, per, per);
     printf("# host-us: host time of one launch call (median); ctas: CTAs per rank; #wrong: "
            "elements that differ from the host reference\n");
-    printf("%-14s %12s %12s %10s %10s %9s %9s %8s %6s %7s  %s\n", "collective", "size", "count",
-           "eager-us", "graph-us", "algbw", "busbw", "host-us", "ctas", "#wrong", "algorithm");
+    printf("%-14s %12s %12s %10s %10s %9s %9s %8s %6s %6s %7s  %s\n", "collective", "size", "count",
+           "eager-us", "graph-us", "algbw", "busbw", "host-us", "ctas", "xfer", "#wrong",
+           "algorithm");
     for (weft_coll coll : o.colls) {
         const int li = weft_coll_large(coll, WEFT_BUF_INPUT),
                   lo = weft_coll_large(coll, WEFT_BUF_OUTPUT);
@@ -280,11 +291,13 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
                         (o.inplace ? algos[i]->inplace : algos[i]->outofplace))
                         run.push_back((int)i);
             }
-            for (int ai : run) {
+            for (int ri = 0; ri < (int)run.size() * (o.reg == 2 ? 2 : 1); ri++) {
+                const int ai = run[(size_t)ri / (o.reg == 2 ? 2 : 1)];
+                const int regd = o.reg == 2 ? ri % 2 : o.reg;
                 const weft_algo *a = algos[(size_t)ai];
                 call.root = a->root;
                 for (int r = 0; r < n; r++) {
-                    char *m = b.mem[r];
+                    char *m = b.mem[r] = regd ? reg[r] : plain[r];
                     if (!o.inplace)
                         b.send[r] = m, b.recv[r] = m + cap;
                     else if (li == lo)
@@ -352,17 +365,22 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
                 double tme = median(te), tmg = median(tg);
                 double best = o.graph && (!o.eager || tmg < tme) ? tmg : tme;
                 double algbw = (double)bytes / best / 1e3;
-                printf("%-14s %12zu %12zu %10.2f %10.2f %9.2f %9.2f %8.2f %6d %7lld  %s\n",
+                weft_call_geom gm;
+                memset(&gm, 0, sizeof gm);
+                weft_rt_call_geom(c, ai, &call, (const void *const *)b.send.data(),
+                                  (void *const *)b.recv.data(), &gm);
+                printf("%-14s %12zu %12zu %10.2f %10.2f %9.2f %9.2f %8.2f %6d %6s %7lld  %s\n",
                        weft_coll_name(coll), bytes, count * ((li || lo) ? (size_t)n : 1), tme, tmg,
                        algbw, algbw * busbw_factor(coll, n), median(host),
-                       weft_rt_call_ctas(c, ai, &call), wrong, a->name);
+                       weft_rt_call_ctas(c, ai, &call), gm.direct ? "direct" : "staged", wrong,
+                       a->name);
                 fflush(stdout);
             }
         }
     }
     weft_rt_detach(c);
     for (int r = 0; r < n; r++)
-        cudaFree(b.mem[r]);
+        cudaFree(reg[r]), cudaFree(plain[r]);
     if (lib) weft_registry_free(lib);
     if (base) weft_registry_free(base);
     for (weft_algo *a : own)

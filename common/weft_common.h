@@ -134,6 +134,7 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it")   \
     X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL, "watchdog: abort a stalled collective after this")      \
     X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K")          \
+    X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)")        \
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \
       "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)")        \
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \

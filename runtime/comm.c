@@ -125,8 +125,11 @@ static weft_result upload(void **dst, const void *src, size_t bytes) {
 static void rank_free(weft_comm *c, rt_rank *rr) {
     if (rr->tab) {
         for (size_t i = 0; i < c->nalgos; i++) {
-            cudaFree(rr->tab[i].rec);
-            cudaFree(rr->tab[i].xsrc);
+            for (int m = 0; m < 2; m++) {
+                cudaFree(rr->tab[i].rec[m]);
+                cudaFree(rr->tab[i].xsrc[m]);
+                cudaFree(rr->tab[i].xrecv[m]);
+            }
             cudaFree(rr->tab[i].prog);
         }
         free(rr->tab);
@@ -150,7 +153,7 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
     rr->win_local = win[rank];
     rr->state = dmalloc0(sizeof(weft_dstate), &res);
     if (!rr->state) goto cuda_fail;
-    rr->pos = dmalloc0(2 * nk * sizeof(uint64_t), &res);
+    rr->pos = dmalloc0(c->lay.pos_words * sizeof(uint64_t), &res);
     if (!rr->pos) goto cuda_fail;
     hs = calloc(nk, sizeof *hs);
     hr = calloc(nk, sizeof *hr);
@@ -168,20 +171,28 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
     WEFT_CHECK_ALLOC(rr->tab);
     for (size_t i = 0; i < c->nalgos; i++) {
         const weft_algo_plan *p = &c->plans[i];
-        if (!p->ranks) continue;
-        const weft_rank_plan *rp = &p->ranks[rank];
-        int32_t rb = weft_plan_rec_bytes(rp);
-        size_t bytes = (size_t)rb * (size_t)rp->ntbs;
-        free(rec);
-        rec = malloc(bytes);
-        WEFT_CHECK_ALLOC(rec);
-        weft_plan_records(rp, hs, hr, rec);
-        rr->tab[i].rec_bytes = rb;
-        rr->tab[i].prog = dmalloc0((size_t)rp->ntbs * sizeof(weft_dprog), &res);
-        if (!rr->tab[i].prog || upload((void **)&rr->tab[i].rec, rec, bytes) != WEFT_OK ||
-            upload((void **)&rr->tab[i].xsrc, rp->xsrc, (size_t)rp->nxsrc * sizeof *rp->xsrc) !=
-                WEFT_OK)
-            goto cuda_fail;
+        if (!p->algo) continue;
+        for (int m = 0; m < 2; m++) {
+            const weft_mode_plan *mp = weft_plan_mode(p, m);
+            if (mp == NULL) continue;
+            const weft_rank_plan *rp = &mp->ranks[rank];
+            int32_t rb = weft_plan_rec_bytes(rp);
+            size_t bytes = (size_t)rb * (size_t)rp->ntbs;
+            free(rec);
+            rec = malloc(bytes);
+            WEFT_CHECK_ALLOC(rec);
+            weft_plan_records(p, (int32_t)i, mp, &c->lay, rank, win, hs, hr, rec);
+            rr->tab[i].rec_bytes[m] = rb;
+            if (upload((void **)&rr->tab[i].rec[m], rec, bytes) != WEFT_OK ||
+                upload((void **)&rr->tab[i].xsrc[m], rp->xsrc,
+                       (size_t)rp->nxsrc * sizeof *rp->xsrc) != WEFT_OK ||
+                upload((void **)&rr->tab[i].xrecv[m], rp->xrecv,
+                       (size_t)rp->nxrecv * sizeof *rp->xrecv) != WEFT_OK)
+                goto cuda_fail;
+        }
+        size_t nprog = (size_t)p->maxtbs * (size_t)p->kmax;
+        rr->tab[i].prog = dmalloc0(nprog * sizeof(weft_dprog), &res);
+        if (!rr->tab[i].prog) goto cuda_fail;
     }
     goto done;
 cuda_fail:
@@ -196,42 +207,53 @@ done:
     return res;
 }
 
-/* Algorithms, layout and plans for nranks; ineligible algorithms are noted at INFO level. */
+/* Algorithms, layout and plans for nranks with at most max_ctas CTAs per rank; ineligible
+ * algorithms are noted at INFO level. */
 static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t nalgos,
-                             weft_diag *d) {
+                             int32_t max_ctas, weft_diag *d) {
     weft_result res = WEFT_OK;
     char why[512];
+    (void)d;
     c->nalgos = nalgos;
+    c->max_ctas = max_ctas;
     c->algos = calloc(nalgos ? nalgos : 1, sizeof *c->algos);
     c->plans = calloc(nalgos ? nalgos : 1, sizeof *c->plans);
-    c->maxsteps = calloc(nalgos ? nalgos : 1, sizeof *c->maxsteps);
     WEFT_CHECK_ALLOC(c->algos);
     WEFT_CHECK_ALLOC(c->plans);
-    WEFT_CHECK_ALLOC(c->maxsteps);
-    weft_layout_init(&c->lay, c->nranks);
-    c->lay.nalgos = (int32_t)nalgos;
-    char *ok = calloc(nalgos ? nalgos : 1, 1);
-    WEFT_CHECK_ALLOC(ok);
+    WEFT_CHECK(weft_layout_init(&c->lay, c->nranks, (int32_t)nalgos));
     for (size_t i = 0; i < nalgos; i++) {
         c->algos[i] = algos[i];
-        ok[i] = (char)weft_plan_eligible(algos[i], c->nranks, why, sizeof why);
-        if (!ok[i]) {
+        res = weft_plan_prepare(algos[i], c->nranks, max_ctas, &c->plans[i], why, sizeof why);
+        if (res == WEFT_ERR_UNSUPPORTED) {
             WEFT_INFO("weft: algorithm %s is not used on this %d-rank communicator: %s",
                       algos[i]->name, c->nranks, why);
+            res = WEFT_OK;
             continue;
         }
-        res = weft_layout_add(&c->lay, algos[i]);
-        if (res != WEFT_OK) break;
+        WEFT_CHECK(res);
+        const weft_algo_plan *p = &c->plans[i];
+        WEFT_INFO("weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
+                  "place: %s",
+                  algos[i]->name, p->kmax,
+                  !p->mode[0].sched   ? "-"
+                  : p->mode[0].direct ? "direct"
+                                      : "staged",
+                  p->mode[0].dropped ? " (dependencies that only guard in-place aliasing dropped)"
+                                     : "",
+                  !p->mode[1].sched   ? "-"
+                  : p->mode[1].direct ? "direct"
+                                      : "staged");
+        WEFT_CHECK(weft_layout_add(&c->lay, (int32_t)i, p));
     }
-    if (res == WEFT_OK) res = weft_layout_finish(&c->lay, &c->cfg);
-    for (size_t i = 0; i < nalgos && res == WEFT_OK; i++) {
-        if (!ok[i]) continue;
-        res = weft_plan_build(algos[i], c->nranks, &c->lay, &c->plans[i], why, sizeof why);
-        if (res != WEFT_OK)
-            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: algorithm %s: %s", algos[i]->name,
-                          why);
+    WEFT_CHECK(weft_layout_finish(&c->lay, &c->cfg));
+    for (size_t i = 0; i < nalgos; i++) {
+        weft_algo_plan *p = &c->plans[i];
+        if (!p->algo) continue;
+        WEFT_CHECK(weft_plan_build(p, &c->lay, c->cfg.nslots[p->proto]));
+        if (p->mode[0].fused || p->mode[1].fused)
+            WEFT_INFO("weft: algorithm %s: %d receive chains fused out of place, %d in place",
+                      algos[i]->name, p->mode[0].fused, p->mode[1].fused);
     }
-    free(ok);
 fail:
     return res;
 }
@@ -241,6 +263,7 @@ static int64_t comm_hash(const weft_comm *c) {
     uint64_t h = 1469598103934665603ull;
 #define MIXIN(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
     MIXIN(c->nranks);
+    MIXIN(c->max_ctas);
     for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
         MIXIN(c->cfg.nslots[p]), MIXIN(c->cfg.slot_bytes[p]), MIXIN(c->cfg.slice_bytes[p]);
     MIXIN(c->lay.nkeys);
@@ -249,8 +272,11 @@ static int64_t comm_hash(const weft_comm *c) {
         MIXIN(c->lay.keys[i].d), MIXIN(c->lay.keys[i].chan), MIXIN(c->lay.keys[i].proto);
     for (size_t i = 0; i < c->nalgos; i++) {
         const weft_algo *a = c->algos[i];
-        MIXIN(c->plans[i].ranks != NULL);
-        if (!c->plans[i].ranks) continue;
+        const weft_algo_plan *pl = &c->plans[i];
+        MIXIN(pl->algo != NULL);
+        if (!pl->algo) continue;
+        MIXIN(pl->kmax), MIXIN(pl->mode[0].direct), MIXIN(pl->mode[1].direct);
+        MIXIN(pl->mode[0].dropped), MIXIN(pl->mode[1].dropped);
         MIXIN(a->coll), MIXIN(a->proto), MIXIN(a->nchunksperloop), MIXIN(a->inplace);
         MIXIN(a->outofplace), MIXIN(a->min_bytes), MIXIN(a->max_bytes), MIXIN(a->root);
         for (int32_t r = 0; r < a->ngpus; r++) {
@@ -286,8 +312,10 @@ static void comm_free(weft_comm *c) {
             cudaFree(c->loop_win[r]);
         free(c->loop_win);
     }
-    cudaFree(c->d_sub);
-    free(c->h_sub);
+    for (size_t w = 0; w < c->nwins; w++)
+        for (int s = 0; s < c->nsub; s++)
+            cudaFree(c->wins[w].peer[s]);
+    free(c->wins);
     if (c->agree_buf) cudaFree(c->agree_buf);
     if (c->order_ev) cudaEventDestroy(c->order_ev);
     if (c->internal) cudaStreamDestroy(c->internal);
@@ -296,7 +324,6 @@ static void comm_free(weft_comm *c) {
             weft_plan_free(&c->plans[i]);
     free(c->plans);
     free(c->algos);
-    free(c->maxsteps);
     weft_layout_free(&c->lay);
     if (cur >= 0) cudaSetDevice(cur);
     free(c);
@@ -434,7 +461,9 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
                           c->dev);
             continue;
         }
-        if (comm_plan(c, algos, nalgos, d) != WEFT_OK) continue;
+        int devmax = weft_rt_device_max_blocks();
+        int32_t maxc = c->cfg.max_ctas < devmax ? c->cfg.max_ctas : devmax;
+        if (comm_plan(c, algos, nalgos, maxc, d) != WEFT_OK) continue;
         c->hash = comm_hash(c);
         if (!vok) continue;
         if (a->MemAlloc(&c->win_mem, c->lay.bytes) != ncclSuccess ||
@@ -624,13 +653,14 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
     else
         weft_rt_cfg_default(&c->cfg);
     CUDA_TRY(d, cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming));
-    WEFT_CHECK(comm_plan(c, algos, nalgos, d));
+    /* Every rank's CTAs share the device, all resident at once. */
+    int32_t maxc = weft_rt_device_max_blocks() / nranks;
+    if (c->cfg.max_ctas < maxc) maxc = c->cfg.max_ctas;
+    WEFT_CHECK(comm_plan(c, algos, nalgos, maxc, d));
     c->loop_win = calloc((size_t)nranks, sizeof *c->loop_win);
     c->sub = calloc((size_t)nranks, sizeof *c->sub);
-    c->h_sub = calloc((size_t)nranks, sizeof *c->h_sub);
     WEFT_CHECK_ALLOC(c->loop_win);
     WEFT_CHECK_ALLOC(c->sub);
-    WEFT_CHECK_ALLOC(c->h_sub);
     for (int r = 0; r < nranks; r++) {
         c->loop_win[r] = dmalloc0(c->lay.bytes, &res);
         if (!c->loop_win[r]) WEFT_FAIL(WEFT_ERR_CUDA);
@@ -638,12 +668,32 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
     c->nsub = nranks;
     for (int r = 0; r < nranks; r++)
         WEFT_CHECK(rank_setup(c, &c->sub[r], r, c->loop_win, d));
-    CUDA_TRY(d, cudaMalloc((void **)&c->d_sub, (size_t)nranks * sizeof(weft_rargs)));
     CUDA_TRY(d, cudaDeviceSynchronize());
     *out = c;
     return WEFT_OK;
 fail:
     comm_free(c);
+    return res;
+}
+
+weft_result weft_rt_loopback_register(weft_comm *c, char *const *base, size_t bytes) {
+    weft_result res = WEFT_OK;
+    if (c == NULL || c->loop_win == NULL || base == NULL || bytes == 0) return WEFT_ERR_USAGE;
+    if (weft_grow((void **)&c->wins, &c->capwins, c->nwins, sizeof *c->wins) != 0)
+        return WEFT_ERR_NOMEM;
+    rt_window *w = &c->wins[c->nwins];
+    memset(w, 0, sizeof *w);
+    w->bytes = bytes;
+    for (int s = 0; s < c->nsub; s++) {
+        w->base[s] = base[s];
+        /* one device memory: every rank addresses every part as it is */
+        if (upload((void **)&w->peer[s], base, (size_t)c->nranks * sizeof *base) != WEFT_OK) {
+            for (int q = 0; q <= s; q++)
+                cudaFree(w->peer[q]);
+            return WEFT_ERR_CUDA;
+        }
+    }
+    c->nwins++;
     return res;
 }
 
@@ -731,18 +781,68 @@ static int64_t avg_elems(const weft_call *call, int rank, int root) {
     }
 }
 
+/* The registered window holding [p, p + bytes) of local rank s, and p's offset in it. */
+static const rt_window *find_window(const weft_comm *c, int s, const void *p, size_t bytes,
+                                    int64_t *off) {
+    uintptr_t x = (uintptr_t)p;
+    for (size_t i = 0; i < c->nwins; i++) {
+        const rt_window *w = &c->wins[i];
+        uintptr_t b = (uintptr_t)w->base[s];
+        if (x >= b && x - b <= w->bytes && bytes <= w->bytes - (x - b)) {
+            *off = (int64_t)(x - b);
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/* Whether the call's buffers lie in registered windows at the same offset on every local rank
+ * (other processes' ranks register symmetrically, as NCCL requires): then peers may read them
+ * in place. Fills the per-rank window bases and offsets. */
+static int call_windows(const weft_comm *c, const weft_call *call, const void *const *send,
+                        void *const *recv, const rt_window *w[2], int64_t off[2]) {
+    if (c->nwins == 0) return 0;
+    size_t es = (size_t)weft_dtype_size(call->dtype), n = (size_t)c->nranks;
+    size_t bytes[2] = {call->count * es * (weft_coll_large(call->coll, WEFT_BUF_INPUT) ? n : 1),
+                       call->count * es * (weft_coll_large(call->coll, WEFT_BUF_OUTPUT) ? n : 1)};
+    for (int s = 0; s < c->nsub; s++) {
+        const void *p[2] = {send[s], recv[s]};
+        for (int b = 0; b < 2; b++) {
+            int64_t o = 0;
+            if (p[b] == NULL) return 0;
+            const rt_window *x = find_window(c, s, p[b], bytes[b], &o);
+            if (x == NULL || (s > 0 && (x != w[b] || o != off[b]))) return 0;
+            w[b] = x, off[b] = o;
+        }
+    }
+    return 1;
+}
+
+weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const void *const *send,
+                              void *const *recv, weft_call_geom *g) {
+    if (c == NULL || call == NULL || ai < 0 || (size_t)ai >= c->nalgos || !c->plans[ai].algo)
+        return WEFT_ERR_UNSUPPORTED;
+    const weft_rt_cfg *cfg = &c->cfg;
+    const rt_window *w[2] = {NULL, NULL};
+    int64_t off[2] = {0, 0};
+    int direct = send && recv && call_windows(c, call, send, recv, w, off);
+    return weft_call_geometry(&c->plans[ai], cfg, call->inplace, call->count,
+                              weft_dtype_size(call->dtype), weft_coll_reduces(call->coll), direct,
+                              g);
+}
+
 weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
                            void *const *recv, cudaStream_t stream) {
     weft_result res = WEFT_OK;
     if (c == NULL || call == NULL) return WEFT_ERR_USAGE;
     if (weft_rt_check_broken(c, &res)) return res;
-    if (ai < 0 || (size_t)ai >= c->nalgos || c->plans[ai].ranks == NULL)
-        return WEFT_ERR_UNSUPPORTED;
+    if (ai < 0 || (size_t)ai >= c->nalgos || c->plans[ai].algo == NULL) return WEFT_ERR_UNSUPPORTED;
     const weft_algo_plan *p = &c->plans[ai];
     const weft_algo *a = p->algo;
-    if (call->coll != a->coll || call->nranks != c->nranks || call->count == 0 ||
+    const int mi = call->inplace ? 1 : 0;
+    const weft_mode_plan *m = weft_plan_mode(p, mi);
+    if (m == NULL || call->coll != a->coll || call->nranks != c->nranks || call->count == 0 ||
         (unsigned)call->dtype >= WEFT_DTYPE_COUNT || (unsigned)call->op >= WEFT_OP_COUNT ||
-        (call->inplace ? !a->inplace : !a->outofplace) ||
         (weft_coll_rooted(a->coll) && call->root != a->root))
         return WEFT_ERR_UNSUPPORTED;
     int reduces = weft_coll_reduces(a->coll);
@@ -751,55 +851,56 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int cur = -1;
     cudaGetDevice(&cur);
     if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
+    const rt_window *w[2] = {NULL, NULL};
+    int64_t off[2] = {0, 0};
+    int direct = m->direct && call_windows(c, call, send, recv, w, off);
+    weft_call_geom g;
     weft_kargs ka;
-    memset(&ka, 0, sizeof ka);
-    ka.nsub = c->nsub;
     int ncta = 0, traced = 0;
-    res = order_streams(c, stream);
+    res = weft_call_geometry(p, &c->cfg, mi, call->count, weft_dtype_size(call->dtype), reduces,
+                             direct, &g);
+    if (res == WEFT_OK) res = order_streams(c, stream);
+    if (res == WEFT_OK) {
+        weft_plan_call_args(p, ai, &g, &c->cfg, &ka.c);
+        ka.nsub = c->nsub;
+    }
     for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
         rt_rank *rr = &c->sub[s];
-        const weft_rank_plan *rp = &p->ranks[rr->rank];
-        weft_call_geom g;
-        res = weft_call_geometry(p, &c->cfg, rr->rank, call->count, weft_dtype_size(call->dtype),
-                                 reduces, &g);
-        if (res != WEFT_OK) break;
+        const weft_rank_plan *rp = &m->ranks[rr->rank];
         if ((rp->uses_buf[WEFT_BUF_INPUT] && send[s] == NULL) ||
             (rp->uses_buf[WEFT_BUF_OUTPUT] && recv[s] == NULL)) {
             res = WEFT_ERR_UNSUPPORTED;
             break;
         }
-        if (rp->uses_buf[WEFT_BUF_SCRATCH]) res = grow_scratch(rr, g.scratch_bytes, stream);
+        if (rp->uses_buf[WEFT_BUF_SCRATCH])
+            res = grow_scratch(
+                rr, weft_call_scratch(p, rr->rank, call->count, weft_dtype_size(call->dtype)),
+                stream);
         if (res != WEFT_OK) break;
-        weft_rargs *x = c->nsub == 1 ? &ka.r0 : &c->h_sub[s];
+        weft_rank_args *x = &ka.r[s];
         memset(x, 0, sizeof *x);
-        x->rec = rr->tab[ai].rec, x->rec_bytes = rr->tab[ai].rec_bytes;
-        x->xsrc = rr->tab[ai].xsrc;
+        x->rec = rr->tab[ai].rec[mi], x->rec_bytes = rr->tab[ai].rec_bytes[mi];
+        x->xsrc = rr->tab[ai].xsrc[mi];
+        x->xrecv = rr->tab[ai].xrecv[mi];
         x->prog = rr->tab[ai].prog;
         x->buf[0] = (char *)(uintptr_t)send[s];
         x->buf[1] = (char *)recv[s];
         x->buf[2] = rr->scratch;
-        x->count = g.count, x->C = g.C, x->E = g.E, x->k = p->k, x->niter = g.niter;
-        x->proto = p->proto;
         x->state = rr->state;
         x->peer_win = rr->peer_win;
         x->err = rr->err_d;
-        x->timeout_ns = c->cfg.timeout_ns;
-        x->rank = rr->rank, x->nranks = c->nranks, x->tag = ai;
-        x->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
+        x->rank = rr->rank;
+        if (g.direct)
+            for (int b = 0; b < 2; b++)
+                x->pbase[b] = w[b]->peer[s], x->poff[b] = off[b];
         if (c->trace)
             weft_rt_trace_launch(c, s, ai, call->count, call->dtype, call->op, call->inplace, &g,
                                  stream, &x->trace);
         traced |= x->trace.rec != NULL;
         ka.cta_base[s] = ncta;
-        ncta += rp->ntbs;
+        ncta += rp->ntbs * g.K;
     }
-    if (res == WEFT_OK && c->nsub > 1) {
-        ka.cta_base[c->nsub] = ncta;
-        ka.sub = c->d_sub;
-        if (cudaMemcpyAsync(c->d_sub, c->h_sub, (size_t)c->nsub * sizeof(weft_rargs),
-                            cudaMemcpyHostToDevice, stream) != cudaSuccess)
-            res = WEFT_ERR_CUDA;
-    }
+    if (res == WEFT_OK) ka.cta_base[c->nsub] = ncta;
     int launched = 0;
     if (res == WEFT_OK) {
         if (weft_rt_kernel_launch(ki, traced, &ka, ncta, stream) != cudaSuccess)
@@ -825,13 +926,15 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
 }
 
 int weft_rt_algo_eligible(const weft_comm *c, int ai) {
-    return c && ai >= 0 && (size_t)ai < c->nalgos && c->plans[ai].ranks != NULL;
+    return c && ai >= 0 && (size_t)ai < c->nalgos && c->plans[ai].algo != NULL;
 }
 
 int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
-    (void)call;
+    weft_call_geom g;
     if (!weft_rt_algo_eligible(c, ai)) return 0;
-    return c->plans[ai].ranks[c->sub[0].rank].ntbs;
+    if (weft_rt_call_geom((weft_comm *)c, ai, call, NULL, NULL, &g) != WEFT_OK) return 0;
+    const weft_mode_plan *m = weft_plan_mode(&c->plans[ai], call->inplace);
+    return m ? m->ranks[c->sub[0].rank].ntbs * g.K : 0;
 }
 
 weft_result weft_comm_detach(weft_comm *c) {

@@ -15,18 +15,29 @@ typedef struct rt_rank {
     int rank;
     char *win_local;    /* this rank's window */
     weft_dstate *state; /* the watchdog's claim */
-    uint64_t *pos;      /* 2 x nkeys message counters */
+    uint64_t *pos;      /* the layout's pos_words message counters */
     char **peer_win;    /* device array: every window, as this rank addresses it */
     struct {
-        char *rec; /* ntbs records */
-        int32_t rec_bytes;
-        weft_dsrc *xsrc;
-        weft_dprog *prog;
+        char *rec[2]; /* ntbs records per call mode (out of place, in place) */
+        int32_t rec_bytes[2];
+        weft_dsrc *xsrc[2];
+        weft_drecv *xrecv[2];
+        weft_dprog *prog;       /* ntbs x kmax */
     } * tab;                    /* per algorithm (NULL when ineligible) */
     weft_errrec *err_h, *err_d; /* host-mapped watchdog record */
     char *scratch;
     size_t scratch_bytes;
 } rt_rank;
+
+/* A buffer registered on every rank (an NCCL symmetric window, or a loopback registration):
+ * local rank s's part starts at base[s]; peer[s] is a device array of every rank's part as
+ * local rank s addresses it. Calls whose buffers lie in such windows may run direct. */
+typedef struct rt_window {
+    void *handle; /* ncclWindow_t, or NULL (loopback) */
+    char *base[WEFT_RT_MAX_SUB];
+    char **peer[WEFT_RT_MAX_SUB];
+    size_t bytes;
+} rt_window;
 
 struct weft_comm {
     const weft_nccl_api *api;
@@ -34,14 +45,16 @@ struct weft_comm {
     const weft_registry *reg;
     int dev, rank, nranks;
     weft_rt_cfg cfg;
+    int32_t max_ctas; /* CTAs per rank a launch may take here (agreed by every rank) */
     weft_layout lay;
     size_t nalgos;
     const weft_algo **algos;
     weft_algo_plan *plans;
-    int32_t *maxsteps;
     int64_t hash;
     int nsub;
     rt_rank *sub;
+    rt_window *wins; /* registered buffers */
+    size_t nwins, capwins;
     /* NCCL path */
     void *win_mem;
     ncclWindow_t win;
@@ -51,7 +64,6 @@ struct weft_comm {
     void *agree_buf;
     /* loopback path */
     char **loop_win;
-    weft_rargs *h_sub, *d_sub;
     /* calls */
     cudaStream_t last_stream;
     int have_last;
@@ -79,6 +91,14 @@ int weft_rt_check_broken(weft_comm *c, weft_result *res);
 /* nranks ranks on the current device, windows in plain device memory, no NCCL. */
 weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, size_t nalgos,
                                     const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d);
+/* Registers bytes at base[r] of every rank r of a loopback communicator as one symmetric
+ * window (as ncclCommWindowRegister does on every rank): calls whose buffers lie at the same
+ * offset in it on every rank may read each other's buffers in place. */
+weft_result weft_rt_loopback_register(weft_comm *c, char *const *base, size_t bytes);
+/* The launch geometry weft_rt_launch would use for call with algorithm ai (WEFT_OK), and
+ * whether its buffers are registered (direct). */
+weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const void *const *send,
+                              void *const *recv, weft_call_geom *g);
 /* The libnccl version check (exposed for tests). */
 weft_result weft_rt_check_version(int version, weft_diag *d);
 

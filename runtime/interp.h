@@ -1,30 +1,42 @@
 /* interp.h — the interpreter of one thread block's step list: FIFO protocols (Simple, LL),
- * dependencies, the count policy, the watchdog. Written once over a platform P, compiled for
- * the GPU (kernels.cu) and for the host emulation that tests it without one (tests/runtime).
+ * direct transfers, thread-block groups, dependencies, the count policy, the watchdog. Written
+ * once over a platform P, compiled for the GPU (kernels.cu) and for the host emulation that
+ * tests it without one (tests/runtime).
  *
  * P provides, for the calling thread of a CTA:
  *   int tid(), nthreads(); void sync(); bool sync_or(bool)         (CTA barrier)
- *   const char **sred()                   (WEFT_RT_MAX_FUSE pointers shared by the CTA)
+ *   const char **sred()              (2 * WEFT_RT_MAX_FUSE pointers shared by the CTA)
  *   static uint64_t ld_acq_sys/ld_acq_gpu/ld_rlx(const uint64_t*)   (rlx: relaxed, system)
  *   static void st_rel_sys/st_rel_gpu/st_rlx(uint64_t*, uint64_t)
  *   static uint32_t ld_rlx32(const uint32_t*); static void st_rlx32(uint32_t*, uint32_t)
  *   static bool claim(uint32_t*)                                     (CAS 0 -> 1, this GPU)
- *   static void fence_sys()
+ *   static void fence_sys(); static void grid_wait()   (grid_wait: the previous kernel of the
+ *                                                       stream is complete and visible)
  *   static uint64_t now_ns(); static void pause()
  *   static Pack ld_pack(const char*); static void st_pack(char*, Pack)   (16 bytes, L2 path)
  *   template <class U> static U ld(const char*); template <class U> static void st(char*, U)
  *   static Line ll_ld(const char*); static void ll_st(char*, uint32_t d0, uint32_t f0,
  *                                                     uint32_t d1, uint32_t f1)
+ * Groups: a tb runs on K CTAs (members); member g runs iterations g, g + K, ... of the call,
+ * with its own FIFOs, counters and progress line, so members never wait for each other; member
+ * g of a tb only waits for member g of another tb (they run the same iterations).
  * Memory ordering (both protocols): data stores by all threads, CTA barrier, then one thread
  * publishes with a release at system scope; the consumer's thread 0 acquires, a CTA barrier
  * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
  * and needs no fence.
- * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 fills
- * one record per step execution directly in global memory, at index it * nsteps + s, so that no
- * register is held across a step for it (the interpreter is at its register limit) and no load
- * sits between one step's end and the next one's start. Off, nothing: untraced launches run
- * the instantiation without tracing (TR = false). Waits add to the record on the spin's slow
- * path only. */
+ * Direct transfers (Simple, buffers registered on every rank, connections whose messages all
+ * come from `s` steps of user buffers, algorithms the verifier proved safe for zero-copy
+ * transfers in the call's mode): a send only raises the receiver's ready word; the receiver
+ * reads the sender's chunk in place, then raises the sender's done word; a member whose sends
+ * were read directly waits before it ends until all of them have been read, so that the
+ * caller may reuse its buffers. The words are tagged with the call's epoch ((calls + 1) << 32
+ * | messages so far in this call), so they are never reset.
+ * Tracing (a.trace.rec != NULL; runtime/trace/trace_internal.h, docs/trace.md): thread 0 of
+ * member 0 fills one record per step execution directly in global memory, at index
+ * j * nsteps + s (j: the member's iteration), so that no register is held across a step for it
+ * (the interpreter is at its register limit) and no load sits between one step's end and the
+ * next one's start. Off, nothing: untraced launches run the instantiation without tracing
+ * (TR = false). Waits add to the record on the spin's slow path only. */
 #ifndef WEFT_RT_INTERP_H
 #define WEFT_RT_INTERP_H
 
@@ -151,32 +163,42 @@ template <class T, class Op> WEFT_DEV uint64_t reduce_u64(uint64_t a, uint64_t b
 template <class P, class T, class Op, bool TR> struct Interp {
     static constexpr int SZ = sizeof(T);
     static constexpr int V = 16 / SZ;
-    static constexpr int U = 4;  /* Simple: 16-byte packs in flight per thread */
-    static constexpr int LU = 4; /* LL: lines in flight per thread */
+    static constexpr int U = 4;           /* Simple: 16-byte packs in flight per thread */
+    static constexpr int LU = 4;          /* LL: lines in flight per thread */
+    static constexpr int64_t DW = 64 / 8; /* words between members' direct-transfer words */
 
     P &p;
-    const weft_rargs &a;
-    int tbi;
+    const weft_rargs &c;     /* the call */
+    const weft_rank_args &a; /* this rank */
+    int tbi, g;              /* tb and member */
     weft_dtb t;
     const weft_dstep *steps;
-    uint64_t calls, base; /* this algorithm's calls before this one; base = calls << 32 */
+    uint64_t *prog;
+    uint64_t calls, base, tag; /* this member's calls before this one; base = calls << 32 */
     bool posted;
-    weft_dconn sc, rc;
-    uint64_t spos, rpos, credit; /* credit: the sender's last view of the receiver's head */
-    int64_t it;
-    uint64_t tlast = 0; /* tracing (TR only): when the tb's last step ended */
+    weft_dconn sc, rc;           /* this member's ends */
+    bool sdir, rdir;             /* the ends run direct in this call */
+    uint64_t spos, rpos, credit; /* FIFO ends (credit: the last head seen) */
+    uint32_t scount, rcount;     /* direct messages of this call */
+    const char *rbase0, *rbase1; /* direct receives: the sender's input and output */
+    int64_t it, j;               /* iteration of the call, and of this member */
+    uint64_t tlast = 0;          /* tracing (TR only): when the tb's last step ended */
 
-    WEFT_DEV Interp(P &p_, const weft_rargs &a_, int tbi_) : p(p_), a(a_), tbi(tbi_) {}
+    WEFT_DEV Interp(P &p_, const weft_rargs &c_, const weft_rank_args &a_, int tbi_, int g_)
+        : p(p_), c(c_), a(a_), tbi(tbi_), g(g_) {}
 
     WEFT_DEV bool traced() const {
-        return TR && a.trace.rec != nullptr;
+        return TR && a.trace.rec != nullptr && g == 0;
     }
 
     /* ---- watchdog ---------------------------------------------------------------------- */
+    /* Every rank has entered the call this rank is in (each rank's arrival word for the
+     * algorithm, written by member 0 of tb 0 when it starts). */
     WEFT_DEV bool all_arrived() const {
-        for (int q = 0; q < a.nranks; q++)
-            if (P::ld_rlx((const uint64_t *)(const void *)(a.peer_win[q] + a.arrival_off)) <
-                calls + 1)
+        uint64_t mine =
+            P::ld_rlx((const uint64_t *)(const void *)(a.peer_win[a.rank] + c.arrival_off));
+        for (int q = 0; q < c.nranks; q++)
+            if (P::ld_rlx((const uint64_t *)(const void *)(a.peer_win[q] + c.arrival_off)) < mine)
                 return false;
         return true;
     }
@@ -185,9 +207,10 @@ template <class P, class T, class Op, bool TR> struct Interp {
                          uint64_t seen, uint64_t waited) const {
         weft_errrec *e = a.err;
         if (!P::claim(&a.state->claim)) return; /* device memory: no host atomics */
-        e->algo = a.tag;
+        e->algo = c.tag;
         e->rank = a.rank;
         e->tb = tbi;
+        e->member = g;
         e->step = st.orig;
         e->peer = peer;
         e->chan = chan;
@@ -228,7 +251,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     return false;
                 }
                 uint64_t now = P::now_ns();
-                if (a.timeout_ns > 0 && now - t0 > (uint64_t)a.timeout_ns) {
+                if (c.timeout_ns > 0 && now - t0 > (uint64_t)c.timeout_ns) {
                     if (!all_arrived()) {
                         t0 = now;
                     } else if (!armed) {
@@ -236,7 +259,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         t0 = now;
                     } else {
                         record(what, st, peer, chan, want, seen(), now - first);
-                        for (int q = 0; q < a.nranks; q++)
+                        for (int q = 0; q < c.nranks; q++)
                             P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
                                         (uint32_t)a.rank + 1);
                         if (traced() && p.tid() == 0)
@@ -250,15 +273,19 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* ---- addressing (the count policy of weft_semantics.h) ----------------------------- */
+    /* How many of chunk x's elements from e0 on (at most en) are valid in a user buffer. */
+    WEFT_DEV int64_t valid(int32_t x, int64_t e0, int64_t en) const {
+        int64_t v = weft_chunk_valid(c.count, c.k, c.C, x) - e0;
+        return v < 0 ? 0 : (v < en ? v : en);
+    }
     /* Start of chunk x's slice in buffer b and how many of its elements are valid. */
     WEFT_DEV char *chunk(int b, int32_t x, int64_t e0, int64_t en, int64_t *lim) const {
         if (b == WEFT_BUF_SCRATCH) {
             *lim = en;
-            return a.buf[b] + ((int64_t)x * a.C + e0) * SZ;
+            return a.buf[b] + ((int64_t)x * c.C + e0) * SZ;
         }
-        int64_t v = weft_chunk_valid(a.count, a.k, a.C, x) - e0;
-        *lim = v < 0 ? 0 : (v < en ? v : en);
-        return a.buf[b] + (weft_chunk_start(a.count, a.k, a.C, x) + e0) * SZ;
+        *lim = valid(x, e0, en);
+        return a.buf[b] + (weft_chunk_start(c.count, c.k, c.C, x) + e0) * SZ;
     }
 
     /* ---- Simple: elementwise move of one chunk slice ----------------------------------- */
@@ -306,9 +333,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
         }
     }
 
-    /* Pointers of chunk j of a step: the incoming value, what it is reduced with, the
+    /* Pointers of chunk jj of a step: the incoming value, what it is reduced with, the
      * destination and the outgoing slot; lim = elements that matter (user memory past a
-     * chunk's valid end is never touched). */
+     * chunk's valid end is never touched, here or on a peer read in place). */
     struct Ptrs {
         const char *in, *red0;
         int nred;
@@ -316,14 +343,15 @@ template <class P, class T, class Op, bool TR> struct Interp {
         int64_t lim;
     };
 
-    /* Uniform across the CTA (a fused `re` publishes its sources through shared memory). */
-    WEFT_DEV void ptrs(const weft_dstep &st, unsigned f, int j, int64_t e0, int64_t en,
-                       const char *islot, char *oslot, Ptrs &q) {
+    /* Uniform across the CTA (a fused `re` publishes its sources through shared memory).
+     * islot: the incoming slot (FIFO), or NULL for a direct receive. */
+    WEFT_DEV void ptrs(const weft_dstep &st, unsigned f, int jj, int64_t e0, int64_t en,
+                       const char *islot, char *oslot, int64_t mE, Ptrs &q) {
         int64_t lim = en, l;
         q.nred = 0;
         q.red0 = nullptr;
         q.dst = nullptr;
-        q.out = oslot ? oslot + (int64_t)j * a.E * SZ : nullptr;
+        q.out = oslot ? oslot + (int64_t)jj * mE * SZ : nullptr;
         const char *src = nullptr;
         if (f & WEFT_STEP_F_READS_SRC) {
             if (st.nsrc > 1) {
@@ -331,23 +359,31 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 p.sync(); /* the previous chunk's readers are done with sr */
                 for (int r = 0; r < st.nsrc; r++) {
                     weft_dsrc s = a.xsrc[st.xsrc + r];
-                    const char *x = chunk(s.buf, s.off + j, e0, en, &l);
+                    const char *x = chunk(s.buf, s.off + jj, e0, en, &l);
                     lim = l < lim ? l : lim;
                     if (r % p.nthreads() == p.tid()) sr[r] = x;
                 }
                 p.sync();
                 q.nred = st.nsrc;
             } else {
-                src = chunk(st.srcbuf, st.srcoff + j, e0, en, &l);
+                src = chunk(st.srcbuf, st.srcoff + jj, e0, en, &l);
                 lim = l < lim ? l : lim;
             }
         }
         if (f & WEFT_STEP_F_WRITE) {
-            q.dst = chunk(st.dstbuf, st.dstoff + j, e0, en, &l);
+            q.dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
             lim = l < lim ? l : lim;
         }
         if (f & WEFT_STEP_F_RECV) {
-            q.in = islot ? islot + (int64_t)j * a.E * SZ : nullptr;
+            if (islot) {
+                q.in = islot + (int64_t)jj * mE * SZ;
+            } else { /* the sender's chunk, read in place */
+                int32_t x = st.poff + jj;
+                q.in = (st.pbuf ? rbase1 : rbase0) +
+                       (weft_chunk_start(c.count, c.k, c.C, x) + e0) * SZ;
+                l = valid(x, e0, en);
+                lim = l < lim ? l : lim;
+            }
             if (f & WEFT_STEP_F_REDUCE) q.red0 = src, q.nred = 1;
         } else if (st.type == WEFT_STEP_RE) {
             q.in = q.dst;
@@ -369,9 +405,21 @@ template <class P, class T, class Op, bool TR> struct Interp {
 
     WEFT_DEV bool simple_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
         const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
+        if (send && sdir) {
+            /* An `s` step read in place: its source is final (earlier steps of this CTA ended
+             * with a barrier; other CTAs' writes were acquired through dependencies). */
+            scount++;
+            if (p.tid() == 0) P::st_rel_sys(sc.ready, tag | scount);
+            return true;
+        }
         bool ok = true;
         if ((recv || send) && p.tid() == 0) {
-            if (recv) {
+            if (recv && rdir) {
+                uint64_t want = tag | (rcount + 1);
+                ok = spin([&] { return P::ld_acq_sys(rc.ready) >= want; },
+                          [&] { return P::ld_rlx(rc.ready); }, WEFT_RT_WAIT_DATA, st, rc.peer,
+                          rc.chan, want);
+            } else if (recv) {
                 uint64_t want = rpos + 1;
                 ok = spin([&] { return P::ld_acq_sys(rc.tail) >= want; },
                           [&] { return P::ld_rlx(rc.tail); }, WEFT_RT_WAIT_DATA, st, rc.peer,
@@ -380,23 +428,30 @@ template <class P, class T, class Op, bool TR> struct Interp {
             if (ok && send) ok = wait_credit(st);
         }
         if ((recv || send) && p.sync_or(!ok)) return false;
-        const char *islot =
-            recv ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes : nullptr;
+        const char *islot = recv && !rdir
+                                ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes
+                                : nullptr;
         char *oslot =
             send ? sc.slots + (int64_t)(spos % (uint64_t)sc.nslots) * sc.slot_bytes : nullptr;
         Ptrs q;
-        for (int j = 0; j < st.cnt; j++) {
-            ptrs(st, f, j, e0, en, islot, oslot, q);
+        for (int jj = 0; jj < st.cnt; jj++) {
+            ptrs(st, f, jj, e0, en, islot, oslot, c.E, q);
             move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
             if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, q.lim * SZ);
         }
         p.sync();
         if (p.tid() == 0) {
             if (send) P::st_rel_sys(sc.tail, spos + 1);
-            if (recv) P::st_rel_sys(rc.head, rpos + 1);
+            if (recv && rdir)
+                P::st_rel_sys(rc.done, tag | (rcount + 1));
+            else if (recv)
+                P::st_rel_sys(rc.head, rpos + 1);
         }
         spos += send;
-        rpos += recv;
+        if (recv && rdir)
+            rcount++;
+        else
+            rpos += recv;
         return true;
     }
 
@@ -454,18 +509,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
         char *oslot =
             send ? sc.slots + (int64_t)(spos % (uint64_t)sc.nslots) * sc.slot_bytes : nullptr;
         const uint32_t fin = (uint32_t)(rpos + 1), fout = (uint32_t)(spos + 1);
-        const int64_t nl = (en * SZ + 7) / 8, stride = a.E * SZ / 8;
+        const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
         const int nt = p.nthreads(), tid = p.tid();
         Ptrs q;
-        for (int j = 0; j < st.cnt && ok; j++) {
-            ptrs(st, f, j, e0, en, nullptr, nullptr, q);
+        for (int jj = 0; jj < st.cnt && ok; jj++) {
+            ptrs(st, f, jj, e0, en, islot, nullptr, c.E, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
             if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, slim * SZ);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
-            const char *ilines = recv ? islot + (int64_t)j * stride * 16 : nullptr;
-            char *olines = send ? oslot + (int64_t)j * stride * 16 : nullptr;
+            const char *ilines = recv ? islot + (int64_t)jj * stride * 16 : nullptr;
+            char *olines = send ? oslot + (int64_t)jj * stride * 16 : nullptr;
             for (int64_t l0 = tid; ok && l0 < nl; l0 += (int64_t)LU * nt) {
                 /* All loads of LU lines first, then the flags: latency overlaps. */
                 Line w[LU];
@@ -506,64 +561,255 @@ template <class P, class T, class Op, bool TR> struct Interp {
         return true;
     }
 
+    /* ---- fused receives ---------------------------------------------------------------- *
+     * Message i of a fused receive (plan.c: a chain of receive-reduce steps of several tbs):
+     * its connection end (member g's), and its number: on a FIFO the connection's position
+     * (the tb that owns it only counts it: its counter stays at the call's start until that tb
+     * ends, which is after this step), direct the message's number in this call. Thread i
+     * handles message i: it waits for it, finds it, and returns its slot. */
+    WEFT_DEV void fused_src(const weft_dstep &st, int i, weft_dconn &e, uint64_t &msg,
+                            bool &dir) const {
+        const weft_drecv &x = a.xrecv[st.xrecv + i];
+        const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)x.tb * a.rec_bytes);
+        e = R->rc;
+        member(e, g);
+        dir = c.direct && e.direct;
+        msg = (uint64_t)(j * x.per + x.k);
+        if (!dir) msg += P::ld_rlx(e.pos);
+    }
+
+    WEFT_DEV const char *fused_ptr(const weft_dstep &st, int i, const weft_dconn &e, uint64_t msg,
+                                   bool dir, int jj, int64_t e0) const {
+        if (!dir)
+            return e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes +
+                   (int64_t)jj * c.E * SZ;
+        const weft_drecv &x = a.xrecv[st.xrecv + i];
+        const char *b = a.pbase[x.pbuf ? 1 : 0][e.peer] + a.poff[x.pbuf ? 1 : 0];
+        return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
+    }
+
+    WEFT_DEV bool fused_wait(const weft_dstep &st) {
+        bool ok = true;
+        for (int i = p.tid(); i < st.nrecv && ok; i += p.nthreads()) {
+            weft_dconn e;
+            uint64_t msg;
+            bool dir;
+            fused_src(st, i, e, msg, dir);
+            const uint64_t *w = dir ? e.ready : e.tail;
+            uint64_t want = dir ? (tag | (msg + 1)) : msg + 1;
+            ok = spin([&] { return P::ld_acq_sys(w) >= want; }, [&] { return P::ld_rlx(w); },
+                      WEFT_RT_WAIT_DATA, st, e.peer, e.chan, want);
+        }
+        return !p.sync_or(!ok);
+    }
+
+    /* Every message read: FIFO slots (or the senders' buffers) go back. */
+    WEFT_DEV void fused_done(const weft_dstep &st) {
+        for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
+            weft_dconn e;
+            uint64_t msg;
+            bool dir;
+            fused_src(st, i, e, msg, dir);
+            if (dir)
+                P::st_rel_sys(e.done, tag | (msg + 1));
+            else if (c.proto == WEFT_RT_PROTO_LL)
+                P::st_rlx(e.head, msg + 1);
+            else
+                P::st_rel_sys(e.head, msg + 1);
+        }
+        /* the last message came on this tb's own connection */
+        if (rdir)
+            rcount++;
+        else
+            rpos++;
+    }
+
+    /* Elements of chunk jj that matter: the source's, the destination's and the senders'. */
+    WEFT_DEV int64_t fused_lim(const weft_dstep &st, int jj, int64_t e0, int64_t en,
+                               const char **src, char **dst) const {
+        int64_t lim = en, l;
+        *src = chunk(st.srcbuf, st.srcoff + jj, e0, en, &l);
+        lim = l < lim ? l : lim;
+        *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
+        lim = l < lim ? l : lim;
+        for (int i = 0; i < st.nrecv; i++) {
+            l = valid(a.xrecv[st.xrecv + i].poff + jj, e0, en);
+            lim = l < lim ? l : lim;
+        }
+        return lim;
+    }
+
+    /* Simple: value = P(m-1) (+) (... (P1 (+) (P0 (+) src))), the chain's order. */
+    WEFT_DEV bool fused_simple(const weft_dstep &st, int64_t e0, int64_t en) {
+        if (!fused_wait(st)) return false;
+        const char **sr = p.sred();
+        for (int jj = 0; jj < st.cnt; jj++) {
+            const char *src;
+            char *dst;
+            int64_t lim = fused_lim(st, jj, e0, en, &src, &dst);
+            p.sync(); /* the previous chunk's readers are done with sr */
+            for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
+                weft_dconn e;
+                uint64_t msg;
+                bool dir;
+                fused_src(st, i, e, msg, dir);
+                sr[i == 0 ? 0 : i + 1] = fused_ptr(st, i, e, msg, dir, jj, e0);
+            }
+            if (p.tid() == 0) sr[1] = src;
+            p.sync();
+            move(lim, sr[0], st.nrecv, nullptr, sr + 1, dst, nullptr);
+            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+        }
+        p.sync();
+        fused_done(st);
+        return true;
+    }
+
+    /* LL: every thread takes its lines from every message, waiting for each line's flags. */
+    WEFT_DEV bool fused_ll(const weft_dstep &st, int64_t e0, int64_t en) {
+        const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
+        const char **sr = p.sred();
+        /* slots in sr[0..m), flags in sr[MAX_FUSE + i] */
+        p.sync();
+        for (int i = tid; i < m; i += nt) {
+            weft_dconn e;
+            uint64_t msg;
+            bool dir;
+            fused_src(st, i, e, msg, dir);
+            sr[i] = e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes;
+            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)(uint32_t)(msg + 1);
+        }
+        p.sync();
+        const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
+        bool ok = true;
+        for (int jj = 0; jj < st.cnt && ok; jj++) {
+            const char *src;
+            char *dst;
+            const int64_t lim = fused_lim(st, jj, e0, en, &src, &dst);
+            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+            for (int64_t l = tid; ok && l < nl; l += nt) {
+                uint64_t v = ll_read(src, lim, l);
+                for (int i = 0; i < m && ok; i++) {
+                    const char *line = sr[i] + ((int64_t)jj * stride + l) * 16;
+                    uint32_t fin = (uint32_t)(uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                    Line w = P::ll_ld(line);
+                    if ((w.f0 != fin || w.f1 != fin) && !(ok = wait_line(line, fin, st, w))) break;
+                    v = reduce_u64<T, Op>((uint64_t)w.d0 | (uint64_t)w.d1 << 32, v);
+                }
+                if (ok) ll_write(dst, lim, l, v);
+            }
+        }
+        if (p.sync_or(!ok)) return false;
+        fused_done(st);
+        return true;
+    }
+
     /* ---- one CTA's whole call ---------------------------------------------------------- */
     WEFT_DEV bool step(const weft_dstep &st, int s, int64_t e0, int64_t en) {
         if (traced() && p.tid() == 0)
-            trace_begin<P>(a.trace, tbi, (uint32_t)(it * t.nsteps + s), s, it, spos, rpos, tlast);
+            trace_begin<P>(a.trace, tbi, (uint32_t)(j * t.nsteps + s), s, j, spos, rpos, tlast);
         if (st.depid >= 0) {
             bool ok = true;
             if (p.tid() == 0) {
-                uint64_t want = base + (uint64_t)(it * st.dep_stride + st.dep_target);
-                const uint64_t *pr = &a.prog[st.depid].v;
+                uint64_t want = base + (uint64_t)(j * st.dep_stride + st.dep_target);
+                const uint64_t *pr = &a.prog[(int64_t)st.depid * c.kmax + g].v;
                 ok = spin([&] { return P::ld_acq_gpu(pr) >= want; }, [&] { return P::ld_rlx(pr); },
                           WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
             }
             if (p.sync_or(!ok)) return false;
         }
         unsigned f = weft_step_flags((weft_step_type)st.type);
-        if (st.type != WEFT_STEP_NOP) {
+        if (st.flags & WEFT_DSTEP_F_ELSEWHERE) {
+            /* a fused receive of another tb took this message (it waited for that step) */
+            if (rdir)
+                rcount++;
+            else
+                rpos++;
+        } else if (st.nrecv > 1) {
+            if (!(c.proto == WEFT_RT_PROTO_LL ? fused_ll(st, e0, en) : fused_simple(st, e0, en)))
+                return false;
+        } else if (st.type != WEFT_STEP_NOP) {
             bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
-            bool ok = comm && a.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
+            bool ok = comm && c.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
                                                           : simple_step(st, f, e0, en);
             if (!ok) return false;
         }
         if (st.post && p.tid() == 0) {
-            P::st_rel_gpu(&a.prog[tbi].v, base + (uint64_t)(it * t.nsteps_orig + st.post));
+            P::st_rel_gpu(prog, base + (uint64_t)(j * t.nsteps_orig + st.post));
             posted = true;
         }
         if (traced() && p.tid() == 0)
-            tlast = trace_end_step<P>(a.trace, tbi, (uint32_t)(it * t.nsteps + s));
+            tlast = trace_end_step<P>(a.trace, tbi, (uint32_t)(j * t.nsteps + s));
         return true;
     }
 
+    /* Member g's FIFO, counters and direct-transfer words. */
+    WEFT_DEV static void member(weft_dconn &e, int g) {
+        if (e.slots == nullptr) return;
+        e.slots += (int64_t)g * e.mstride;
+        e.tail += (int64_t)g * (WEFT_RT_LINE / 8);
+        e.head += (int64_t)g * (WEFT_RT_LINE / 8);
+        e.pos += 2 * (int64_t)g;
+        if (e.ready) e.ready += (int64_t)g * DW;
+        if (e.done) e.done += (int64_t)g * DW;
+    }
+
+    /* A member whose sends were read in place waits until every one has been read. */
+    WEFT_DEV bool drain(const weft_dstep &st) {
+        bool ok = true;
+        if (p.tid() == 0) {
+            uint64_t want = tag | scount;
+            ok = spin([&] { return P::ld_acq_sys(sc.done) >= want; },
+                      [&] { return P::ld_rlx(sc.done); }, WEFT_RT_WAIT_READ, st, sc.peer, sc.chan,
+                      want);
+        }
+        return !p.sync_or(!ok);
+    }
+
     WEFT_DEV void run() {
-        /* One round of independent loads: the record (tb, connection ends, first step) and
-         * the tb's progress; then the connections' message counters. */
+        /* The record (tb, connection ends, first step) needs nothing from earlier kernels and
+         * loads while they finish; then, once the stream's previous kernel is complete, one
+         * round of the member's progress and the connections' counters. */
         const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)tbi * a.rec_bytes);
         t = R->tb;
         sc = R->sc;
         rc = R->rc;
         steps = (const weft_dstep *)(const void *)(R + 1);
-        uint64_t own = P::ld_rlx(&a.prog[tbi].v);
+        prog = &a.prog[(int64_t)tbi * c.kmax + g].v;
+        member(sc, g);
+        member(rc, g);
+        sdir = c.direct && sc.direct;
+        rdir = c.direct && rc.direct;
+        P::grid_wait();
+        uint64_t own = P::ld_rlx(prog);
+        spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
+        credit = sc.pos ? P::ld_rlx(sc.pos + 1) : 0;
+        rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
+        rbase0 = rdir && a.pbase[0] ? a.pbase[0][rc.peer] + a.poff[0] : nullptr;
+        rbase1 = rdir && a.pbase[1] ? a.pbase[1][rc.peer] + a.poff[1] : nullptr;
         calls = own >> 32;
         base = calls << 32;
+        tag = (calls + 1) << 32;
+        scount = rcount = 0;
         posted = false;
-        if (tbi == 0 && p.tid() == 0)
-            P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + a.arrival_off), calls + 1);
-        spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
-        rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
-        credit = 0;
+        if (tbi == 0 && g == 0 && p.tid() == 0)
+            P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + c.arrival_off), calls + 1);
         const bool tr = traced() && p.tid() == 0;
         if (tr) tlast = trace_entry<P>(a.trace, tbi, spos, rpos);
-        for (it = 0; it < a.niter; it++) {
-            int64_t e0 = it * a.E, en = a.C - e0 < a.E ? a.C - e0 : a.E;
+        j = 0;
+        for (it = g; it < c.niter; it += c.K, j++) {
+            int64_t e0 = it * c.E, en = c.C - e0 < c.E ? c.C - e0 : c.E;
             for (int s = 0; s < t.nsteps; s++) {
                 weft_dstep st = steps[s];
                 if (!step(st, s, e0, en)) {
-                    if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(it * t.nsteps + s));
+                    if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(j * t.nsteps + s));
                     return;
                 }
             }
+        }
+        if (sdir && scount > 0 && !drain(steps[t.nsteps - 1])) {
+            if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(j * t.nsteps));
+            return;
         }
         if (tr) trace_exit<P>(a.trace, tbi, false, 0);
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
@@ -571,12 +817,12 @@ template <class P, class T, class Op, bool TR> struct Interp {
          * this value instead of the post it waited for). No barrier, no fence otherwise: only
          * the next launch reads these, and it starts after this one has ended. */
         if (p.tid() == 0) {
-            if (sc.pos) P::st_rlx(sc.pos, spos);
+            if (sc.pos) P::st_rlx(sc.pos, spos), P::st_rlx(sc.pos + 1, credit);
             if (rc.pos) P::st_rlx(rc.pos, rpos);
             if (posted)
-                P::st_rel_gpu(&a.prog[tbi].v, base + (1ull << 32));
+                P::st_rel_gpu(prog, base + (1ull << 32));
             else
-                P::st_rlx(&a.prog[tbi].v, base + (1ull << 32));
+                P::st_rlx(prog, base + (1ull << 32));
         }
     }
 };

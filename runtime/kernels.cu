@@ -70,6 +70,12 @@ struct DevPlat {
     static __device__ __forceinline__ void fence_sys() {
         __threadfence_system();
     }
+    /* Programmatic dependent launch: this kernel may have started before the previous kernel
+     * of the stream ended; wait here until it has, and its memory is visible. A no-op when the
+     * launch was not programmatic. */
+    static __device__ __forceinline__ void grid_wait() {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+    }
     static __device__ __forceinline__ uint64_t now_ns() {
         uint64_t t;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -129,25 +135,29 @@ struct DevPlat {
     }
 };
 
+/* Two CTAs of WEFT_RT_NTHREADS per SM: loopback runs every rank's CTAs on one GPU at once. */
 template <class T, class Op, bool TR>
-__global__ void __launch_bounds__(WEFT_RT_NTHREADS, 1)
+__global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
     weft_interp(const __grid_constant__ weft_kargs ka) {
-    int b = blockIdx.x;
-    const weft_rargs *ra = &ka.r0;
-    if (ka.nsub > 1) {
-        int s = 0;
-        while (s + 1 < ka.nsub && b >= ka.cta_base[s + 1])
-            s++;
-        ra = &ka.sub[s];
-        b -= ka.cta_base[s];
-    }
-    __shared__ const char *sred[WEFT_RT_MAX_FUSE];
+    int b = blockIdx.x, s = 0;
+    while (s + 1 < ka.nsub && b >= ka.cta_base[s + 1])
+        s++;
+    b -= ka.cta_base[s];
+    /* Once every CTA of this launch is running, the stream's next weft launch may start its
+     * own (it waits in grid_wait until this one has ended). */
+    asm volatile("griddepcontrol.launch_dependents;");
+    int tbi = b / ka.c.K, g = b - tbi * ka.c.K;
+    __shared__ const char *sred[2 * WEFT_RT_MAX_FUSE];
     DevPlat p{sred};
-    weft_rt::Interp<DevPlat, T, Op, TR> in(p, *ra, b);
+    weft_rt::Interp<DevPlat, T, Op, TR> in(p, ka.c, ka.r[s], tbi, g);
     in.run();
 }
 
 using namespace weft_rt;
+#ifdef WEFT_PROBE_ONE /* resource probes (ptxas -v) of one instantiation */
+#undef WEFT_RT_KERNEL_LIST
+#define WEFT_RT_KERNEL_LIST(X) X(0, float, OpSum)
+#endif
 /* [0]: untraced launches, no tracing code at all; [1]: launches that record a trace. */
 const void *const kernel_fns[2][WEFT_RT_NKERNELS] = {
     {
@@ -190,7 +200,7 @@ __global__ void weft_peer_ptrs(ncclWindow_t win, int nranks, void **out) {
 } // namespace
 
 static_assert(sizeof(ncclDevComm) <= WEFT_RT_DEVCOMM_BYTES, "ncclDevComm grew");
-static_assert(sizeof(weft_kargs) < 4096, "kernel arguments too large");
+static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
 
 extern "C" {
 
@@ -198,8 +208,19 @@ cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, i
                                   cudaStream_t stream) {
     if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1) return cudaErrorInvalidValue;
     void *args[] = {(void *)ka};
-    return cudaLaunchKernel(kernel_fns[traced ? 1 : 0][index], dim3((unsigned)nblocks),
-                            dim3(WEFT_RT_NTHREADS), args, 0, stream);
+    /* Programmatic stream serialization: the launch may begin while the stream's previous
+     * kernel finishes (the interpreter waits for it before touching memory it may write). */
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nblocks);
+    cfg.blockDim = dim3(WEFT_RT_NTHREADS);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, kernel_fns[traced ? 1 : 0][index], args);
 }
 
 int weft_rt_kernel_max_blocks(int index) {
@@ -217,6 +238,15 @@ int weft_rt_kernel_max_blocks(int index) {
         per = v == 0 || pv < per ? pv : per;
     }
     return sms * per;
+}
+
+int weft_rt_device_max_blocks(void) {
+    int m = 0;
+    for (int i = 0; i < WEFT_RT_NKERNELS; i++) {
+        int b = weft_rt_kernel_max_blocks(i);
+        if (i == 0 || b < m) m = b;
+    }
+    return m;
 }
 
 cudaError_t weft_rt_scale_launch(void *buf, int64_t n, weft_dtype dt, int nranks,

@@ -22,6 +22,8 @@ cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, i
                                   cudaStream_t stream);
 /* CTAs of kernel `index` that can be resident at once on the current device. */
 int weft_rt_kernel_max_blocks(int index);
+/* The fewest of those over every kernel: what any call may count on. */
+int weft_rt_device_max_blocks(void);
 /* buf[0..n) = avg of the sum over nranks, as ncclAvg. */
 cudaError_t weft_rt_scale_launch(void *buf, int64_t n, weft_dtype dt, int nranks,
                                  cudaStream_t stream);

@@ -125,115 +125,7 @@ int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t why
     return 1;
 }
 
-/* ---- layout ----------------------------------------------------------------------------- */
-void weft_layout_init(weft_layout *l, int32_t nranks) {
-    memset(l, 0, sizeof *l);
-    l->nranks = nranks;
-}
-
-void weft_layout_free(weft_layout *l) {
-    free(l->keys);
-    free(l->tail_off);
-    free(l->head_off);
-    free(l->slot_off);
-    memset(l, 0, sizeof *l);
-}
-
-static int key_cmp(const void *x, const void *y) {
-    const weft_rt_key *a = x, *b = y;
-    if (a->proto != b->proto) return a->proto < b->proto ? -1 : 1;
-    if (a->d != b->d) return a->d < b->d ? -1 : 1;
-    return a->chan < b->chan ? -1 : a->chan > b->chan;
-}
-
-int32_t weft_layout_find(const weft_layout *l, int32_t d, int32_t chan, int32_t proto) {
-    weft_rt_key k = {d, chan, proto};
-    const weft_rt_key *f = bsearch(&k, l->keys, (size_t)l->nkeys, sizeof k, key_cmp);
-    return f ? (int32_t)(f - l->keys) : -1;
-}
-
-static weft_result layout_add_key(weft_layout *l, weft_rt_key k) {
-    for (int32_t i = 0; i < l->nkeys; i++)
-        if (key_cmp(&l->keys[i], &k) == 0) return WEFT_OK;
-    weft_rt_key *n = realloc(l->keys, ((size_t)l->nkeys + 1) * sizeof *n);
-    if (n == NULL) return WEFT_ERR_NOMEM;
-    l->keys = n;
-    l->keys[l->nkeys++] = k;
-    return WEFT_OK;
-}
-
-weft_result weft_layout_add(weft_layout *l, const weft_algo *a) {
-    weft_result res = WEFT_OK;
-    int32_t p = weft_plan_proto(a), n = l->nranks;
-    for (int32_t r = 0; r < a->ngpus && r < n; r++)
-        for (int32_t t = 0; t < a->gpus[r].ntbs; t++) {
-            const weft_tb *tb = &a->gpus[r].tbs[t];
-            if (tb->send >= 0)
-                WEFT_CHECK(layout_add_key(l, (weft_rt_key){mod(tb->send - r, n), tb->chan, p}));
-            if (tb->recv >= 0)
-                WEFT_CHECK(layout_add_key(l, (weft_rt_key){mod(r - tb->recv, n), tb->chan, p}));
-        }
-fail:
-    return res;
-}
-
-static size_t round_up(size_t x, size_t a) {
-    return (x + a - 1) / a * a;
-}
-
-weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg) {
-    weft_result res = WEFT_OK;
-    size_t n = (size_t)l->nkeys;
-    if (n) qsort(l->keys, n, sizeof *l->keys, key_cmp);
-    free(l->tail_off), free(l->head_off), free(l->slot_off);
-    l->tail_off = calloc(n ? n : 1, sizeof(size_t));
-    l->head_off = calloc(n ? n : 1, sizeof(size_t));
-    l->slot_off = calloc(n ? n : 1, sizeof(size_t));
-    WEFT_CHECK_ALLOC(l->tail_off);
-    WEFT_CHECK_ALLOC(l->head_off);
-    WEFT_CHECK_ALLOC(l->slot_off);
-    size_t off = round_up(WEFT_RT_ARRIVAL_OFF(l->nalgos > 0 ? l->nalgos : 1), 4096);
-    for (size_t i = 0; i < n; i++) {
-        l->tail_off[i] = off, off += WEFT_RT_LINE;
-        l->head_off[i] = off, off += WEFT_RT_LINE;
-    }
-    off = round_up(off, 4096);
-    for (size_t i = 0; i < n; i++) {
-        int32_t p = l->keys[i].proto;
-        l->slot_off[i] = off;
-        off = round_up(off + (size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
-    }
-    l->bytes = off;
-fail:
-    return res;
-}
-
-void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
-                       uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn) {
-    int32_t n = l->nranks;
-    for (int32_t i = 0; i < l->nkeys; i++) {
-        const weft_rt_key *k = &l->keys[i];
-        int32_t to = mod(rank + k->d, n), from = mod(rank - k->d, n);
-        sconn[i] = (weft_dconn){win[to] + l->slot_off[i],
-                                (uint64_t *)(void *)(win[to] + l->tail_off[i]),
-                                (uint64_t *)(void *)(win[rank] + l->head_off[i]),
-                                pos + i,
-                                cfg->nslots[k->proto],
-                                cfg->slot_bytes[k->proto],
-                                to,
-                                k->chan};
-        rconn[i] = (weft_dconn){win[rank] + l->slot_off[i],
-                                (uint64_t *)(void *)(win[rank] + l->tail_off[i]),
-                                (uint64_t *)(void *)(win[from] + l->head_off[i]),
-                                pos + l->nkeys + i,
-                                cfg->nslots[k->proto],
-                                cfg->slot_bytes[k->proto],
-                                from,
-                                k->chan};
-    }
-}
-
-/* ---- per-rank tables -------------------------------------------------------------------- */
+/* ---- preparing: call modes, group size ------------------------------------------------- */
 /* Whether chunk ranges [o1, o1+cnt) of b1 and [o2, o2+cnt) of b2 can be the same memory on
  * rank r in a buffer mode the algorithm declares (in-place aliases input and output). */
 static int may_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
@@ -248,11 +140,345 @@ static int may_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, w
     return o1 < o2 + cnt && o2 < o1 + cnt;
 }
 
-static weft_result build_rank(const weft_algo *a, int32_t r, const weft_layout *l,
-                              weft_rank_plan *rp) {
+/* What a step reads and writes, out of place (no buffer aliases another). */
+typedef struct span {
+    int32_t buf, off, cnt;
+} span;
+
+static int spans_meet(span a, span b) {
+    return a.cnt > 0 && b.cnt > 0 && a.buf == b.buf && a.off < b.off + b.cnt &&
+           b.off < a.off + a.cnt;
+}
+
+static int steps_conflict(const weft_step *x, const weft_step *y) {
+    unsigned fx = weft_step_flags(x->type), fy = weft_step_flags(y->type);
+    span rx[2] = {{0, 0, 0}, {0, 0, 0}}, ry[2] = {{0, 0, 0}, {0, 0, 0}};
+    span wx = {0, 0, 0}, wy = {0, 0, 0};
+    if (fx & WEFT_STEP_F_READS_SRC) rx[0] = (span){x->srcbuf, x->srcoff, x->cnt};
+    if (x->type == WEFT_STEP_RE) rx[1] = (span){x->dstbuf, x->dstoff, x->cnt};
+    if (fx & WEFT_STEP_F_WRITE) wx = (span){x->dstbuf, x->dstoff, x->cnt};
+    if (fy & WEFT_STEP_F_READS_SRC) ry[0] = (span){y->srcbuf, y->srcoff, y->cnt};
+    if (y->type == WEFT_STEP_RE) ry[1] = (span){y->dstbuf, y->dstoff, y->cnt};
+    if (fy & WEFT_STEP_F_WRITE) wy = (span){y->dstbuf, y->dstoff, y->cnt};
+    return spans_meet(wx, wy) || spans_meet(wx, ry[0]) || spans_meet(wx, ry[1]) ||
+           spans_meet(wy, rx[0]) || spans_meet(wy, rx[1]);
+}
+
+/* A copy of a with only the out-of-place mode and without the dependencies that guard nothing
+ * there: a dependency whose waiting step (or, for a nop, the next step of its tb that does
+ * something) touches no memory the awaited step touches. The verifier decides whether the copy
+ * is still right; NULL when nothing would be dropped. */
+static weft_algo *trim_out_of_place(const weft_algo *a, int32_t *dropped) {
+    *dropped = 0;
+    weft_algo *c = weft_algo_clone(a);
+    if (c == NULL) return NULL;
+    c->inplace = 0;
+    c->outofplace = 1;
+    for (int32_t r = 0; r < c->ngpus; r++) {
+        weft_gpu *g = &c->gpus[r];
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            weft_tb *tb = &g->tbs[t];
+            for (int32_t s = 0; s < tb->nsteps; s++) {
+                weft_step *st = &tb->steps[s];
+                if (st->depid < 0) continue;
+                /* the awaited step, and everything its wait orders: this step and the rest
+                 * of the tb */
+                const weft_step *w = &g->tbs[st->depid].steps[st->deps];
+                int keep = w->type == WEFT_STEP_NOP;
+                for (int32_t n = s; n < tb->nsteps && !keep; n++)
+                    keep = steps_conflict(w, &tb->steps[n]);
+                if (keep) continue;
+                st->depid = st->deps = -1;
+                (*dropped)++;
+            }
+        }
+        /* hasdep: only steps something still waits for */
+        for (int32_t t = 0; t < g->ntbs; t++)
+            for (int32_t s = 0; s < g->tbs[t].nsteps; s++)
+                g->tbs[t].steps[s].hasdep = 0;
+        for (int32_t t = 0; t < g->ntbs; t++)
+            for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
+                const weft_step *st = &g->tbs[t].steps[s];
+                if (st->depid >= 0) g->tbs[st->depid].steps[st->deps].hasdep = 1;
+            }
+    }
+    if (*dropped == 0) {
+        weft_algo_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* x verified in one mode (a copy declaring only that mode when a declares both). */
+static int verifies(const weft_algo *x, int inplace, int direct) {
+    weft_algo *one = NULL;
+    if (x->inplace && x->outofplace) {
+        one = weft_algo_clone(x);
+        if (one == NULL) return 0;
+        one->inplace = (uint8_t)(inplace != 0);
+        one->outofplace = (uint8_t)(inplace == 0);
+        x = one;
+    }
+    weft_verify_opts o;
+    weft_verify_opts_init(&o);
+    o.fifo_slots = 0; /* the registry checked buffering; trimming removes no message */
+    o.max_reports = 1;
+    o.direct_transfers = (uint8_t)(direct != 0);
+    weft_diag *d = weft_diag_new();
+    int ok = d != NULL && weft_ir_verify(x, &o, d, NULL) == WEFT_OK;
+    weft_diag_free(d);
+    weft_algo_free(one);
+    return ok;
+}
+
+/* The schedule one call mode runs: the first of (trimmed, direct), (as written, direct),
+ * (trimmed), (as written) that the verifier proves; direct only for Simple. */
+static weft_result prepare_mode(const weft_algo *a, int inplace, weft_mode_plan *m) {
+    int32_t dropped = 0;
+    weft_algo *trim = inplace ? NULL : trim_out_of_place(a, &dropped);
+    int simple = weft_plan_proto(a) == WEFT_RT_PROTO_SIMPLE;
+    const weft_algo *cand[4] = {trim, a, trim, a};
+    const int dir[4] = {1, 1, 0, 0};
+    m->sched = a;
+    m->direct = 0;
+    for (int i = 0; i < 4; i++) {
+        if (cand[i] == NULL || (dir[i] && !simple)) continue;
+        if (i == 3 || verifies(cand[i], inplace, dir[i])) {
+            m->sched = cand[i];
+            m->direct = dir[i];
+            break;
+        }
+    }
+    if (m->sched == trim && trim) {
+        m->own = trim;
+        m->dropped = dropped;
+    } else {
+        weft_algo_free(trim);
+    }
+    m->maxsteps = 1;
+    for (int32_t r = 0; r < m->sched->ngpus; r++)
+        for (int32_t t = 0; t < m->sched->gpus[r].ntbs; t++)
+            if (m->sched->gpus[r].tbs[t].nsteps > m->maxsteps)
+                m->maxsteps = m->sched->gpus[r].tbs[t].nsteps;
+    return WEFT_OK;
+}
+
+weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ctas,
+                              weft_algo_plan *out, char *why, size_t whylen) {
+    memset(out, 0, sizeof *out);
+    if (!weft_plan_eligible(a, nranks, why, whylen)) return WEFT_ERR_UNSUPPORTED;
+    out->algo = a;
+    out->proto = weft_plan_proto(a);
+    out->k = weft_algo_chunks_per_seg(a);
+    out->nranks = nranks;
+    out->maxcnt = 1;
+    for (int32_t r = 0; r < nranks; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        if (g->ntbs > out->maxtbs) out->maxtbs = g->ntbs;
+        for (int32_t t = 0; t < g->ntbs; t++)
+            for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
+                const weft_step *st = &g->tbs[t].steps[s];
+                if ((weft_step_flags(st->type) & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV)) &&
+                    st->cnt > out->maxcnt)
+                    out->maxcnt = st->cnt;
+            }
+    }
+    if (out->maxtbs > max_ctas) {
+        why_set(why, whylen,
+                "rank with %d thread blocks; a launch runs at most %d CTAs per rank here "
+                "(all at once)",
+                out->maxtbs, max_ctas);
+        memset(out, 0, sizeof *out);
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    out->kmax = max_ctas / out->maxtbs;
+    if (out->kmax > WEFT_RT_MAX_GROUP) out->kmax = WEFT_RT_MAX_GROUP;
+    if (out->kmax < 1) out->kmax = 1;
+    for (int inplace = 0; inplace < 2; inplace++)
+        if (inplace ? a->inplace : a->outofplace) prepare_mode(a, inplace, &out->mode[inplace]);
+    return WEFT_OK;
+}
+
+/* ---- layout ----------------------------------------------------------------------------- */
+weft_result weft_layout_init(weft_layout *l, int32_t nranks, int32_t nalgos) {
+    memset(l, 0, sizeof *l);
+    l->nranks = nranks;
+    l->nalgos = nalgos;
+    l->dflag_off = calloc(nalgos > 0 ? (size_t)nalgos : 1, sizeof *l->dflag_off);
+    l->dflag_tbs = calloc(nalgos > 0 ? (size_t)nalgos : 1, sizeof *l->dflag_tbs);
+    return l->dflag_off && l->dflag_tbs ? WEFT_OK : WEFT_ERR_NOMEM;
+}
+
+void weft_layout_free(weft_layout *l) {
+    free(l->keys);
+    free(l->members);
+    free(l->tail_off);
+    free(l->head_off);
+    free(l->slot_off);
+    free(l->pos_off);
+    free(l->dflag_off);
+    free(l->dflag_tbs);
+    memset(l, 0, sizeof *l);
+}
+
+static int key_cmp(const void *x, const void *y) {
+    const weft_rt_key *a = x, *b = y;
+    if (a->proto != b->proto) return a->proto < b->proto ? -1 : 1;
+    if (a->d != b->d) return a->d < b->d ? -1 : 1;
+    return a->chan < b->chan ? -1 : a->chan > b->chan;
+}
+
+int32_t weft_layout_find(const weft_layout *l, int32_t d, int32_t chan, int32_t proto) {
+    weft_rt_key k = {d, chan, proto};
+    for (int32_t i = 0; i < l->nkeys; i++) /* sorted only once finished */
+        if (key_cmp(&l->keys[i], &k) == 0) return i;
+    return -1;
+}
+
+static weft_result layout_add_key(weft_layout *l, weft_rt_key k, int32_t members) {
+    int32_t i = weft_layout_find(l, k.d, k.chan, k.proto);
+    if (i >= 0) {
+        if (l->members[i] < members) l->members[i] = members;
+        return WEFT_OK;
+    }
+    weft_rt_key *n = realloc(l->keys, ((size_t)l->nkeys + 1) * sizeof *n);
+    if (n == NULL) return WEFT_ERR_NOMEM;
+    l->keys = n;
+    int32_t *m = realloc(l->members, ((size_t)l->nkeys + 1) * sizeof *m);
+    if (m == NULL) return WEFT_ERR_NOMEM;
+    l->members = m;
+    l->keys[l->nkeys] = k;
+    l->members[l->nkeys++] = members;
+    return WEFT_OK;
+}
+
+weft_result weft_layout_add(weft_layout *l, int32_t ai, const weft_algo_plan *p) {
+    weft_result res = WEFT_OK;
+    const weft_algo *a = p->algo;
+    int32_t pr = p->proto, n = l->nranks;
+    if (ai >= 0 && ai < l->nalgos && (p->mode[0].direct || p->mode[1].direct))
+        l->dflag_tbs[ai] = p->maxtbs * p->kmax;
+    for (int32_t r = 0; r < a->ngpus && r < n; r++)
+        for (int32_t t = 0; t < a->gpus[r].ntbs; t++) {
+            const weft_tb *tb = &a->gpus[r].tbs[t];
+            if (tb->send >= 0)
+                WEFT_CHECK(
+                    layout_add_key(l, (weft_rt_key){mod(tb->send - r, n), tb->chan, pr}, p->kmax));
+            if (tb->recv >= 0)
+                WEFT_CHECK(
+                    layout_add_key(l, (weft_rt_key){mod(r - tb->recv, n), tb->chan, pr}, p->kmax));
+        }
+fail:
+    return res;
+}
+
+static size_t round_up(size_t x, size_t a) {
+    return (x + a - 1) / a * a;
+}
+
+/* Direct-transfer words: one 64-byte line each, so that a poller shares its line with few. */
+#define WEFT_RT_DLINE 64
+
+weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg) {
+    weft_result res = WEFT_OK;
+    size_t n = (size_t)l->nkeys;
+    if (n) {
+        /* sort keys and their member counts together */
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && key_cmp(&l->keys[j], &l->keys[j - 1]) < 0; j--) {
+                weft_rt_key k = l->keys[j];
+                l->keys[j] = l->keys[j - 1], l->keys[j - 1] = k;
+                int32_t m = l->members[j];
+                l->members[j] = l->members[j - 1], l->members[j - 1] = m;
+            }
+    }
+    free(l->tail_off), free(l->head_off), free(l->slot_off), free(l->pos_off);
+    l->tail_off = calloc(n ? n : 1, sizeof(size_t));
+    l->head_off = calloc(n ? n : 1, sizeof(size_t));
+    l->slot_off = calloc(n ? n : 1, sizeof(size_t));
+    l->pos_off = calloc(n ? n : 1, sizeof(size_t));
+    WEFT_CHECK_ALLOC(l->tail_off);
+    WEFT_CHECK_ALLOC(l->head_off);
+    WEFT_CHECK_ALLOC(l->slot_off);
+    WEFT_CHECK_ALLOC(l->pos_off);
+    size_t off = round_up(WEFT_RT_ARRIVAL_OFF(l->nalgos > 0 ? l->nalgos : 1), 4096), pw = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m = (size_t)l->members[i];
+        l->tail_off[i] = off, off += m * WEFT_RT_LINE;
+        l->head_off[i] = off, off += m * WEFT_RT_LINE;
+        l->pos_off[i] = pw, pw += 4 * m; /* send end: m x {pos, credit}; receive end: m x 2 */
+    }
+    for (int32_t ai = 0; ai < l->nalgos; ai++) {
+        if (l->dflag_tbs[ai] == 0) continue;
+        off = round_up(off, 4096);
+        l->dflag_off[ai] = off;
+        off += 2 * (size_t)l->dflag_tbs[ai] * WEFT_RT_DLINE;
+    }
+    off = round_up(off, 4096);
+    for (size_t i = 0; i < n; i++) {
+        int32_t p = l->keys[i].proto;
+        l->slot_off[i] = off;
+        size_t ms = round_up((size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
+        off += (size_t)l->members[i] * ms;
+    }
+    l->pos_words = pw ? pw : 1;
+    l->bytes = off;
+fail:
+    return res;
+}
+
+void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
+                       uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn) {
+    int32_t n = l->nranks;
+    for (int32_t i = 0; i < l->nkeys; i++) {
+        const weft_rt_key *k = &l->keys[i];
+        int32_t to = mod(rank + k->d, n), from = mod(rank - k->d, n), p = k->proto;
+        int64_t ms = (int64_t)round_up((size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
+        uint64_t *pp = pos + l->pos_off[i];
+        sconn[i] = (weft_dconn){win[to] + l->slot_off[i],
+                                (uint64_t *)(void *)(win[to] + l->tail_off[i]),
+                                (uint64_t *)(void *)(win[rank] + l->head_off[i]),
+                                pp,
+                                NULL,
+                                NULL,
+                                ms,
+                                cfg->nslots[p],
+                                cfg->slot_bytes[p],
+                                to,
+                                k->chan,
+                                0,
+                                0};
+        rconn[i] = (weft_dconn){win[rank] + l->slot_off[i],
+                                (uint64_t *)(void *)(win[rank] + l->tail_off[i]),
+                                (uint64_t *)(void *)(win[from] + l->head_off[i]),
+                                pp + 2 * (size_t)l->members[i],
+                                NULL,
+                                NULL,
+                                ms,
+                                cfg->nslots[p],
+                                cfg->slot_bytes[p],
+                                from,
+                                k->chan,
+                                0,
+                                0};
+    }
+}
+
+/* ---- per-rank tables -------------------------------------------------------------------- */
+/* The step of tb that carries its k-th message (send: its k-th sending step; receive: its k-th
+ * receiving step), or NULL. */
+static const weft_step *nth_message(const weft_tb *tb, int send, int32_t k) {
+    unsigned want = send ? WEFT_STEP_F_SEND : WEFT_STEP_F_RECV;
+    for (int32_t s = 0; s < tb->nsteps; s++)
+        if ((weft_step_flags(tb->steps[s].type) & want) && k-- == 0) return &tb->steps[s];
+    return NULL;
+}
+
+static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32_t r,
+                              const weft_layout *l, weft_rank_plan *rp) {
     weft_result res = WEFT_OK;
     const weft_gpu *g = &a->gpus[r];
-    int32_t n = a->ngpus, proto = weft_plan_proto(a);
+    int32_t n = a->ngpus, proto = p->proto;
     int64_t total = 0;
     for (int32_t t = 0; t < g->ntbs; t++)
         total += g->tbs[t].nsteps;
@@ -261,9 +487,11 @@ static weft_result build_rank(const weft_algo *a, int32_t r, const weft_layout *
     rp->tbs = calloc((size_t)g->ntbs, sizeof *rp->tbs);
     rp->steps = calloc(total ? (size_t)total : 1, sizeof *rp->steps);
     rp->xsrc = calloc(total ? (size_t)total : 1, sizeof *rp->xsrc);
+    rp->xrecv = calloc(total ? (size_t)total : 1, sizeof *rp->xrecv);
     WEFT_CHECK_ALLOC(rp->tbs);
     WEFT_CHECK_ALLOC(rp->steps);
     WEFT_CHECK_ALLOC(rp->xsrc);
+    WEFT_CHECK_ALLOC(rp->xrecv);
     for (int32_t t = 0; t < g->ntbs; t++) {
         const weft_tb *tb = &g->tbs[t];
         weft_dtb *dt = &rp->tbs[t];
@@ -274,6 +502,8 @@ static weft_result build_rank(const weft_algo *a, int32_t r, const weft_layout *
         dt->rconn = tb->recv >= 0 ? weft_layout_find(l, mod(r - tb->recv, n), tb->chan, proto) : -1;
         if ((tb->send >= 0 && dt->sconn < 0) || (tb->recv >= 0 && dt->rconn < 0))
             WEFT_FAIL(WEFT_ERR_INTERNAL); /* the layout was built without this algorithm */
+        const weft_tb *ptb = tb->recv >= 0 ? find_tb(&a->gpus[tb->recv], 1, r, tb->chan) : NULL;
+        int32_t nrecv = 0;
         for (int32_t s = 0; s < tb->nsteps;) {
             const weft_step *st = &tb->steps[s];
             unsigned f = weft_step_flags(st->type);
@@ -297,12 +527,19 @@ static weft_result build_rank(const weft_algo *a, int32_t r, const weft_layout *
             d->dstoff = (f & WEFT_STEP_F_WRITE) ? st->dstoff : 0;
             d->cnt = st->type == WEFT_STEP_NOP ? 0 : st->cnt;
             d->nsrc = (uint8_t)nf;
+            d->nrecv = (uint8_t)((f & WEFT_STEP_F_RECV) ? 1 : 0);
             d->depid = st->depid >= 0 ? st->depid : -1;
             d->dep_stride = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
             d->dep_target = st->depid >= 0 ? st->deps + 1 : 0;
             d->post = tb->steps[s + nf - 1].hasdep ? s + nf : 0;
             d->orig = s;
             d->xsrc = rp->nxsrc;
+            if ((f & WEFT_STEP_F_RECV) && ptb) {
+                /* where the matching send's data lies on the sender (an `s` step's source) */
+                const weft_step *ps = nth_message(ptb, 1, nrecv++);
+                if (ps && ps->type == WEFT_STEP_SEND)
+                    d->pbuf = (uint8_t)ps->srcbuf, d->poff = ps->srcoff;
+            }
             if (nf > 1)
                 for (int32_t i = 0; i < nf; i++)
                     rp->xsrc[rp->nxsrc++] =
@@ -326,64 +563,299 @@ int32_t weft_plan_rec_bytes(const weft_rank_plan *rp) {
     return (int32_t)(sizeof(weft_drec) + (size_t)m * sizeof(weft_dstep) + 15) / 16 * 16;
 }
 
-void weft_plan_records(const weft_rank_plan *rp, const weft_dconn *sconn, const weft_dconn *rconn,
-                       char *out) {
+/* Whether every message tb sends comes from an `s` step out of a user buffer (which peers can
+ * read: scratch is not in a window). */
+static int sends_from_source(const weft_tb *tb) {
+    for (int32_t s = 0; s < tb->nsteps; s++) {
+        const weft_step *st = &tb->steps[s];
+        if ((weft_step_flags(st->type) & WEFT_STEP_F_SEND) &&
+            (st->type != WEFT_STEP_SEND || st->srcbuf == WEFT_BUF_SCRATCH))
+            return 0;
+    }
+    return 1;
+}
+
+void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan *m,
+                       const weft_layout *l, int32_t rank, char *const *win,
+                       const weft_dconn *sconn, const weft_dconn *rconn, char *out) {
+    const weft_rank_plan *rp = &m->ranks[rank];
+    const weft_algo *a = m->sched;
     int32_t rb = weft_plan_rec_bytes(rp);
+    size_t dfo = ai >= 0 && ai < l->nalgos ? l->dflag_off[ai] : 0;
+    size_t ready0 = dfo, done0 = dfo + (size_t)p->maxtbs * (size_t)p->kmax * WEFT_RT_DLINE;
+    size_t tbline = (size_t)p->kmax * WEFT_RT_DLINE;
     memset(out, 0, (size_t)rb * (size_t)rp->ntbs);
     for (int32_t t = 0; t < rp->ntbs; t++) {
         weft_drec *r = (weft_drec *)(void *)(out + (size_t)t * (size_t)rb);
+        const weft_tb *tb = &a->gpus[rank].tbs[t];
         r->tb = rp->tbs[t];
-        if (r->tb.sconn >= 0) r->sc = sconn[r->tb.sconn];
-        if (r->tb.rconn >= 0) r->rc = rconn[r->tb.rconn];
+        if (r->tb.sconn >= 0) {
+            r->sc = sconn[r->tb.sconn];
+            const weft_tb *q = find_tb(&a->gpus[tb->send], 0, rank, tb->chan);
+            if (m->direct && dfo && q && sends_from_source(tb)) {
+                r->sc.direct = 1;
+                r->sc.ready = (uint64_t *)(void *)(win[tb->send] + ready0 + (size_t)q->id * tbline);
+                r->sc.done = (uint64_t *)(void *)(win[rank] + done0 + (size_t)t * tbline);
+            }
+        }
+        if (r->tb.rconn >= 0) {
+            r->rc = rconn[r->tb.rconn];
+            const weft_tb *q = find_tb(&a->gpus[tb->recv], 1, rank, tb->chan);
+            if (m->direct && dfo && q && sends_from_source(q)) {
+                r->rc.direct = 1;
+                r->rc.ready = (uint64_t *)(void *)(win[rank] + ready0 + (size_t)t * tbline);
+                r->rc.done = (uint64_t *)(void *)(win[tb->recv] + done0 + (size_t)q->id * tbline);
+            }
+        }
         memcpy(r + 1, rp->steps + r->tb.first, (size_t)r->tb.nsteps * sizeof(weft_dstep));
     }
 }
 
-weft_result weft_plan_build(const weft_algo *a, int32_t nranks, const weft_layout *layout,
-                            weft_algo_plan *out, char *why, size_t whylen) {
-    weft_result res = WEFT_OK;
-    memset(out, 0, sizeof *out);
-    if (!weft_plan_eligible(a, nranks, why, whylen)) return WEFT_ERR_UNSUPPORTED;
-    out->algo = a;
-    out->proto = weft_plan_proto(a);
-    out->k = weft_algo_chunks_per_seg(a);
-    out->nranks = nranks;
-    out->maxcnt = 1;
-    for (int32_t r = 0; r < nranks; r++)
-        for (int32_t t = 0; t < a->gpus[r].ntbs; t++)
-            for (int32_t s = 0; s < a->gpus[r].tbs[t].nsteps; s++) {
-                const weft_step *st = &a->gpus[r].tbs[t].steps[s];
-                if ((weft_step_flags(st->type) & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV)) &&
-                    st->cnt > out->maxcnt)
-                    out->maxcnt = st->cnt;
+/* ---- fused receives -------------------------------------------------------------------- *
+ * A chain X1..Xm of rrc steps of different tbs of a rank, each but the first reducing into what
+ * the previous one wrote (dst = src = X1's dst, waiting for it), becomes one step at Xm's place
+ * that takes all m messages at once and reduces them, in the chain's order, with X1's source
+ * (the same bits). X1..Xm-1 stay as markers that wait for it and count their message. To keep
+ * every ordering the chain had, each Xi must be the only receive of its tb (its connection then
+ * carries only these messages, consumed in order by the fused step) with nothing before it but
+ * nops that wait for nothing, and nothing but Xi+1 may wait for Xi. A fused plan is kept only if a
+ * simulation of every rank shows it cannot deadlock. */
+
+/* dsteps of rank plan rp: the one that holds tb t's original step s. */
+static int32_t dstep_of(const weft_rank_plan *rp, int32_t t, int32_t s) {
+    const weft_dtb *dt = &rp->tbs[t];
+    for (int32_t i = dt->nsteps - 1; i >= 0; i--)
+        if (rp->steps[dt->first + i].orig <= s) return dt->first + i;
+    return -1;
+}
+
+static int32_t receives_of(const weft_tb *tb) {
+    int32_t n = 0;
+    for (int32_t s = 0; s < tb->nsteps; s++)
+        n += (weft_step_flags(tb->steps[s].type) & WEFT_STEP_F_RECV) != 0;
+    return n;
+}
+
+/* A chain link: tb t's only receive is an rrc with nothing before it but nops that wait for
+ * nothing (what trimming leaves of in-place guards out of place). Its index, or -1. */
+static int32_t chain_link(const weft_gpu *g, int32_t t) {
+    const weft_tb *tb = &g->tbs[t];
+    if (tb->recv < 0 || receives_of(tb) != 1) return -1;
+    for (int32_t s = 0; s < tb->nsteps; s++) {
+        const weft_step *st = &tb->steps[s];
+        if (st->type == WEFT_STEP_RRC) return s;
+        if (st->type != WEFT_STEP_NOP || st->depid >= 0) return -1;
+    }
+    return -1;
+}
+
+static int fuse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp) {
+    const weft_gpu *g = &a->gpus[r];
+    int32_t n = g->ntbs, nf = 0;
+    /* link[t]: tb t's chain step; next[t]: the tb whose chain step is the only step waiting
+     * for tb t's */
+    int32_t *link = malloc((size_t)n * sizeof *link), *next = malloc((size_t)n * sizeof *next);
+    int32_t *waiters = calloc((size_t)n, sizeof *waiters),
+            *chain = malloc((size_t)n * sizeof *chain);
+    uint8_t *fed = calloc((size_t)n, 1);
+    if (!link || !next || !waiters || !chain || !fed) goto done;
+    for (int32_t t = 0; t < n; t++)
+        link[t] = chain_link(g, t), next[t] = -1;
+    for (int32_t t = 0; t < n; t++)
+        for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
+            const weft_step *st = &g->tbs[t].steps[s];
+            if (st->depid < 0 || st->deps != link[st->depid]) continue;
+            waiters[st->depid]++;
+            if (s == link[t]) next[st->depid] = t;
+        }
+    for (int32_t t = 0; t < n; t++) {
+        int32_t u = next[t];
+        if (u < 0 || waiters[t] != 1 || link[t] < 0) {
+            next[t] = -1;
+            continue;
+        }
+        const weft_step *x = &g->tbs[t].steps[link[t]], *y = &g->tbs[u].steps[link[u]];
+        if (y->srcbuf != x->dstbuf || y->dstbuf != x->dstbuf || y->srcoff != x->dstoff ||
+            y->dstoff != x->dstoff || y->cnt != x->cnt)
+            next[t] = -1;
+        else
+            fed[u] = 1;
+    }
+    for (int32_t t1 = 0; t1 < n; t1++) {
+        if (fed[t1] || next[t1] < 0) continue; /* chains start where nothing feeds them */
+        int32_t m = 0;
+        for (int32_t t = t1; t >= 0 && m < WEFT_RT_MAX_FUSE - 1; t = next[t])
+            chain[m++] = t;
+        if (m < 2) continue;
+        int32_t tm = chain[m - 1];
+        weft_dstep *dm = &rp->steps[dstep_of(rp, tm, link[tm])];
+        const weft_dstep *d1 = &rp->steps[dstep_of(rp, t1, link[t1])];
+        /* the fused step: X1's source and dependency, every message */
+        dm->srcbuf = d1->srcbuf, dm->srcoff = d1->srcoff;
+        dm->depid = d1->depid, dm->dep_stride = d1->dep_stride, dm->dep_target = d1->dep_target;
+        dm->nrecv = (uint8_t)m;
+        dm->xrecv = rp->nxrecv;
+        dm->post = dm->orig + 1;
+        for (int32_t i = 0; i < m; i++) {
+            const weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
+            rp->xrecv[rp->nxrecv++] = (weft_drecv){chain[i], 0, 1, di->pbuf, di->poff};
+        }
+        for (int32_t i = 0; i < m - 1; i++) {
+            weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
+            di->flags |= WEFT_DSTEP_F_ELSEWHERE;
+            di->depid = tm;
+            di->dep_stride = g->tbs[tm].nsteps;
+            di->dep_target = dm->orig + 1;
+        }
+        nf++;
+    }
+done:
+    free(link);
+    free(next);
+    free(waiters);
+    free(chain);
+    free(fed);
+    return nf;
+}
+
+/* Whether every rank's tables run to the end of `iters` iterations, steps taken greedily as
+ * soon as they may run, with connection buffers of cap messages (direct connections never
+ * wait for room; a member that sent directly ends only once all was read). */
+static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const weft_algo_plan *p,
+                          int32_t cap, int32_t iters) {
+    int32_t nr = p->nranks, ntb = 0;
+    int32_t *base = calloc((size_t)nr + 1, sizeof *base);
+    if (base == NULL) return 0;
+    for (int32_t r = 0; r < nr; r++)
+        base[r + 1] = base[r] + m->ranks[r].ntbs;
+    ntb = base[nr];
+    int64_t *pos = calloc((size_t)ntb, sizeof *pos), *prog = calloc((size_t)ntb, sizeof *prog);
+    int64_t *sent = calloc((size_t)ntb, sizeof *sent), *taken = calloc((size_t)ntb, sizeof *taken);
+    int32_t *to = malloc((size_t)ntb * sizeof *to); /* the receiving tb of a tb's sends */
+    int ok = 0;
+    if (!pos || !prog || !sent || !taken || !to) goto done;
+    for (int32_t r = 0; r < nr; r++)
+        for (int32_t t = 0; t < m->ranks[r].ntbs; t++) {
+            const weft_tb *tb = &a->gpus[r].tbs[t];
+            const weft_tb *q = tb->send >= 0 ? find_tb(&a->gpus[tb->send], 0, r, tb->chan) : NULL;
+            to[base[r] + t] = q ? base[tb->send] + q->id : -1;
+        }
+    int64_t budget = (int64_t)1 << 24;
+    for (int moved = 1; moved && budget > 0;) {
+        moved = 0;
+        for (int32_t r = 0; r < nr; r++) {
+            const weft_rank_plan *rp = &m->ranks[r];
+            for (int32_t t = 0; t < rp->ntbs; t++) {
+                int32_t x = base[r] + t;
+                const weft_dtb *dt = &rp->tbs[t];
+                while (dt->nsteps > 0 && pos[x] < (int64_t)iters * dt->nsteps && budget-- > 0) {
+                    int64_t j = pos[x] / dt->nsteps;
+                    const weft_dstep *d = &rp->steps[dt->first + pos[x] % dt->nsteps];
+                    unsigned f = weft_step_flags((weft_step_type)d->type);
+                    if (d->depid >= 0 &&
+                        prog[base[r] + d->depid] < j * d->dep_stride + d->dep_target)
+                        break;
+                    int ready = 1;
+                    if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
+                        if (d->nrecv > 1) {
+                            for (int32_t i = 0; i < d->nrecv && ready; i++) {
+                                const weft_drecv *e = &rp->xrecv[d->xrecv + i];
+                                ready = sent[base[r] + e->tb] > j * e->per + e->k;
+                            }
+                        } else {
+                            ready = sent[x] > taken[x];
+                        }
+                    }
+                    /* as staged (direct sends never wait for room: no stricter) */
+                    int32_t y = to[x];
+                    if (ready && (f & WEFT_STEP_F_SEND) && y >= 0 && sent[y] - taken[y] >= cap)
+                        ready = 0;
+                    if (!ready) break;
+                    if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
+                        if (d->nrecv > 1)
+                            for (int32_t i = 0; i < d->nrecv; i++)
+                                taken[base[r] + rp->xrecv[d->xrecv + i].tb]++;
+                        else
+                            taken[x]++;
+                    }
+                    if ((f & WEFT_STEP_F_SEND) && y >= 0) sent[y]++;
+                    if (d->post) prog[x] = j * dt->nsteps_orig + d->post;
+                    pos[x]++;
+                    moved = 1;
+                }
             }
-    out->ranks = calloc((size_t)nranks, sizeof *out->ranks);
-    WEFT_CHECK_ALLOC(out->ranks);
-    for (int32_t r = 0; r < nranks; r++)
-        WEFT_CHECK(build_rank(a, r, layout, &out->ranks[r]));
-    return WEFT_OK;
+        }
+    }
+    ok = 1;
+    for (int32_t r = 0; r < nr && ok; r++)
+        for (int32_t t = 0; t < m->ranks[r].ntbs && ok; t++)
+            ok = pos[base[r] + t] == (int64_t)iters * m->ranks[r].tbs[t].nsteps;
+done:
+    free(base);
+    free(pos);
+    free(prog);
+    free(sent);
+    free(taken);
+    free(to);
+    return ok;
+}
+
+static void free_ranks(weft_mode_plan *m, int32_t nranks) {
+    if (m->ranks)
+        for (int32_t r = 0; r < nranks; r++) {
+            free(m->ranks[r].tbs);
+            free(m->ranks[r].steps);
+            free(m->ranks[r].xsrc);
+            free(m->ranks[r].xrecv);
+        }
+    free(m->ranks);
+    m->ranks = NULL;
+}
+
+weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_t fifo_slots) {
+    weft_result res = WEFT_OK;
+    for (int mi = 0; mi < 2; mi++) {
+        weft_mode_plan *m = &p->mode[mi];
+        if (m->sched == NULL) continue;
+        for (int fuse = 1; fuse >= 0; fuse--) {
+            m->ranks = calloc((size_t)p->nranks, sizeof *m->ranks);
+            WEFT_CHECK_ALLOC(m->ranks);
+            m->fused = 0;
+            for (int32_t r = 0; r < p->nranks; r++) {
+                WEFT_CHECK(build_rank(p, m->sched, r, layout, &m->ranks[r]));
+                if (fuse) m->fused += fuse_rank(m->sched, r, &m->ranks[r]);
+            }
+            if (!fuse || m->fused == 0 ||
+                plan_completes(m->sched, m, p, fifo_slots > 0 ? fifo_slots : 1,
+                               (fifo_slots > 0 ? fifo_slots : 1) + 2))
+                break;
+            free_ranks(m, p->nranks); /* fused, it could deadlock: as written instead */
+        }
+    }
 fail:
-    why_set(why, whylen, "%s", weft_result_str(res));
-    weft_plan_free(out);
     return res;
 }
 
 void weft_plan_free(weft_algo_plan *p) {
-    if (p->ranks)
-        for (int32_t r = 0; r < p->nranks; r++) {
-            free(p->ranks[r].tbs);
-            free(p->ranks[r].steps);
-            free(p->ranks[r].xsrc);
-        }
-    free(p->ranks);
+    for (int mi = 0; mi < 2; mi++) {
+        weft_mode_plan *m = &p->mode[mi];
+        free_ranks(m, p->nranks);
+        weft_algo_free(m->own);
+    }
     memset(p, 0, sizeof *p);
 }
 
 /* ---- call geometry ---------------------------------------------------------------------- */
-weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int32_t rank,
-                               size_t count, int32_t dtype_bytes, int reduces, weft_call_geom *g) {
+/* Data of one chunk below which a group does not grow: a member's slice should carry enough
+ * to pay for its handshakes. */
+#define WEFT_RT_MIN_SLICE (16 << 10)
+
+weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int inplace,
+                               size_t count, int32_t dtype_bytes, int reduces, int direct,
+                               weft_call_geom *g) {
     memset(g, 0, sizeof *g);
-    if (count == 0 || dtype_bytes <= 0 || p->k < 1) return WEFT_ERR_UNSUPPORTED;
+    const weft_mode_plan *m = weft_plan_mode(p, inplace);
+    if (m == NULL || count == 0 || dtype_bytes <= 0 || p->k < 1) return WEFT_ERR_UNSUPPORTED;
     if (count > ((size_t)1 << 40)) return WEFT_ERR_UNSUPPORTED;
     int64_t C = weft_chunk_elems((int64_t)count, p->k); /* the count policy, in dtype elements */
     int32_t ke = reduces ? dtype_bytes : 1, scale = reduces ? 1 : dtype_bytes;
@@ -396,21 +868,52 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     g->kelem = ke;
     g->count = (int64_t)count * scale;
     g->C = C * scale;
+    /* In place, a small buffer that is a slice of a large one lies at another offset on every
+     * rank: its peers could not find it at their own offset. */
+    int sliced = inplace && weft_coll_large(p->algo->coll, WEFT_BUF_INPUT) !=
+                                weft_coll_large(p->algo->coll, WEFT_BUF_OUTPUT);
+    g->direct = direct && m->direct && !sliced;
     int64_t cv = (g->C + V - 1) / V * V;
-    g->E = cv < emax ? cv : emax;
+    /* The slice: a slot's worth (or the /SLICE cap); smaller when that leaves members idle,
+     * but not below WEFT_RT_MIN_SLICE of data per chunk. */
+    int64_t E = cv < emax ? cv : emax;
     int64_t cap = cfg->slice_bytes[p->proto] / ke;
     cap -= cap % V;
-    if (cap >= V && g->E > cap) g->E = cap;
+    if (cap >= V && E > cap) E = cap;
+    int64_t minE = WEFT_RT_MIN_SLICE / ke;
+    minE = minE < V ? V : minE - minE % V;
+    int64_t per = (g->C + p->kmax - 1) / p->kmax;
+    per = (per + V - 1) / V * V;
+    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
+    g->E = E;
     int64_t niter = (g->C + g->E - 1) / g->E;
-    int32_t maxsteps = 1;
-    const weft_algo *a = p->algo;
-    for (int32_t t = 0; t < a->gpus[rank].ntbs; t++)
-        if (a->gpus[rank].tbs[t].nsteps > maxsteps) maxsteps = a->gpus[rank].tbs[t].nsteps;
     /* Progress values count iterations x steps in 32 bits (the epoch takes the upper half). */
-    if (niter * (maxsteps + 1) >= ((int64_t)1 << 31)) return WEFT_ERR_UNSUPPORTED;
+    if (niter * (m->maxsteps + 1) >= ((int64_t)1 << 31)) return WEFT_ERR_UNSUPPORTED;
     g->niter = (int32_t)niter;
-    g->scratch_bytes = (size_t)p->ranks[rank].s_chunks * (size_t)C * (size_t)dtype_bytes;
+    g->K = niter < p->kmax ? (int32_t)niter : p->kmax;
+    g->niter0 = (int32_t)((niter + g->K - 1) / g->K);
     return WEFT_OK;
+}
+
+size_t weft_call_scratch(const weft_algo_plan *p, int32_t rank, size_t count, int32_t dtype_bytes) {
+    const weft_algo *a = p->algo;
+    if (rank < 0 || rank >= a->ngpus || p->k < 1) return 0;
+    size_t C = (size_t)weft_chunk_elems((int64_t)count, p->k);
+    return (size_t)a->gpus[rank].s_chunks * C * (size_t)dtype_bytes;
+}
+
+void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_geom *g,
+                         const weft_rt_cfg *cfg, weft_rargs *c) {
+    memset(c, 0, sizeof *c);
+    c->count = g->count, c->C = g->C, c->E = g->E;
+    c->timeout_ns = cfg->timeout_ns;
+    c->k = p->k, c->niter = g->niter;
+    c->K = g->K, c->kmax = p->kmax;
+    c->proto = p->proto;
+    c->direct = g->direct;
+    c->nranks = p->nranks;
+    c->tag = ai;
+    c->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
 }
 
 /* ---- watchdog report -------------------------------------------------------------------- */
@@ -522,6 +1025,9 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     cfg->nslots[WEFT_RT_PROTO_LL] = 8;
     cfg->slot_bytes[WEFT_RT_PROTO_LL] = 32 << 10;
     cfg->nthreads = WEFT_RT_NTHREADS;
+    long long mc = weft_env_int(WEFT_ENV_MAX_CTAS, WEFT_RT_DEFAULT_MAX_CTAS);
+    cfg->max_ctas = mc >= 1 && mc <= 4096 ? (int32_t)mc : WEFT_RT_DEFAULT_MAX_CTAS;
+    if (mc != cfg->max_ctas) WEFT_WARN("WEFT_MAX_CTAS=%lld ignored: expected 1..4096", mc);
     long long ms = weft_env_int(WEFT_ENV_TIMEOUT_MS, WEFT_RT_DEFAULT_TIMEOUT_MS);
     cfg->timeout_ns = ms > 0 ? ms * 1000000 : 0;
     const char *f = weft_env_get(WEFT_ENV_FIFO);

@@ -15,14 +15,21 @@ extern "C" {
 #endif
 
 /* ---- limits and defaults ---------------------------------------------------------------- */
-/* Thread blocks one rank of an algorithm may have: every CTA of a launch must be resident at
- * once (they wait on each other), and 512-thread CTAs capped at 64 registers fit 2 per SM. */
-#define WEFT_RT_MAX_TBS 128
+/* Thread blocks one rank of an algorithm may have (XML <tb>s). Every CTA of a launch must be
+ * resident at once (they wait on each other), so what fits is checked against the device's
+ * CTA budget at attach. */
+#define WEFT_RT_MAX_TBS 256
 /* Sources a fused `re` combines (as the MSCCL executor). */
 #define WEFT_RT_MAX_FUSE 16
 /* Ranks simulated by one loopback launch. */
-#define WEFT_RT_MAX_SUB  8
-#define WEFT_RT_NTHREADS 512
+#define WEFT_RT_MAX_SUB 8
+/* Threads per CTA. 256 threads at the interpreter's 128 registers fit two CTAs per SM. */
+#define WEFT_RT_NTHREADS 256
+/* CTAs one tb may run on (its group); members split the tb's slices between them. */
+#define WEFT_RT_MAX_GROUP 32
+/* CTAs per rank a launch may take on a GPU by default (WEFT_MAX_CTAS): all of them spin while
+ * they wait, so weft leaves the rest of the device to the application. */
+#define WEFT_RT_DEFAULT_MAX_CTAS 128
 
 /* Wire protocols the interpreter runs. XML LL128 runs as LL (see docs/runtime.md). */
 #define WEFT_RT_PROTOS(X)                                                                          \
@@ -37,17 +44,18 @@ typedef enum weft_rt_proto {
 
 /* FIFO geometry per protocol; identical on every rank of a communicator (attach checks). */
 typedef struct weft_rt_cfg {
-    int32_t nslots[WEFT_RT_PROTO_COUNT];     /* messages a connection buffers */
+    int32_t nslots[WEFT_RT_PROTO_COUNT];     /* messages a connection buffers (per member) */
     int32_t slot_bytes[WEFT_RT_PROTO_COUNT]; /* bytes of one slot (LL: lines, half is data) */
     /* > 0: a chunk's slice per iteration holds at most this many data bytes, so that a chunk
      * that fits one slot still crosses in several pipelined messages. */
     int32_t slice_bytes[WEFT_RT_PROTO_COUNT];
     int32_t nthreads;   /* threads per CTA */
+    int32_t max_ctas;   /* CTAs per rank a launch may take (before the device's own limit) */
     int64_t timeout_ns; /* watchdog; 0 = never */
 } weft_rt_cfg;
 
-/* The defaults, with WEFT_FIFO and WEFT_TIMEOUT_MS applied (a malformed WEFT_FIFO is
- * reported and ignored). */
+/* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS and WEFT_TIMEOUT_MS applied (a malformed
+ * WEFT_FIFO is reported and ignored). */
 void weft_rt_cfg_default(weft_rt_cfg *cfg);
 /* Applies a WEFT_FIFO spec ("Simple=8x128K,LL=8x32K"; either part may be left out; a part may
  * end in /SLICE, e.g. Simple=8x128K/32K). */
@@ -56,22 +64,45 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
 
 /* ---- device tables ---------------------------------------------------------------------- */
 /* One step as the interpreter walks it. Fused `re` runs have nsrc > 1 with their sources in
- * the xsrc table. Dependencies are counted per iteration: progress of a tb after finishing its
- * original step s in iteration it is base + it * nsteps_orig + s + 1. */
+ * the xsrc table. Dependencies are counted per iteration of the member: progress of a tb
+ * member after finishing its original step s in its j-th iteration is base + j * nsteps_orig
+ * + s + 1 (members of one tb run the same iterations as the members of the same index of every
+ * other tb, so member g only ever waits for member g). A receive also names where the matching
+ * send's data lies on the sender (pbuf, poff: its source chunk), for direct transfers. */
 typedef struct weft_dstep {
     uint8_t type; /* weft_step_type */
     uint8_t srcbuf, dstbuf;
-    uint8_t nsrc;                          /* re: sources (> 1: fused, in xsrc[xsrc ..]) */
+    uint8_t nsrc;  /* re: sources (> 1: fused, in xsrc[xsrc ..]) */
+    uint8_t pbuf;  /* receives: the sender's buffer of this message (direct transfers) */
+    uint8_t nrecv; /* receives: messages taken (> 1: fused, in xrecv[xrecv ..], see below) */
+    uint8_t flags; /* WEFT_DSTEP_F_* */
+    uint8_t pad_;
     int32_t srcoff, dstoff, cnt;           /* chunks */
-    int32_t depid, dep_stride, dep_target; /* wait: progress[depid] >= it*stride + target */
-    int32_t post;                          /* > 0: afterwards progress = it*nsteps_orig + post */
+    int32_t poff;                          /* receives: the sender's chunk of this message */
+    int32_t depid, dep_stride, dep_target; /* wait: progress[depid] >= j*stride + target */
+    int32_t post;                          /* > 0: afterwards progress = j*nsteps_orig + post */
     int32_t xsrc;
+    int32_t xrecv;
     int32_t orig; /* first original step index (diagnostics) */
 } weft_dstep;
+
+/* This receive's message is taken by another tb's fused receive (the step waits for it and
+ * only counts the message). */
+#define WEFT_DSTEP_F_ELSEWHERE 1u
 
 typedef struct weft_dsrc {
     int32_t buf, off;
 } weft_dsrc;
+
+/* One message of a fused receive (a chain of receive-reduce steps of several tbs, each reducing
+ * into what the previous one wrote, run as one step that takes every message at once and
+ * reduces them in registers in the chain's order). The message arrives on tb's receive
+ * connection, which receives nothing else: in the member's iteration j it is the tb's message
+ * j * per + k of the call. pbuf/poff: where it lies on the sender (direct transfers). */
+typedef struct weft_drecv {
+    int32_t tb, k, per;
+    int32_t pbuf, poff;
+} weft_drecv;
 
 typedef struct weft_dtb {
     int32_t first, nsteps; /* range in the step table */
@@ -80,16 +111,29 @@ typedef struct weft_dtb {
     int32_t speer, rpeer, chan;
 } weft_dtb;
 
-/* One end of a connection. For a send end, slots and tail are in the receiver's window and
- * head in the sender's; for a receive end, slots and tail are local and head is the
- * sender's. pos counts messages over the communicator's life (local memory). */
+/* One end of a connection, for member 0 of the tb's group; member g's FIFO and counters lie at
+ * fixed strides from these (slots: mstride bytes; tail and head: a WEFT_RT_LINE each; pos: two
+ * words each). For a send end, slots and tail are in the receiver's window and head in the
+ * sender's; for a receive end, slots and tail are local and head is the sender's. pos counts
+ * messages over the communicator's life (local memory): [0] the end's position, [1] (send end)
+ * the last credit seen.
+ * Direct transfers (the receiver reads the sender's buffer; no FIFO): ready is the receiver's
+ * word (in its window) that the sender raises when a message's data is in place, done the
+ * sender's word (in its window) that the receiver raises when it has read it; one line per
+ * member, per algorithm (tagged with the call's epoch: see interp.h). direct: this connection
+ * may run direct (every message comes from an `s` step and the algorithm verified safe for
+ * zero-copy transfers in the call's mode). */
 typedef struct weft_dconn {
     char *slots;
     uint64_t *tail;
     uint64_t *head;
     uint64_t *pos;
+    uint64_t *ready;
+    uint64_t *done;
+    int64_t mstride;
     int32_t nslots, slot_bytes;
     int32_t peer, chan;
+    int32_t direct, pad_;
 } weft_dconn;
 
 /* Per-rank state that lives across calls (device memory). */
@@ -99,11 +143,12 @@ typedef struct weft_dstate {
     uint8_t pad_[WEFT_RT_LINE - 4];
 } weft_dstate;
 
-/* Progress of one tb of one algorithm (device memory, its own 128-byte line: other CTAs poll
- * it). The upper 32 bits count the algorithm's calls; during call c, after finishing its
- * original step s of iteration it, the tb posts (c << 32) + it * nsteps_orig + s + 1, and at
- * its end (c + 1) << 32. Every tb of an algorithm takes part in every call of it, so all of
- * them agree on c without a shared counter. */
+/* Progress of one member of one tb of one algorithm (device memory, its own 128-byte line:
+ * other CTAs poll it; member g of tb t at index t * kmax + g). The upper 32 bits count the
+ * calls this member ran; during such a call c, after finishing its original step s of its
+ * j-th iteration, the member posts (c << 32) + j * nsteps_orig + s + 1, and at its end
+ * (c + 1) << 32. Member g of every tb of an algorithm runs in the same calls (the group size
+ * of a call is the same for all tbs and ranks), so they agree on c without a shared counter. */
 typedef struct weft_dprog {
     uint64_t v;
     uint8_t pad_[WEFT_RT_LINE - 8];
@@ -115,8 +160,7 @@ typedef struct weft_dprog {
 typedef struct weft_drec {
     weft_dtb tb;
     weft_dconn sc, rc; /* zeroed when the tb does not send / receive */
-    uint8_t pad_[16];
-} weft_drec; /* followed by tb.nsteps weft_dstep */
+} weft_drec;           /* followed by tb.nsteps weft_dstep */
 
 /* What the watchdog saw (host-mapped memory; written once, by the first CTA that gives up). */
 #define WEFT_RT_WAITS(X)                                                                           \
@@ -124,7 +168,8 @@ typedef struct weft_drec {
     X(DATA, "data")                                                                                \
     X(CREDIT, "FIFO credit")                                                                       \
     X(DEP, "a dependency")                                                                         \
-    X(ABORTED, "abort")
+    X(ABORTED, "abort")                                                                            \
+    X(READ, "its data to be read")
 typedef enum weft_rt_wait {
 #define WEFT_X_(id, n) WEFT_RT_WAIT_##id,
     WEFT_RT_WAITS(WEFT_X_)
@@ -135,6 +180,7 @@ typedef struct weft_errrec {
     uint32_t code; /* weft_rt_wait; 0 = no error; written last */
     int32_t algo;  /* weft_rargs.tag of the launch */
     int32_t rank, tb, step, peer, chan, depid, deps;
+    int32_t member;
     int64_t iter;
     uint64_t want, seen, calls, waited_ns; /* calls: of this algorithm before this one */
 } weft_errrec;
@@ -144,33 +190,49 @@ typedef struct weft_errrec {
 #define WEFT_RT_ABORT_OFF       0
 #define WEFT_RT_ARRIVAL_OFF(ai) (128 + 8 * (size_t)(ai))
 
-/* Per-rank launch arguments (by value in the kernel parameters). Element counts are in the
- * kernel's element type (bytes for collectives that do not reduce). */
+/* Launch arguments common to every rank of a call (by value in the kernel parameters).
+ * Element counts are in the kernel's element type (bytes for collectives that do not reduce).
+ * Member g of a tb runs iterations g, g + K, g + 2K, ... of niter. */
 typedef struct weft_rargs {
-    const char *rec; /* ntbs records of rec_bytes */
-    const weft_dsrc *xsrc;
-    char *buf[3]; /* input, output, scratch */
     int64_t count, C, E;
-    int32_t k, niter;
-    int32_t rec_bytes, proto;
-    weft_dprog *prog; /* this algorithm's progress, one per tb */
-    weft_dstate *state;
-    char *const *peer_win; /* device array [nranks]: every window, as this rank sees it */
-    weft_errrec *err;
     int64_t timeout_ns;
-    int32_t rank, nranks;
-    int32_t tag;          /* copied into the watchdog record (the host's algorithm index) */
-    int32_t arrival_off;  /* WEFT_RT_ARRIVAL_OFF(tag) */
-    weft_trace_dev trace; /* per-step records; rec NULL: not traced (docs/trace.md) */
+    int32_t k, niter;
+    int32_t K;      /* CTAs per tb in this call (the group size) */
+    int32_t kmax;   /* progress lines per tb (the algorithm's largest group) */
+    int32_t proto;  /* weft_rt_proto */
+    int32_t direct; /* direct transfers on the connections that allow them */
+    int32_t nranks;
+    int32_t tag;         /* copied into the watchdog record (the host's algorithm index) */
+    int32_t arrival_off; /* WEFT_RT_ARRIVAL_OFF(tag) */
+    int32_t pad_;
 } weft_rargs;
 
-/* A launch: one rank (nsub = 1, r0), or several ranks on one device (loopback), whose
- * arguments are then in device memory (sub) and whose CTAs are numbered consecutively. */
+/* Launch arguments of one rank. pbase[b] (direct calls): every rank's base of the window that
+ * holds its buffer b (input, output), as this rank addresses it; the buffer lies at poff[b] in
+ * it on every rank (symmetric registration). */
+typedef struct weft_rank_args {
+    const char *rec; /* ntbs records of rec_bytes */
+    const weft_dsrc *xsrc;
+    const weft_drecv *xrecv;
+    char *buf[3];     /* input, output, scratch */
+    weft_dprog *prog; /* this algorithm's progress, kmax per tb */
+    weft_dstate *state;
+    char *const *peer_win; /* device array [nranks]: every window, as this rank addresses it */
+    weft_errrec *err;
+    char *const *pbase[2];
+    int64_t poff[2];
+    weft_trace_dev trace; /* per-step records of member 0; rec NULL: not traced */
+    int32_t rec_bytes, rank;
+} weft_rank_args;
+
+/* A launch: one rank (nsub = 1), or several ranks on one device (loopback), all in the kernel
+ * parameters; rank s's CTAs are cta_base[s] .. cta_base[s + 1] - 1, tb t's member g at
+ * cta_base[s] + t * K + g. */
 typedef struct weft_kargs {
-    weft_rargs r0;
-    const weft_rargs *sub;
+    weft_rargs c;
     int32_t nsub;
     int32_t cta_base[WEFT_RT_MAX_SUB + 1];
+    weft_rank_args r[WEFT_RT_MAX_SUB];
 } weft_kargs;
 
 /* ---- kernel instantiations -------------------------------------------------------------- */
@@ -195,29 +257,48 @@ static inline int weft_rt_kernel_index(weft_dtype t, weft_redop op, int reduces)
 
 /* ---- plans (plan.c) --------------------------------------------------------------------- */
 /* A connection key: sender-to-receiver rank distance d = (recv - send) mod N, channel and
- * protocol. Every rank's window holds, per key, the FIFO of its incoming connection and the
- * credit counter of its outgoing one, so the layout is the same on all ranks. */
+ * protocol. Every rank's window holds, per key and member, the FIFO of its incoming connection
+ * and the credit counter of its outgoing one, so the layout is the same on all ranks. Each
+ * algorithm has its own area of direct-transfer words (ready and done, per tb and member). */
 typedef struct weft_rt_key {
     int32_t d, chan, proto;
 } weft_rt_key;
 
 typedef struct weft_layout {
     int32_t nranks, nkeys;
-    int32_t nalgos;    /* arrival words in the control area (set before weft_layout_finish) */
+    int32_t nalgos;    /* algorithms (arrival words in the control area) */
     weft_rt_key *keys; /* sorted */
-    size_t *tail_off, *head_off, *slot_off;
+    int32_t *members;  /* per key: the largest group that uses it */
+    size_t *tail_off, *head_off, *slot_off, *pos_off;
+    size_t *dflag_off;  /* per algorithm: its direct-transfer words (0: none) */
+    int32_t *dflag_tbs; /* per algorithm: tbs x kmax lines of ready, then as many of done */
+    size_t pos_words;   /* local message counters per rank */
     size_t bytes;
 } weft_layout;
 
-/* One rank's share of one algorithm, ready to upload. */
+/* One rank's share of one algorithm in one call mode, ready to upload. */
 typedef struct weft_rank_plan {
-    int32_t ntbs, nsteps, nxsrc;
+    int32_t ntbs, nsteps, nxsrc, nxrecv;
     weft_dtb *tbs;
     weft_dstep *steps;
     weft_dsrc *xsrc;
+    weft_drecv *xrecv;
     uint8_t uses_buf[3]; /* the rank touches input / output / scratch */
     int32_t s_chunks;
 } weft_rank_plan;
+
+/* An algorithm in one call mode: the schedule run (a copy without the dependencies that only
+ * guard in-place aliasing when the mode is out of place, checked by the verifier), whether its
+ * transfers may run direct, and the per-rank tables. */
+typedef struct weft_mode_plan {
+    weft_algo *own;         /* the copy (owned), or NULL when the schedule is the algorithm's */
+    const weft_algo *sched; /* what runs; NULL: the algorithm does not declare this mode */
+    int32_t direct;         /* verified safe for direct (zero-copy) transfers in this mode */
+    int32_t dropped;        /* dependencies dropped */
+    int32_t fused;          /* receive chains run as fused receives (weft_plan_build) */
+    int32_t maxsteps;       /* most steps of a tb */
+    weft_rank_plan *ranks;  /* nranks (weft_plan_build) */
+} weft_mode_plan;
 
 typedef struct weft_algo_plan {
     const weft_algo *algo;
@@ -225,52 +306,78 @@ typedef struct weft_algo_plan {
     int32_t k;     /* chunks per segment */
     int32_t maxcnt;
     int32_t nranks;
-    weft_rank_plan *ranks; /* nranks */
+    int32_t maxtbs;         /* most tbs of a rank */
+    int32_t kmax;           /* largest group (CTAs per tb) */
+    weft_mode_plan mode[2]; /* [0] out of place, [1] in place */
 } weft_algo_plan;
 
-/* Checks that the interpreter can run algo on nranks ranks (reason in why, for the log) and
- * builds its per-rank tables with connection indices from layout (which must contain every key
- * the algorithm uses: see weft_layout_add). */
-weft_result weft_plan_build(const weft_algo *a, int32_t nranks, const weft_layout *layout,
-                            weft_algo_plan *out, char *why, size_t whylen);
+/* Checks that the interpreter can run algo on nranks ranks with at most max_ctas CTAs per rank
+ * (reason in why, for the log), then prepares both call modes (dependency trimming and the
+ * direct-transfer proof, by the verifier) and the group size. Layout-independent. */
+weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ctas,
+                              weft_algo_plan *out, char *why, size_t whylen);
+/* Builds the per-rank tables of a prepared plan with connection indices from layout (which
+ * must contain every key the algorithm uses: see weft_layout_add), fusing receive chains where
+ * a simulation of the fused plan (every rank, FIFOs of fifo_slots messages) shows that it
+ * cannot deadlock. */
+weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_t fifo_slots);
 void weft_plan_free(weft_algo_plan *p);
 /* The protocol the interpreter runs an algorithm with. */
 int32_t weft_plan_proto(const weft_algo *a);
-/* Whether the interpreter can run a (independent of layout); reason in why. */
+/* Whether the interpreter can run a (independent of layout and device); reason in why. */
 int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t whylen);
+/* The plan of one call mode, or NULL when the algorithm does not declare it (its ranks are
+ * there once weft_plan_build has run). */
+static inline const weft_mode_plan *weft_plan_mode(const weft_algo_plan *p, int inplace) {
+    const weft_mode_plan *m = &p->mode[inplace ? 1 : 0];
+    return m->sched ? m : NULL;
+}
 
-/* Collects the keys of algorithms, then fixes offsets. */
-void weft_layout_init(weft_layout *l, int32_t nranks);
-weft_result weft_layout_add(weft_layout *l, const weft_algo *a);
+/* Collects the keys of prepared plans (with their group sizes), then fixes offsets. */
+weft_result weft_layout_init(weft_layout *l, int32_t nranks, int32_t nalgos);
+weft_result weft_layout_add(weft_layout *l, int32_t ai, const weft_algo_plan *p);
 weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg);
 void weft_layout_free(weft_layout *l);
 /* Key index or -1. */
 int32_t weft_layout_find(const weft_layout *l, int32_t d, int32_t chan, int32_t proto);
 
-/* Geometry of one call: chunk size, slice size and iterations, in kernel elements. */
+/* Geometry of one call: chunk size, slice size, iterations and group size, in kernel elements.
+ * The same on every rank (it depends only on the call and the plan). */
 typedef struct weft_call_geom {
     int32_t kelem; /* bytes of a kernel element: the dtype's, or 1 when nothing reduces */
     int64_t count; /* per segment, kernel elements */
     int64_t C;     /* chunk slot, kernel elements */
     int64_t E;     /* slice per iteration (slot stride), kernel elements */
     int32_t niter;
-    size_t scratch_bytes;
+    int32_t K;      /* CTAs per tb */
+    int32_t niter0; /* iterations member 0 runs */
+    int32_t direct; /* direct transfers where the plan allows them */
 } weft_call_geom;
 
-weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int32_t rank,
-                               size_t count, int32_t dtype_bytes, int reduces, weft_call_geom *g);
+/* direct: the call's buffers are registered on every rank (window offsets agree). */
+weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int inplace,
+                               size_t count, int32_t dtype_bytes, int reduces, int direct,
+                               weft_call_geom *g);
+/* Scratch bytes rank needs for a call of count elements. */
+size_t weft_call_scratch(const weft_algo_plan *p, int32_t rank, size_t count, int32_t dtype_bytes);
 
-/* Connection end descriptors of one rank, given every rank's window base (as this rank sees
- * it: LSA pointers, or plain pointers in loopback) and the rank's local pos counters
- * (2 * nkeys uint64: send positions, then receive positions). */
+/* Connection end descriptors of one rank (per key), given every rank's window base (as this
+ * rank sees it: LSA pointers, or plain pointers in loopback) and the rank's local counters
+ * (layout->pos_words uint64). */
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
                        uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn);
 
-/* Bytes of one tb record of rp (all records of an algorithm and rank share it). */
+/* Bytes of one tb record of rp (all records of an algorithm, mode and rank share it). */
 int32_t weft_plan_rec_bytes(const weft_rank_plan *rp);
-/* rp's records into out (ntbs x rec_bytes), with the connection ends of the rank. */
-void weft_plan_records(const weft_rank_plan *rp, const weft_dconn *sconn, const weft_dconn *rconn,
-                       char *out);
+/* Rank rank's records of plan p (algorithm ai of layout l) in mode m into out (ntbs x
+ * rec_bytes), with the rank's connection ends and the algorithm's direct-transfer words. */
+void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan *m,
+                       const weft_layout *l, int32_t rank, char *const *win,
+                       const weft_dconn *sconn, const weft_dconn *rconn, char *out);
+
+/* The call arguments common to every rank (c) of a launch of plan p, algorithm ai. */
+void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_geom *g,
+                         const weft_rt_cfg *cfg, weft_rargs *c);
 
 /* Formats what a watchdog record says, naming rank/tb/step and the step's XML line. */
 void weft_errrec_format(const weft_errrec *e, const weft_algo *a, char *buf, size_t len);

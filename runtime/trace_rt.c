@@ -16,14 +16,14 @@ typedef struct sched {
 struct weft_rt_trace {
     int nsub;
     weft_tracer **tr; /* [nsub] */
-    sched *sc;        /* [nalgos * nsub] */
+    sched *sc;        /* [nalgos * 2 modes * nsub] */
     size_t nalgos;
     char *in_launch; /* [nsub]: a region was taken in the launch under way */
 };
 
 static void trace_free(weft_rt_trace *t) {
     if (t == NULL) return;
-    for (size_t i = 0; i < t->nalgos * (size_t)t->nsub; i++) {
+    for (size_t i = 0; i < t->nalgos * 2 * (size_t)t->nsub; i++) {
         free(t->sc[i].tbs);
         free(t->sc[i].steps);
     }
@@ -64,7 +64,7 @@ weft_result weft_rt_trace_start(weft_comm *c, const char *pattern, weft_diag *d)
     t->nsub = c->nsub;
     t->nalgos = c->nalgos;
     t->tr = calloc((size_t)c->nsub, sizeof *t->tr);
-    t->sc = calloc((c->nalgos ? c->nalgos : 1) * (size_t)c->nsub, sizeof *t->sc);
+    t->sc = calloc((c->nalgos ? c->nalgos : 1) * 2 * (size_t)c->nsub, sizeof *t->sc);
     t->in_launch = calloc((size_t)c->nsub, 1);
     WEFT_CHECK_ALLOC(t->tr);
     WEFT_CHECK_ALLOC(t->sc);
@@ -116,14 +116,30 @@ void weft_rt_trace_launch(weft_comm *c, int s, int ai, size_t count, int dtype, 
     weft_rt_trace *t = c->trace;
     if (t == NULL || s < 0 || s >= t->nsub || ai < 0 || (size_t)ai >= t->nalgos) return;
     const weft_algo_plan *p = &c->plans[ai];
-    const weft_rank_plan *rp = &p->ranks[c->sub[s].rank];
-    sched *sc = &t->sc[(size_t)ai * (size_t)t->nsub + (size_t)s];
+    const weft_mode_plan *m = weft_plan_mode(p, inplace);
+    if (m == NULL) return;
+    const weft_rank_plan *rp = &m->ranks[c->sub[s].rank];
+    /* one schedule table per algorithm, mode and local rank */
+    sched *sc = &t->sc[((size_t)ai * 2 + (inplace ? 1 : 0)) * (size_t)t->nsub + (size_t)s];
     if (sc->tbs == NULL && weft_rt_trace_sched(rp, &sc->tbs, &sc->steps) != WEFT_OK) return;
-    weft_trace_callinfo ci = {
-        c->ncalls,      p->algo->name, p->algo->coll,  dtype,     op,
-        (int64_t)count, inplace,       c->sub[s].rank, c->nranks, weft_rt_trace_proto(p->proto),
-        g->niter,       g->C,          g->E,           g->kelem,  c->cfg.nslots[p->proto],
-        rp->ntbs,       sc->tbs};
+    weft_trace_callinfo ci = {.seq = c->ncalls,
+                              .algo = p->algo->name,
+                              .coll = p->algo->coll,
+                              .dtype = dtype,
+                              .op = op,
+                              .count = (int64_t)count,
+                              .inplace = inplace,
+                              .rank = c->sub[s].rank,
+                              .nranks = c->nranks,
+                              .proto = weft_rt_trace_proto(p->proto),
+                              .niter = g->niter0,
+                              .group = g->K,
+                              .chunk_elems = g->C,
+                              .slice_elems = g->E,
+                              .elem_bytes = g->kelem,
+                              .fifo_slots = c->cfg.nslots[p->proto],
+                              .ntbs = rp->ntbs,
+                              .tbs = sc->tbs};
     if (weft_tracer_launch(t->tr[s], &ci, stream, dev) == WEFT_OK && dev->rec) t->in_launch[s] = 1;
 }
 

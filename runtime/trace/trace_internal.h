@@ -78,8 +78,10 @@ typedef struct weft_trace_callinfo {
     int64_t count;
     int32_t inplace;
     int32_t rank, nranks;
-    int32_t proto; /* weft_proto the interpreter ran */
-    int32_t niter;
+    int32_t proto;                    /* weft_proto the interpreter ran */
+    int32_t niter;                    /* iterations of the recorded CTA */
+    int32_t group;                    /* CTAs per tb; member 0 is recorded (its j-th iteration is
+                                       * the call's j * group-th) */
     int64_t chunk_elems, slice_elems; /* C and E, in kernel elements */
     int32_t elem_bytes;               /* bytes of a kernel element */
     int32_t fifo_slots;               /* messages a connection buffers */
@@ -134,7 +136,7 @@ typedef struct weft_trace_call {
     char *algo;
     int32_t coll, dtype, op;
     int64_t count;
-    int32_t inplace, rank, nranks, proto, niter;
+    int32_t inplace, rank, nranks, proto, niter, group;
     int64_t chunk_elems, slice_elems;
     int32_t elem_bytes, fifo_slots, ntbs;
     int64_t t0, t1;       /* kernel: first CTA entry, last CTA exit */

@@ -129,6 +129,7 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
     c->inplace = ci->inplace ? 1 : 0;
     c->rank = ci->rank, c->nranks = ci->nranks;
     c->proto = ci->proto, c->niter = ci->niter;
+    c->group = ci->group > 0 ? ci->group : 1;
     c->chunk_elems = ci->chunk_elems, c->slice_elems = ci->slice_elems;
     c->elem_bytes = ci->elem_bytes, c->fifo_slots = ci->fifo_slots, c->ntbs = ci->ntbs;
     c->clock_err_ns = -1;
@@ -185,7 +186,7 @@ weft_result weft_trace_add_call(weft_trace *t, const weft_trace_callinfo *ci,
             s->srcbuf = st->srcbuf, s->srcoff = st->srcoff;
             s->dstbuf = st->dstbuf, s->dstoff = st->dstoff;
             s->cnt = st->cnt, s->nsrc = st->nsrc;
-            s->elem0 = (int64_t)r->iter * ci->slice_elems;
+            s->elem0 = (int64_t)r->iter * c->group * ci->slice_elems;
             s->elems = ci->chunk_elems - s->elem0 < ci->slice_elems ? ci->chunk_elems - s->elem0
                                                                     : ci->slice_elems;
             if (s->elems < 0) s->elems = 0;

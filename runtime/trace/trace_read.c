@@ -178,6 +178,7 @@ static void read_call(reader *r, ev *e) {
     c.nranks = (int32_t)get_int(e, "nranks", 1, 1, MAX_RANKS);
     c.proto = get_enum(e, "proto", proto_lookup, "protocol");
     c.niter = (int32_t)get_int(e, "niter", 1, 0, INT32_MAX);
+    c.group = member(e, "group", 1, 0) ? (int32_t)get_int(e, "group", 1, 1, 1 << 16) : 1;
     c.chunk_elems = get_int(e, "chunk_elems", 1, 0, INT64_MAX);
     c.slice_elems = get_int(e, "slice_elems", 1, 0, INT64_MAX);
     c.elem_bytes = (int32_t)get_int(e, "elem_bytes", 1, 1, 16);

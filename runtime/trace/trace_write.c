@@ -202,7 +202,7 @@ static void put_call(weft_trace_writer *w, const weft_trace_call *c) {
         ",\"type\":\"%s\",\"op\":\"%s\",\"inplace\":%d,\"rank\":%d,\"nranks\":%d,"
         "\"proto\":\"%s\",\"niter\":%d,\"chunk_elems\":%" PRId64 ",\"slice_elems\":%" PRId64
         ",\"elem_bytes\":%d,\"fifo_slots\":%d,\"ntbs\":%d,\"records\":%" PRId64
-        ",\"dropped\":%" PRId64 ",\"stopped\":%d,\"clock_err_ns\":%" PRId64 "}}",
+        ",\"dropped\":%" PRId64 ",\"stopped\":%d,\"clock_err_ns\":%" PRId64,
         name_or((unsigned)c->coll < WEFT_COLL_COUNT ? weft_coll_name((weft_coll)c->coll) : NULL),
         c->count, name_or(weft_dtype_name((weft_dtype)c->dtype)),
         name_or(weft_redop_name((weft_redop)c->op)), c->inplace, c->rank, c->nranks,
@@ -210,6 +210,9 @@ static void put_call(weft_trace_writer *w, const weft_trace_call *c) {
                                                       : NULL),
         c->niter, c->chunk_elems, c->slice_elems, c->elem_bytes, c->fifo_slots, c->ntbs, c->records,
         c->dropped, c->stopped, c->clock_err_ns);
+    /* omitted when 1, as in traces from before groups existed */
+    if (c->group > 1) fprintf(f, ",\"group\":%d", c->group);
+    fputs("}}", f);
 }
 
 static void put_slice(weft_trace_writer *w, const weft_trace *t, const weft_trace_slice *s) {

@@ -3,23 +3,148 @@
 
 #include "interp.h"
 
+#include <atomic>
+#include <functional>
+#include <climits>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <thread>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 using weft_rt::Pack;
 
 namespace {
 
-struct CtaSync {
-    pthread_barrier_t bar;
-    int flag[2];
-    const char *sred[WEFT_RT_MAX_FUSE];
+/* ---- scheduling the emulated threads -------------------------------------------------------
+ * By default every emulated thread of a launch is a coroutine (ucontext) on the calling thread,
+ * run round robin: a waiting thread (pause(), a CTA barrier) yields to the next. Thousands of
+ * waits per launch then cost microseconds, not context switches, and results do not depend on
+ * how many cores the machine has. Under ThreadSanitizer (or EmuComm::os_threads) each emulated
+ * thread is an OS thread instead, so that the sanitizer sees real concurrency; a waiter there
+ * sleeps until some thread publishes something (every flag store bumps an epoch). */
+struct Coro {
+    ucontext_t ctx;
+    char *stack = nullptr;
+    void *fake = nullptr; /* AddressSanitizer's fake stack while switched away */
+    bool done = false;
+    uint64_t start_ns = 0; /* not started before (a late rank) */
+    std::function<void()> fn;
 };
+
+constexpr size_t CORO_STACK = (size_t)256 << 10;
+
+struct Sched {
+    ucontext_t main;
+    std::vector<Coro> co;
+    Coro *cur = nullptr;
+    void *main_fake = nullptr; /* the launching thread's, for AddressSanitizer */
+    const void *main_bottom = nullptr;
+    size_t main_size = 0;
+};
+thread_local Sched *g_sched = nullptr;
+
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom,
+                                               size_t size);
+extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                                size_t *size_old);
+#define SWITCH_START(save, bottom, size)  __sanitizer_start_switch_fiber(save, bottom, size)
+#define SWITCH_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define SWITCH_START(save, bottom, size)  ((void)0)
+#define SWITCH_FINISH(save, bottom, size) ((void)0)
+#endif
+
+uint64_t mono_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Back to the scheduler; it resumes this coroutine on its next round. */
+void coro_yield() {
+    Sched *s = g_sched;
+    Coro *c = s->cur;
+    SWITCH_START(&c->fake, s->main_bottom, s->main_size);
+    swapcontext(&c->ctx, &s->main);
+    SWITCH_FINISH(c->fake, nullptr, nullptr);
+}
+
+void coro_entry(unsigned lo, unsigned hi) {
+    Coro *c = (Coro *)(((uintptr_t)hi << 32) | lo);
+    Sched *s = g_sched;
+    SWITCH_FINISH(nullptr, &s->main_bottom, &s->main_size);
+    c->fn();
+    c->done = true;
+    SWITCH_START(nullptr, s->main_bottom, s->main_size); /* this stack is done with */
+    setcontext(&s->main);
+}
+
+/* Apart: getcontext returns twice, which the caller's locals must not see. */
+__attribute__((noinline)) void coro_prepare(Coro &c, char *stack) {
+    c.stack = stack;
+    getcontext(&c.ctx);
+    c.ctx.uc_stack.ss_sp = c.stack;
+    c.ctx.uc_stack.ss_size = CORO_STACK;
+    c.ctx.uc_link = nullptr;
+    uintptr_t p = (uintptr_t)&c;
+    makecontext(&c.ctx, (void (*)())coro_entry, 2, (unsigned)(p & 0xffffffffu),
+                (unsigned)(p >> 32));
+}
+
+/* Runs every coroutine to completion, round robin. Stacks are kept for the next launch. */
+std::vector<char *> g_stacks;
+
+void coro_run(Sched &s) {
+    g_sched = &s;
+    size_t need = s.co.size();
+    while (g_stacks.size() < need)
+        g_stacks.push_back((char *)malloc(CORO_STACK));
+    for (size_t i = 0; i < need; i++)
+        coro_prepare(s.co[i], g_stacks[i]);
+    size_t left = need;
+    while (left > 0) {
+        uint64_t now = mono_ns();
+        bool ran = false;
+        for (Coro &c : s.co) {
+            if (c.done || c.start_ns > now) continue;
+            s.cur = &c;
+            SWITCH_START(&s.main_fake, c.stack, CORO_STACK);
+            swapcontext(&s.main, &c.ctx);
+            SWITCH_FINISH(s.main_fake, nullptr, nullptr);
+            ran = true;
+            if (c.done) left--;
+        }
+        if (!ran) usleep(200); /* only late starters remain */
+    }
+    s.cur = nullptr;
+    g_sched = nullptr;
+}
+
+struct CtaSync {
+    pthread_barrier_t bar; /* OS threads */
+    int arrived = 0;       /* coroutines */
+    unsigned gen = 0;
+    int flag[2];
+    const char *sred[2 * WEFT_RT_MAX_FUSE];
+};
+
+std::atomic<uint32_t> g_epoch{0};
+std::atomic<int> g_sleepers{0};
+
+void bump() {
+    if (g_sched) return;
+    g_epoch.fetch_add(1, std::memory_order_release);
+    if (g_sleepers.load(std::memory_order_acquire) > 0)
+        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr,
+                0);
+}
 
 struct HostPlat {
     CtaSync *cs;
@@ -35,7 +160,18 @@ struct HostPlat {
         return n;
     }
     void sync() {
-        pthread_barrier_wait(&cs->bar);
+        if (g_sched == nullptr) {
+            pthread_barrier_wait(&cs->bar);
+            return;
+        }
+        unsigned g = cs->gen;
+        if (++cs->arrived == n) {
+            cs->arrived = 0;
+            cs->gen++;
+            return;
+        }
+        while (cs->gen == g)
+            coro_yield();
     }
     bool sync_or(bool v) {
         ph ^= 1;
@@ -57,18 +193,22 @@ struct HostPlat {
     }
     static void st_rel_sys(uint64_t *p, uint64_t v) {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        bump();
     }
     static void st_rel_gpu(uint64_t *p, uint64_t v) {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        bump();
     }
     static void st_rlx(uint64_t *p, uint64_t v) {
         __atomic_store_n(p, v, __ATOMIC_RELAXED);
+        bump();
     }
     static uint32_t ld_rlx32(const uint32_t *p) {
         return __atomic_load_n(p, __ATOMIC_RELAXED);
     }
     static void st_rlx32(uint32_t *p, uint32_t v) {
         __atomic_store_n(p, v, __ATOMIC_RELAXED);
+        bump();
     }
     static bool claim(uint32_t *p) {
         uint32_t z = 0;
@@ -81,20 +221,30 @@ struct HostPlat {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
     }
+    static void grid_wait() {}
     static uint64_t now_ns() {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     }
-    /* Spinning threads outnumber the cores many times over: yield, and now and then sleep. */
+    /* Back to the caller's check when anything was published since this thread's last pause;
+     * otherwise sleep until something is (at most 2 ms). */
     static void pause() {
-        static thread_local unsigned n;
-        if (++n % 8 == 0) {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, nullptr);
-        } else {
-            sched_yield();
+        if (g_sched) {
+            coro_yield();
+            return;
         }
+        static thread_local uint32_t seen;
+        uint32_t e = g_epoch.load(std::memory_order_acquire);
+        if (e != seen) {
+            seen = e;
+            return;
+        }
+        g_sleepers.fetch_add(1, std::memory_order_acq_rel);
+        struct timespec ts = {0, 2000000};
+        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAIT_PRIVATE, e, &ts, nullptr, 0);
+        g_sleepers.fetch_sub(1, std::memory_order_acq_rel);
+        seen = g_epoch.load(std::memory_order_acquire);
     }
     static Pack ld_pack(const char *p) {
         Pack v;
@@ -123,19 +273,21 @@ struct HostPlat {
                          __ATOMIC_RELAXED);
         __atomic_store_n((uint64_t *)(void *)(line + 8), (uint64_t)d1 | (uint64_t)f1 << 32,
                          __ATOMIC_RELAXED);
+        bump();
     }
 };
 
-using CtaFn = void (*)(const weft_rargs *, int, CtaSync *, int, int);
+using CtaFn = void (*)(const weft_rargs *, const weft_rank_args *, int, int, CtaSync *, int, int);
 
 template <class T, class Op>
-void cta_thread(const weft_rargs *a, int tb, CtaSync *cs, int t, int n) {
+void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, CtaSync *cs, int t,
+                int n) {
     HostPlat p{cs, t, n, 0};
     if (a->trace.rec != nullptr) { /* as the GPU: the tracing variant only when traced */
-        weft_rt::Interp<HostPlat, T, Op, true> in(p, *a, tb);
+        weft_rt::Interp<HostPlat, T, Op, true> in(p, *c, *a, tb, g);
         in.run();
     } else {
-        weft_rt::Interp<HostPlat, T, Op, false> in(p, *a, tb);
+        weft_rt::Interp<HostPlat, T, Op, false> in(p, *c, *a, tb, g);
         in.run();
     }
 }
@@ -164,30 +316,31 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
     n = nranks;
     cfg = c;
     algos = a;
-    weft_layout_init(&lay, n);
-    lay.nalgos = (int32_t)a.size();
+    if (weft_layout_init(&lay, n, (int32_t)a.size()) != WEFT_OK) return WEFT_ERR_NOMEM;
     plans.assign(a.size(), weft_algo_plan{});
     why.assign(a.size(), std::string());
-    std::vector<int> ok(a.size());
     for (size_t i = 0; i < a.size(); i++) {
         char w[512] = "";
-        ok[i] = weft_plan_eligible(a[i], n, w, sizeof w);
+        int tbs = 1;
+        for (int q = 0; q < a[i]->ngpus; q++)
+            tbs = a[i]->gpus[q].ntbs > tbs ? a[i]->gpus[q].ntbs : tbs;
+        weft_result r = weft_plan_prepare(a[i], n, max_group * tbs, &plans[i], w, sizeof w);
         why[i] = w;
-        if (ok[i] && weft_layout_add(&lay, a[i]) != WEFT_OK) return WEFT_ERR_NOMEM;
+        if (r == WEFT_ERR_UNSUPPORTED) continue;
+        if (r != WEFT_OK) return r;
+        if (weft_layout_add(&lay, (int32_t)i, &plans[i]) != WEFT_OK) return WEFT_ERR_NOMEM;
     }
     if (weft_layout_finish(&lay, &cfg) != WEFT_OK) return WEFT_ERR_NOMEM;
-    for (size_t i = 0; i < a.size(); i++) {
-        if (!ok[i]) continue;
-        char w[512] = "";
-        weft_result r = weft_plan_build(a[i], n, &lay, &plans[i], w, sizeof w);
-        if (r != WEFT_OK) return r;
-    }
+    for (size_t i = 0; i < a.size(); i++)
+        if (plans[i].algo &&
+            weft_plan_build(&plans[i], &lay, cfg.nslots[plans[i].proto]) != WEFT_OK)
+            return WEFT_ERR_NOMEM;
     win.assign(n, nullptr);
     state.assign(n, nullptr);
-    pos.assign(n, std::vector<uint64_t>(2 * (size_t)(lay.nkeys > 0 ? lay.nkeys : 1), 0));
+    pos.assign(n, std::vector<uint64_t>(lay.pos_words, 0));
     sc.assign(n, std::vector<weft_dconn>(lay.nkeys > 0 ? lay.nkeys : 1));
     rc.assign(n, std::vector<weft_dconn>(lay.nkeys > 0 ? lay.nkeys : 1));
-    rec.assign(n, std::vector<std::vector<char>>(a.size()));
+    rec.assign(n, std::vector<std::array<std::vector<char>, 2>>(a.size()));
     prog.assign(n, std::vector<std::vector<weft_dprog>>(a.size()));
     err.assign(n, weft_errrec{});
     start_delay_ms.assign(n, 0);
@@ -201,11 +354,17 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
     for (int r = 0; r < n; r++) {
         weft_layout_conns(&lay, &cfg, r, win.data(), pos[r].data(), sc[r].data(), rc[r].data());
         for (size_t i = 0; i < a.size(); i++) {
-            if (!plans[i].ranks) continue;
-            const weft_rank_plan &rp = plans[i].ranks[r];
-            rec[r][i].resize((size_t)weft_plan_rec_bytes(&rp) * (size_t)rp.ntbs);
-            weft_plan_records(&rp, sc[r].data(), rc[r].data(), rec[r][i].data());
-            prog[r][i].assign((size_t)rp.ntbs, weft_dprog{});
+            const weft_algo_plan &p = plans[i];
+            if (!p.algo) continue;
+            for (int m = 0; m < 2; m++) {
+                const weft_mode_plan *mp = weft_plan_mode(&p, m);
+                if (!mp) continue;
+                const weft_rank_plan &rp = mp->ranks[r];
+                rec[r][i][m].resize((size_t)weft_plan_rec_bytes(&rp) * (size_t)rp.ntbs);
+                weft_plan_records(&p, (int32_t)i, mp, &lay, r, win.data(), sc[r].data(),
+                                  rc[r].data(), rec[r][i][m].data());
+            }
+            prog[r][i].assign((size_t)p.maxtbs * (size_t)p.kmax, weft_dprog{});
         }
     }
     return WEFT_OK;
@@ -217,59 +376,93 @@ bool EmuComm::any_error() const {
     return false;
 }
 
-weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count,
+weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, int inplace,
                             const std::vector<std::vector<char *>> &bufs) {
     const weft_algo_plan &p = plans[ai];
-    if (p.ranks == nullptr) return WEFT_ERR_UNSUPPORTED;
+    const weft_mode_plan *m = p.algo ? weft_plan_mode(&p, inplace) : nullptr;
+    if (m == nullptr) return WEFT_ERR_UNSUPPORTED;
     int reduces = weft_coll_reduces(p.algo->coll);
     int ki = weft_rt_kernel_index(dt, op, reduces);
     if (ki < 0) return WEFT_ERR_UNSUPPORTED;
-    std::vector<weft_rargs> ra(n);
+    weft_call_geom g;
+    weft_result res = weft_call_geometry(&p, &cfg, inplace, count, weft_dtype_size(dt), reduces,
+                                         direct ? 1 : 0, &g);
+    if (res != WEFT_OK) return res;
+    last = g;
+    weft_rargs c;
+    weft_plan_call_args(&p, ai, &g, &cfg, &c);
+    /* Direct: every rank's buffer b is its own "window" (offset 0). */
+    std::vector<std::vector<char *>> pb(2, std::vector<char *>(n));
+    for (int q = 0; q < n; q++)
+        for (int b = 0; b < 2; b++)
+            pb[b][q] = bufs[q][b];
+    std::vector<weft_rank_args> ra(n);
     for (int r = 0; r < n; r++) {
-        weft_call_geom g;
-        weft_result res = weft_call_geometry(&p, &cfg, r, count, weft_dtype_size(dt), reduces, &g);
-        if (res != WEFT_OK) return res;
-        weft_rargs &x = ra[r];
+        weft_rank_args &x = ra[r];
         memset(&x, 0, sizeof x);
-        const weft_rank_plan &rp = p.ranks[r];
-        x.rec = rec[r][ai].data(), x.rec_bytes = weft_plan_rec_bytes(&rp);
+        const weft_rank_plan &rp = m->ranks[r];
+        x.rec = rec[r][ai][inplace ? 1 : 0].data(), x.rec_bytes = weft_plan_rec_bytes(&rp);
         x.xsrc = rp.xsrc;
+        x.xrecv = rp.xrecv;
         x.prog = prog[r][ai].data();
         for (int b = 0; b < 3; b++)
             x.buf[b] = bufs[r][b];
-        x.count = g.count, x.C = g.C, x.E = g.E, x.k = p.k, x.niter = g.niter;
-        x.proto = p.proto;
         x.state = state[r];
         x.peer_win = win.data();
         x.err = &err[r];
-        x.timeout_ns = cfg.timeout_ns;
-        x.rank = r, x.nranks = n, x.tag = ai;
+        x.rank = r;
+        if (g.direct)
+            for (int b = 0; b < 2; b++)
+                x.pbase[b] = pb[b].data(), x.poff[b] = 0;
         if ((size_t)r < trace.size()) x.trace = trace[r];
-        x.arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
     }
-    std::vector<CtaSync> syncs;
     size_t ncta = 0;
     for (int r = 0; r < n; r++)
-        ncta += (size_t)p.ranks[r].ntbs;
-    syncs.resize(ncta);
-    std::vector<std::thread> th;
-    size_t ci = 0;
+        ncta += (size_t)m->ranks[r].ntbs * (size_t)g.K;
+    std::vector<CtaSync> syncs(ncta);
     CtaFn fn = cta_fns[ki];
-    for (int r = 0; r < n; r++)
-        for (int t = 0; t < p.ranks[r].ntbs; t++, ci++) {
-            CtaSync *cs = &syncs[ci];
-            pthread_barrier_init(&cs->bar, nullptr, (unsigned)nthreads);
-            cs->flag[0] = cs->flag[1] = 0;
-            int delay = start_delay_ms[r];
-            for (int i = 0; i < nthreads; i++)
-                th.emplace_back([=, &ra] {
-                    if (delay) usleep((useconds_t)delay * 1000);
-                    fn(&ra[r], t, cs, i, nthreads);
-                });
-        }
-    for (auto &x : th)
-        x.join();
-    for (auto &cs : syncs)
-        pthread_barrier_destroy(&cs.bar);
+#if defined(__SANITIZE_THREAD__)
+    const bool threads = true;
+#else
+    const bool threads = os_threads;
+#endif
+    if (threads) {
+        std::vector<std::thread> th;
+        size_t ci = 0;
+        for (int r = 0; r < n; r++)
+            for (int t = 0; t < m->ranks[r].ntbs; t++)
+                for (int k = 0; k < g.K; k++, ci++) {
+                    CtaSync *cs = &syncs[ci];
+                    pthread_barrier_init(&cs->bar, nullptr, (unsigned)nthreads);
+                    cs->flag[0] = cs->flag[1] = 0;
+                    int delay = start_delay_ms[r];
+                    for (int i = 0; i < nthreads; i++)
+                        th.emplace_back([=, &ra, &c] {
+                            if (delay) usleep((useconds_t)delay * 1000);
+                            fn(&c, &ra[r], t, k, cs, i, nthreads);
+                        });
+                }
+        for (auto &x : th)
+            x.join();
+        for (auto &cs : syncs)
+            pthread_barrier_destroy(&cs.bar);
+    } else {
+        Sched sch;
+        sch.co.resize(ncta * (size_t)nthreads);
+        size_t ci = 0, qi = 0;
+        uint64_t t0 = mono_ns();
+        for (int r = 0; r < n; r++)
+            for (int t = 0; t < m->ranks[r].ntbs; t++)
+                for (int k = 0; k < g.K; k++, ci++) {
+                    CtaSync *cs = &syncs[ci];
+                    cs->flag[0] = cs->flag[1] = 0;
+                    for (int i = 0; i < nthreads; i++, qi++) {
+                        Coro &co = sch.co[qi];
+                        co.start_ns = t0 + (uint64_t)start_delay_ms[r] * 1000000u;
+                        co.fn = [=, &ra, &c] { fn(&c, &ra[r], t, k, cs, i, nthreads); };
+                    }
+                }
+        coro_run(sch);
+    }
     return any_error() ? WEFT_ERR_TIMEOUT : WEFT_OK;
 }

@@ -8,7 +8,7 @@
 
 static const char *const shape_names[GEN_SHAPE_COUNT] = {
     "ar_ring", "ar_direct",  "ar_direct1",  "ag_ring",      "ag_direct",
-    "rs_ring", "a2a_direct", "bcast_chain", "reduce_chain",
+    "rs_ring", "a2a_direct", "bcast_chain", "reduce_chain", "ar_oneshot",
 };
 
 const char *gen_shape_name(gen_shape s) {
@@ -74,6 +74,10 @@ weft_algo *gen_algo(const gen_params *p) {
         break;
     case GEN_BCAST_CHAIN: coll = WEFT_COLL_BROADCAST, both = 0; break;
     case GEN_REDUCE_CHAIN: coll = WEFT_COLL_REDUCE; break;
+    case GEN_AR_ONESHOT:
+        if (ip) return NULL;
+        coll = WEFT_COLL_ALLREDUCE, both = 0;
+        break;
     default: return NULL;
     }
     int mult = (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
@@ -199,6 +203,21 @@ weft_algo *gen_algo(const gen_params *p) {
                     st(&b, tb_new(&b, r, nx, pv, c), WEFT_STEP_RRS, I, c, O, c, 1, -1, -1);
                 else
                     st(&b, tb_new(&b, r, -1, pv, c), WEFT_STEP_RRC, I, c, O, c, 1, -1, -1);
+                break;
+            }
+            case GEN_AR_ONESHOT: {
+                /* the first receive reduces with the input, each next one with the output the
+                 * previous wrote (out of place only) */
+                for (int q = 1; q < n; q++)
+                    st(&b, tb_new(&b, r, md(r + q, n), -1, c), S_, I, c, O, c, 1, -1, -1);
+                int prev = -1;
+                for (int q = 1; q < n && !b.bad; q++) {
+                    weft_tb *tr = tb_new(&b, r, -1, md(r - q, n), c);
+                    int id = tr ? tr->id : -1;
+                    st(&b, tr, WEFT_STEP_RRC, q == 1 ? I : O, c, O, c, 1, prev, prev >= 0 ? 0 : -1);
+                    if (prev >= 0) mark_hasdep(&a->gpus[r].tbs[prev], 0);
+                    prev = id;
+                }
                 break;
             }
             default: b.bad = 1; break;

@@ -22,6 +22,8 @@ typedef enum gen_shape {
     GEN_A2A_DIRECT,   /* alltoall, every pair directly */
     GEN_BCAST_CHAIN,  /* broadcast along a chain from the root */
     GEN_REDUCE_CHAIN, /* reduce along a chain to the root */
+    GEN_AR_ONESHOT,   /* allreduce, any N: every rank sends its input to every peer; the receives
+                       * reduce one after another into the output (a chain the runtime fuses) */
     GEN_SHAPE_COUNT
 } gen_shape;
 

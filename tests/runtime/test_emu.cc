@@ -27,7 +27,7 @@ using namespace weft_rt;
 using namespace refcheck;
 
 static int failures = 0;
-static long ncases = 0;
+static long ncases = 0, ndirect = 0, ngroups = 0, nfused = 0;
 #define FAILF(...)                                                                                 \
     do {                                                                                           \
         fprintf(stderr, __VA_ARGS__);                                                              \
@@ -110,7 +110,12 @@ static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t c
     }
 
     ncases++;
-    weft_result res = em.launch(ai, dt, op, count, bufs);
+    /* Every other call with registered buffers: direct transfers where the plan allows. */
+    em.direct = (seed & 1) != 0;
+    weft_result res = em.launch(ai, dt, op, count, inplace, bufs);
+    ndirect += em.last.direct;
+    ngroups += em.last.K > 1;
+    nfused += em.plans[ai].mode[inplace ? 1 : 0].fused > 0;
     if (res != WEFT_OK) {
         char msg[1024] = "";
         for (int r = 0; r < n; r++)
@@ -157,7 +162,7 @@ static weft_rt_cfg tiny_cfg() {
 /* Every type once, every op on float and int32, several counts, every mode it declares. */
 static void run_algo(EmuComm &em, int ai, int heavy) {
     const weft_algo *a = em.algos[ai];
-    if (em.plans[ai].ranks == nullptr) {
+    if (!em.eligible(ai)) {
         FAILF("%s: not eligible: %s\n", a->name, em.why[ai].c_str());
         return;
     }
@@ -250,8 +255,8 @@ static void test_generated(void) {
     std::vector<weft_algo *> more;
     for (int nr : {3, 4}) {
         for (const char *pr : {"Simple", "LL"}) {
-            const char *specs[] = {"ar_ring",    "ag_ring",     "ag_direct",   "rs_ring",
-                                   "a2a_direct", "bcast_chain", "reduce_chain"};
+            const char *specs[] = {"ar_ring",    "ag_ring",     "ag_direct",    "rs_ring",
+                                   "a2a_direct", "bcast_chain", "reduce_chain", "ar_oneshot"};
             for (const char *sp : specs) {
                 snprintf(s, sizeof s, "%s:n=%d:ch=2:proto=%s:root=%d", sp, nr, pr, nr - 1);
                 gen_params p;
@@ -353,7 +358,7 @@ static void test_watchdog(void) {
         weft_rt_cfg c = tiny_cfg();
         c.timeout_ns = 100 * 1000000ll;
         std::vector<const weft_algo *> v{a};
-        if (em.attach(2, v, c) != WEFT_OK || em.plans[0].ranks == nullptr) {
+        if (em.attach(2, v, c) != WEFT_OK || !em.eligible(0)) {
             FAILF("watchdog %d: attach failed: %s\n", which, em.why[0].c_str());
             weft_algo_free(a);
             continue;
@@ -371,7 +376,7 @@ static void test_watchdog(void) {
             clock_gettime(CLOCK_MONOTONIC, &ts);
             t0 = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
         }
-        weft_result res = em.launch(0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 4, bufs);
+        weft_result res = em.launch(0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 4, 0, bufs);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 - t0;
@@ -491,6 +496,13 @@ int main(int argc, char **argv) {
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else
-        fprintf(stderr, "all %ld emulated calls match\n", ncases);
+        fprintf(stderr,
+                "all %ld emulated calls match (%ld with direct transfers, %ld with groups of "
+                "several CTAs, %ld with fused receives)\n",
+                ncases, ndirect, ngroups, nfused);
+    if (!failures && (ndirect == 0 || ngroups == 0 || nfused == 0)) {
+        fprintf(stderr, "direct transfers, groups or fused receives never ran\n");
+        failures++;
+    }
     return failures ? 1 : 0;
 }

@@ -43,22 +43,31 @@ static void test_cfg(void) {
     CHECK(d.timeout_ns == (int64_t)WEFT_RT_DEFAULT_TIMEOUT_MS * 1000000);
 }
 
+/* Prepares a for 2 ranks with at most max_ctas CTAs per rank (the group size follows). */
+static void prep(const weft_algo *a, int max_ctas, weft_algo_plan *p) {
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, 2, max_ctas, p, why, sizeof why) == WEFT_OK);
+}
+
 static void test_layout_and_conns(void) {
     weft_algo *a = gen("ar_direct:n=2:ch=2:proto=Simple");
     weft_algo *b = gen("ar_ring:n=2:ch=3:proto=LL");
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
+    weft_algo_plan pa, pb;
+    prep(a, 4, &pa); /* 4 tbs: groups of 1 */
+    prep(b, 3, &pb);
+    CHECK(pa.kmax == 1 && pb.kmax == 1 && pa.maxtbs == 4);
     weft_layout l;
-    weft_layout_init(&l, 2);
-    CHECK(weft_layout_add(&l, a) == WEFT_OK);
-    CHECK(weft_layout_add(&l, b) == WEFT_OK);
-    CHECK(weft_layout_add(&l, a) == WEFT_OK); /* keys are a set */
+    CHECK(weft_layout_init(&l, 2, 2) == WEFT_OK);
+    CHECK(weft_layout_add(&l, 0, &pa) == WEFT_OK);
+    CHECK(weft_layout_add(&l, 1, &pb) == WEFT_OK);
+    CHECK(weft_layout_add(&l, 0, &pa) == WEFT_OK); /* keys are a set */
     CHECK(weft_layout_finish(&l, &c) == WEFT_OK);
     CHECK(l.nkeys == 5);
     weft_layout big;
-    weft_layout_init(&big, 2);
-    big.nalgos = 600; /* arrival words outgrow the first page */
-    CHECK(weft_layout_add(&big, a) == WEFT_OK && weft_layout_finish(&big, &c) == WEFT_OK);
+    weft_layout_init(&big, 2, 600); /* arrival words outgrow the first page */
+    CHECK(weft_layout_add(&big, 1, &pb) == WEFT_OK && weft_layout_finish(&big, &c) == WEFT_OK);
     CHECK(big.tail_off[0] == 8192);
     weft_layout_free(&big);
     /* Sorted by protocol, distance, channel. */
@@ -67,16 +76,21 @@ static void test_layout_and_conns(void) {
     CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_LL) == 4);
     CHECK(weft_layout_find(&l, 1, 2, WEFT_RT_PROTO_SIMPLE) == -1);
     CHECK(l.tail_off[0] == 4096 && l.head_off[0] == 4096 + 128);
-    CHECK(l.slot_off[0] == 8192);
-    CHECK(l.slot_off[1] == 8192 + (size_t)8 * 131072);
-    CHECK(l.slot_off[2] == 8192 + (size_t)16 * 131072);
-    CHECK(l.bytes == 8192 + (size_t)16 * 131072 + (size_t)3 * 8 * 32768);
+    /* The direct-transfer words of the Simple all-pairs algorithm (the LL ring has none), then
+     * the FIFOs. */
+    CHECK(pa.mode[0].direct && !pa.mode[1].sched && !pb.mode[0].direct);
+    CHECK(l.dflag_off[0] == 8192 && l.dflag_off[1] == 0 && l.dflag_tbs[0] == 4);
+    CHECK(l.slot_off[0] == 12288);
+    CHECK(l.slot_off[1] == 12288 + (size_t)8 * 131072);
+    CHECK(l.slot_off[2] == 12288 + (size_t)16 * 131072);
+    CHECK(l.bytes == 12288 + (size_t)16 * 131072 + (size_t)3 * 8 * 32768);
+    CHECK(l.pos_words == 5 * 4);
     for (int i = 0; i < l.nkeys; i++)
         CHECK(l.slot_off[i] % 4096 == 0);
 
     /* Connection ends: what rank 0 writes is what rank 1 reads. */
     char *win[2] = {(char *)0x100000000ull, (char *)0x200000000ull};
-    uint64_t pos0[10], pos1[10];
+    uint64_t pos0[20], pos1[20];
     weft_dconn s0[5], r0[5], s1[5], r1[5];
     weft_layout_conns(&l, &c, 0, win, pos0, s0, r0);
     weft_layout_conns(&l, &c, 1, win, pos1, s1, r1);
@@ -86,35 +100,95 @@ static void test_layout_and_conns(void) {
         CHECK(s0[i].peer == 1 && r0[i].peer == 1 && s1[i].peer == 0);
         CHECK(r1[i].slots >= win[1] && r1[i].slots < win[1] + l.bytes);
         CHECK((char *)s0[i].head >= win[0] && (char *)s0[i].head < win[0] + l.bytes);
-        CHECK(s0[i].pos == &pos0[i] && r0[i].pos == &pos0[5 + i]);
+        CHECK(s0[i].pos == &pos0[4 * i] && r0[i].pos == &pos0[4 * i + 2]);
     }
 
-    weft_algo_plan p;
-    char why[256] = "";
-    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
-    CHECK(p.k == 2 && p.maxcnt == 1 && p.proto == WEFT_RT_PROTO_SIMPLE);
-    CHECK(p.ranks[0].ntbs == 4);
-    CHECK(p.ranks[0].tbs[0].sconn == 0 && p.ranks[0].tbs[0].rconn == -1);
-    CHECK(p.ranks[0].tbs[1].sconn == -1 && p.ranks[0].tbs[1].rconn == 0);
-    CHECK(p.ranks[0].tbs[3].rconn == 1);
-    CHECK(p.ranks[1].uses_buf[0] && p.ranks[1].uses_buf[1] && !p.ranks[1].uses_buf[2]);
-    /* Records: one stride, the tb's connection ends and steps in place. */
-    int32_t rb = weft_plan_rec_bytes(&p.ranks[0]);
-    CHECK(rb == (int32_t)(sizeof(weft_drec) + sizeof(weft_dstep) + 15) / 16 * 16);
-    char recs[4 * 256];
-    weft_plan_records(&p.ranks[0], s0, r0, recs);
-    const weft_drec *rec1 = (const weft_drec *)(void *)(recs + rb);
-    CHECK(rec1->tb.rconn == 0 && rec1->rc.slots == r0[0].slots && rec1->sc.slots == NULL);
-    CHECK(((const weft_dstep *)(rec1 + 1))->type == WEFT_STEP_RRC);
-    weft_plan_free(&p);
+    CHECK(weft_plan_build(&pa, &l, 8) == WEFT_OK);
+    const weft_mode_plan *m = weft_plan_mode(&pa, 0);
+    CHECK(m != NULL && pa.k == 2 && pa.maxcnt == 1 && pa.proto == WEFT_RT_PROTO_SIMPLE);
+    if (m) {
+        CHECK(m->ranks[0].ntbs == 4);
+        CHECK(m->ranks[0].tbs[0].sconn == 0 && m->ranks[0].tbs[0].rconn == -1);
+        CHECK(m->ranks[0].tbs[1].sconn == -1 && m->ranks[0].tbs[1].rconn == 0);
+        CHECK(m->ranks[0].tbs[3].rconn == 1);
+        CHECK(m->ranks[1].uses_buf[0] && m->ranks[1].uses_buf[1] && !m->ranks[1].uses_buf[2]);
+        /* Records: one stride, the tb's connection ends and steps in place; a receive names
+         * the sender's chunk, and both ends of a direct connection find the same words. */
+        int32_t rb = weft_plan_rec_bytes(&m->ranks[0]);
+        CHECK(rb == (int32_t)(sizeof(weft_drec) + sizeof(weft_dstep) + 15) / 16 * 16);
+        char recs[4 * 512], recs1[4 * 512];
+        weft_plan_records(&pa, 0, m, &l, 0, win, s0, r0, recs);
+        weft_plan_records(&pa, 0, m, &l, 1, win, s1, r1, recs1);
+        const weft_drec *rec1 = (const weft_drec *)(void *)(recs + rb);
+        CHECK(rec1->tb.rconn == 0 && rec1->rc.slots == r0[0].slots && rec1->sc.slots == NULL);
+        const weft_dstep *st1 = (const weft_dstep *)(rec1 + 1);
+        CHECK(st1->type == WEFT_STEP_RRC && st1->pbuf == WEFT_BUF_INPUT && st1->poff == 0);
+        const weft_drec *snd0 = (const weft_drec *)(void *)(recs1 + 0);
+        CHECK(rec1->rc.direct && snd0->sc.direct);
+        CHECK(rec1->rc.ready == snd0->sc.ready && rec1->rc.done == snd0->sc.done);
+        CHECK((char *)rec1->rc.ready >= win[0] && (char *)snd0->sc.done >= win[1]);
+    }
+    weft_plan_free(&pa);
+    weft_plan_free(&pb);
 
     /* An algorithm whose keys the layout lacks is an internal error, not a crash. */
     weft_algo *x = gen("ar_direct:n=2:ch=4:proto=Simple");
-    CHECK(weft_plan_build(x, 2, &l, &p, why, sizeof why) == WEFT_ERR_INTERNAL);
+    weft_algo_plan px;
+    prep(x, 8, &px);
+    CHECK(weft_plan_build(&px, &l, 8) == WEFT_ERR_INTERNAL);
+    weft_plan_free(&px);
     weft_algo_free(x);
     weft_layout_free(&l);
     weft_algo_free(a);
     weft_algo_free(b);
+}
+
+/* Groups: a tb runs on up to max_ctas / tbs CTAs (at most WEFT_RT_MAX_GROUP), each with its own
+ * FIFO and counters; a rank with more tbs than CTAs is refused. */
+static void test_groups(void) {
+    weft_algo *a = gen("ar_direct:n=2:ch=1:proto=Simple");
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_algo_plan p;
+    prep(a, 9, &p);
+    CHECK(p.maxtbs == 2 && p.kmax == 4);
+    weft_plan_free(&p);
+    prep(a, 1000, &p);
+    CHECK(p.kmax == WEFT_RT_MAX_GROUP);
+    weft_layout l;
+    weft_layout_init(&l, 2, 1);
+    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(l.nkeys == 1 && l.members[0] == WEFT_RT_MAX_GROUP);
+    CHECK(l.head_off[0] == l.tail_off[0] + WEFT_RT_MAX_GROUP * WEFT_RT_LINE);
+    CHECK(l.bytes - l.slot_off[0] == (size_t)WEFT_RT_MAX_GROUP * 8 * 131072);
+    weft_layout_free(&l);
+    weft_plan_free(&p);
+    char why[256];
+    CHECK(weft_plan_prepare(a, 2, 1, &p, why, sizeof why) == WEFT_ERR_UNSUPPORTED);
+    CHECK_STR(why, "rank with 2 thread blocks; a launch runs at most 1 CTAs per rank here (all "
+                   "at once)");
+    weft_algo_free(a);
+}
+
+/* Out of place, a dependency that only guards in-place aliasing is dropped (when the verifier
+ * agrees); in place it stays. */
+static void test_modes(void) {
+    weft_algo *a = gen("ar_direct:n=2:ch=1:proto=LL:inplace=1");
+    int has_dep = 0;
+    for (int t = 0; t < a->gpus[0].ntbs; t++)
+        for (int s = 0; s < a->gpus[0].tbs[t].nsteps; s++)
+            has_dep |= a->gpus[0].tbs[t].steps[s].depid >= 0;
+    CHECK(has_dep && a->inplace && a->outofplace);
+    weft_algo_plan p;
+    prep(a, 8, &p);
+    CHECK(p.mode[0].dropped > 0 && p.mode[0].own != NULL && p.mode[1].dropped == 0);
+    CHECK(!p.mode[0].direct && !p.mode[1].direct); /* LL: never direct */
+    const weft_algo *o = p.mode[0].sched;
+    for (int t = 0; t < o->gpus[0].ntbs; t++)
+        for (int s = 0; s < o->gpus[0].tbs[t].nsteps; s++)
+            CHECK(o->gpus[0].tbs[t].steps[s].depid < 0);
+    weft_plan_free(&p);
+    weft_algo_free(a);
 }
 
 static void step(weft_tb *t, weft_step_type ty, weft_buf sb, int so, weft_buf db, int dof, int cnt,
@@ -151,14 +225,15 @@ static void test_fusion(void) {
     a->nchannels = 2;
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
-    weft_layout l;
-    weft_layout_init(&l, 2);
-    CHECK(weft_layout_add(&l, a) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
     weft_algo_plan p;
-    char why[256] = "";
-    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
-    if (p.ranks) {
-        const weft_rank_plan *rp = &p.ranks[0];
+    prep(a, 3, &p);
+    weft_layout l;
+    weft_layout_init(&l, 2, 1);
+    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+    const weft_mode_plan *m = weft_plan_mode(&p, 1);
+    if (m) {
+        const weft_rank_plan *rp = &m->ranks[0];
         CHECK(rp->ntbs == 3);
         CHECK(rp->tbs[1].nsteps == 5 && rp->tbs[1].nsteps_orig == 7);
         const weft_dstep *s = rp->steps + rp->tbs[1].first;
@@ -180,44 +255,105 @@ static void test_fusion(void) {
     weft_algo_free(a);
 }
 
+/* A one-shot allreduce on 3 ranks: each rank receives from both peers, the second receive
+ * reducing into what the first wrote. The chain becomes one fused receive on the second tb; the
+ * first keeps a marker that waits for it. */
+static weft_algo *oneshot3(void) {
+    weft_algo *a = weft_algo_new("oneshot3", WEFT_COLL_ALLREDUCE, 3, 1);
+    a->inplace = 0;
+    a->outofplace = 1;
+    for (int r = 0; r < 3; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = g->o_chunks = 1;
+        int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
+        weft_tb *s1 = weft_gpu_add_tb(g, p1, -1, 0);
+        step(s1, WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1, -1, -1, 0);
+        weft_tb *s2 = weft_gpu_add_tb(g, p2, -1, 0);
+        step(s2, WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1, -1, -1, 0);
+        weft_tb *r1 = weft_gpu_add_tb(g, -1, p1, 0);
+        step(r1, WEFT_STEP_RRC, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 1);
+        weft_tb *r2 = weft_gpu_add_tb(g, -1, p2, 0);
+        step(r2, WEFT_STEP_RRC, WEFT_BUF_OUTPUT, 0, WEFT_BUF_OUTPUT, 0, 1, 2, 0, 0);
+    }
+    a->nchannels = 1;
+    return a;
+}
+
+static void test_fused_receive(void) {
+    weft_algo *a = oneshot3();
+    weft_diag *d = weft_diag_new();
+    CHECK(weft_ir_verify(a, NULL, d, NULL) == WEFT_OK);
+    weft_diag_free(d);
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_algo_plan p;
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
+    weft_layout l;
+    weft_layout_init(&l, 3, 1);
+    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+    CHECK(p.mode[0].fused == 3); /* one chain per rank */
+    const weft_rank_plan *rp = &p.mode[0].ranks[1];
+    const weft_dstep *x1 = rp->steps + rp->tbs[2].first, *x2 = rp->steps + rp->tbs[3].first;
+    CHECK(x1->flags == WEFT_DSTEP_F_ELSEWHERE && x1->depid == 3 && x1->dep_target == 1);
+    CHECK(x2->nrecv == 2 && x2->depid == -1 && x2->srcbuf == WEFT_BUF_INPUT && x2->post == 1);
+    CHECK(rp->nxrecv == 2 && rp->xrecv[x2->xrecv].tb == 2 && rp->xrecv[x2->xrecv + 1].tb == 3);
+    CHECK(rp->xrecv[x2->xrecv].per == 1 && rp->xrecv[x2->xrecv].k == 0);
+    weft_plan_free(&p);
+    /* A FIFO of one message: the fused plan still completes (each message is its own). */
+    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
+    CHECK(weft_plan_build(&p, &l, 1) == WEFT_OK && p.mode[0].fused == 3);
+    weft_plan_free(&p);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+}
+
 static void test_geometry(void) {
     weft_algo *a = gen("ar_ring:n=2:ch=1:proto=Simple");
     weft_algo *g = gen("ag_ring:n=2:ch=1:proto=LL");
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
-    weft_layout l;
-    weft_layout_init(&l, 2);
-    weft_layout_add(&l, a);
-    weft_layout_add(&l, g);
-    weft_layout_finish(&l, &c);
     weft_algo_plan p, q;
-    char why[256];
-    CHECK(weft_plan_build(a, 2, &l, &p, why, sizeof why) == WEFT_OK);
-    CHECK(weft_plan_build(g, 2, &l, &q, why, sizeof why) == WEFT_OK);
+    prep(a, 1, &p); /* groups of 1 first */
+    prep(g, 1, &q);
     weft_call_geom m;
-    CHECK(weft_call_geometry(&p, &c, 0, 1000, 4, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 1000, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.kelem == 4 && m.count == 1000 && m.C == 500 && m.E == 500 && m.niter == 1);
-    CHECK(weft_call_geometry(&p, &c, 0, 1001, 4, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 1001, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.C == 501 && m.E == 504 && m.niter == 1);
-    CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 100000000, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.C == 50000000 && m.E == 32768 && m.niter == 1526);
     c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 16384;
-    CHECK(weft_call_geometry(&p, &c, 0, 100000000, 4, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 100000000, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.E == 4096 && m.niter == 12208);
-    CHECK(weft_call_geometry(&p, &c, 0, 1000, 4, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 1000, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.E == 500 && m.niter == 1);
     c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 0;
-    CHECK(weft_call_geometry(&p, &c, 0, 3, 2, 1, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&p, &c, 1, 3, 2, 1, 0, &m) == WEFT_OK);
     CHECK(m.C == 2 && m.E == 8 && m.niter == 1);
     /* allgather moves bytes: k = 1, a chunk is the whole per-rank count. */
-    CHECK(weft_call_geometry(&q, &c, 1, 1001, 4, 0, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&q, &c, 0, 1001, 4, 0, 0, &m) == WEFT_OK);
     CHECK(m.kelem == 1 && m.count == 4004 && m.C == 4004 && m.E == 4016 && m.niter == 1);
-    CHECK(weft_call_geometry(&q, &c, 1, 1 << 20, 4, 0, &m) == WEFT_OK);
+    CHECK(weft_call_geometry(&q, &c, 0, 1 << 20, 4, 0, 0, &m) == WEFT_OK);
     CHECK(m.E == 16384 && m.niter == 256);
-    CHECK(weft_call_geometry(&q, &c, 1, 0, 4, 0, &m) == WEFT_ERR_UNSUPPORTED);
+    CHECK(weft_call_geometry(&q, &c, 0, 0, 4, 0, 0, &m) == WEFT_ERR_UNSUPPORTED);
+    CHECK(m.K == 0);
+    /* Groups: members split the iterations; a chunk that fits one slot is cut so that every
+     * member has a slice, but not below 16 KB of data. */
+    weft_plan_free(&p);
+    prep(a, 8, &p);
+    CHECK(p.kmax == 8);
+    CHECK(weft_call_geometry(&p, &c, 1, 100000000, 4, 1, 0, &m) == WEFT_OK);
+    CHECK(m.E == 32768 && m.niter == 1526 && m.K == 8 && m.niter0 == 191);
+    CHECK(weft_call_geometry(&p, &c, 1, 100000, 4, 1, 0, &m) == WEFT_OK);
+    CHECK(m.C == 50000 && m.E == 6252 && m.niter == 8 && m.K == 8 && m.niter0 == 1);
+    CHECK(weft_call_geometry(&p, &c, 1, 1000, 4, 1, 0, &m) == WEFT_OK);
+    CHECK(m.E == 500 && m.niter == 1 && m.K == 1);
+    CHECK(weft_call_geometry(&p, &c, 1, 20000, 4, 1, 0, &m) == WEFT_OK);
+    CHECK(m.C == 10000 && m.E == 4096 && m.niter == 3 && m.K == 3);
     weft_plan_free(&p);
     weft_plan_free(&q);
-    weft_layout_free(&l);
     weft_algo_free(a);
     weft_algo_free(g);
 }
@@ -294,7 +430,10 @@ static void test_eligibility(void) {
 int main(void) {
     test_cfg();
     test_layout_and_conns();
+    test_groups();
+    test_modes();
     test_fusion();
+    test_fused_receive();
     test_geometry();
     test_eligibility();
     CHECK_DONE();

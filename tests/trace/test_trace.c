@@ -245,6 +245,7 @@ static weft_trace_callinfo callinfo(int rank, const weft_trace_tb *tbs) {
                               2,
                               WEFT_PROTO_LL,
                               2,
+                              1,
                               300,
                               160,
                               2,

@@ -58,15 +58,16 @@ static weft_result run(EmuComm &em, Run &R, size_t count, int traced, uint32_t c
     R.g.assign(n, {});
     std::vector<std::vector<char *>> bufs(n, std::vector<char *>(3));
     em.trace.clear();
+    const weft_rank_plan *ranks = weft_plan_mode(&p, 0)->ranks;
     for (int r = 0; r < n; r++) {
         weft_call_geom &g = R.g[r];
-        if (weft_call_geometry(&p, &em.cfg, r, count, (int32_t)es, reduces, &g) != WEFT_OK)
+        if (weft_call_geometry(&p, &em.cfg, 0, count, (int32_t)es, reduces, 0, &g) != WEFT_OK)
             return WEFT_ERR_INTERNAL;
         size_t ine = (weft_coll_large(a->coll, WEFT_BUF_INPUT) ? n : 1) * count;
         size_t oute = (weft_coll_large(a->coll, WEFT_BUF_OUTPUT) ? n : 1) * count;
         R.in[r].resize(ine * es + 64);
         R.out[r].assign(oute * es + 64, 0);
-        R.scr[r].assign(g.scratch_bytes + 64, 0);
+        R.scr[r].assign(weft_call_scratch(&p, r, count, (int32_t)es) + 64, 0);
         for (size_t e = 0; e < ine; e++) {
             float v = (float)((r * 7 + e * 3) % 13);
             memcpy(&R.in[r][e * es], &v, es);
@@ -74,7 +75,7 @@ static weft_result run(EmuComm &em, Run &R, size_t count, int traced, uint32_t c
         bufs[r][0] = R.in[r].data();
         bufs[r][1] = R.out[r].data();
         bufs[r][2] = R.scr[r].data();
-        const weft_rank_plan &rp = p.ranks[r];
+        const weft_rank_plan &rp = ranks[r];
         uint32_t cap = 1;
         for (int t = 0; t < rp.ntbs; t++)
             if ((uint32_t)(rp.tbs[t].nsteps * g.niter) > cap)
@@ -88,7 +89,7 @@ static weft_result run(EmuComm &em, Run &R, size_t count, int traced, uint32_t c
         R.rec[r].assign((size_t)rp.ntbs * cap, weft_trace_rec{});
         if (traced) em.trace.push_back(weft_trace_dev{R.hdr[r].data(), R.rec[r].data(), cap, 0});
     }
-    return em.launch(0, dt, WEFT_OP_SUM, count, bufs);
+    return em.launch(0, dt, WEFT_OP_SUM, count, 0, bufs);
 }
 
 /* Elements a step touches in chunk j of iteration it (the count policy, as ptrs() applies it). */
@@ -136,7 +137,7 @@ static void check_call(const char *name, EmuComm &em, Run &R, weft_trace *model,
     std::vector<weft_trace_step *> steps(em.n);
     weft_diag *d = weft_diag_new();
     for (int r = 0; r < em.n; r++) {
-        const weft_rank_plan &rp = p.ranks[r];
+        const weft_rank_plan &rp = weft_plan_mode(&p, 0)->ranks[r];
         const weft_call_geom &g = R.g[r];
         if (weft_rt_trace_sched(&rp, &tbs[r], &steps[r]) != WEFT_OK) {
             FAILF("%s: no schedule tables\n", name);
@@ -175,23 +176,15 @@ static void check_call(const char *name, EmuComm &em, Run &R, weft_trace *model,
             if (prev_t1 > h.t_end)
                 FAILF("%s: rank %d tb %d: a step ends after the CTA\n", name, r, t);
         }
-        weft_trace_callinfo ci = {0,
-                                  a->name,
-                                  a->coll,
-                                  WEFT_DTYPE_FLOAT,
-                                  WEFT_OP_SUM,
-                                  (int64_t)g.count,
-                                  0,
-                                  r,
-                                  em.n,
-                                  weft_rt_trace_proto(p.proto),
-                                  g.niter,
-                                  g.C,
-                                  g.E,
-                                  g.kelem,
-                                  em.cfg.nslots[p.proto],
-                                  rp.ntbs,
-                                  tbs[r]};
+        weft_trace_callinfo ci = {0,           a->name,
+                                  a->coll,     WEFT_DTYPE_FLOAT,
+                                  WEFT_OP_SUM, (int64_t)g.count,
+                                  0,           r,
+                                  em.n,        weft_rt_trace_proto(p.proto),
+                                  g.niter,     1,
+                                  g.C,         g.E,
+                                  g.kelem,     em.cfg.nslots[p.proto],
+                                  rp.ntbs,     tbs[r]};
         if (weft_trace_add_call(model, &ci, R.hdr[r].data(), R.rec[r].data(), R.cap[r], NULL, d) !=
                 WEFT_OK ||
             weft_diag_size(d) != 0) {
@@ -265,8 +258,9 @@ static std::string report(const weft_trace *t, int check) {
 
 static void one_case(const char *name, weft_algo *a, int nranks, size_t count, int late_rank) {
     EmuComm em;
+    em.max_group = 1; /* the checks below follow every iteration of every tb */
     std::vector<const weft_algo *> v{a};
-    if (em.attach(nranks, v, small_cfg()) != WEFT_OK || em.plans[0].ranks == nullptr) {
+    if (em.attach(nranks, v, small_cfg()) != WEFT_OK || !em.eligible(0)) {
         FAILF("%s: attach failed: %s\n", name, em.why.empty() ? "" : em.why[0].c_str());
         return;
     }
@@ -331,11 +325,12 @@ static void one_case(const char *name, weft_algo *a, int nranks, size_t count, i
 static void stalled_case() {
     weft_algo *a = gen_deadlock();
     EmuComm em;
+    em.max_group = 1; /* the checks below follow every iteration of every tb */
     weft_rt_cfg c = small_cfg();
     c.timeout_ns = 100 * 1000000ll;
     std::vector<const weft_algo *> v{a};
     Run R;
-    if (em.attach(2, v, c) != WEFT_OK || em.plans[0].ranks == nullptr) {
+    if (em.attach(2, v, c) != WEFT_OK || !em.eligible(0)) {
         FAILF("stalled: attach failed\n");
     } else if (run(em, R, 4, 1, 0) != WEFT_ERR_TIMEOUT) {
         FAILF("stalled: the watchdog did not stop the call\n");

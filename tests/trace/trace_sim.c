@@ -266,8 +266,8 @@ int main(int argc, char **argv) {
                 }
             }
             weft_trace_callinfo ci = {call, a->name, a->coll, m.dtype,  WEFT_OP_SUM, m.count,
-                                      0,    r,       nr,      a->proto, m.niter,     C,
-                                      E,    esz,     m.slots, nt,       tbs[r]};
+                                      0,    r,       nr,      a->proto, m.niter,     1,
+                                      C,    E,       esz,     m.slots,  nt,          tbs[r]};
             weft_trace t;
             weft_trace_init(&t, host0 - 1000000);
             if (weft_trace_add_call(&t, &ci, hdr, rec, cap, &clk[r], d) != WEFT_OK ||
