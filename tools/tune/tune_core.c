@@ -105,8 +105,11 @@ typedef struct run {
     int total, done;
     double t0;
     double *seen; /* per size index, per implementation: seconds a point took; < 0 unknown */
-    double sx, sy, sxx, sxy;
+    /* NCCL's time per call against size (a straight line: latency + bytes / bandwidth), and
+     * how long points took against what that line predicts, for sizes not yet seen */
+    double sx, sy, sxx, sxy, maxb;
     int nfit;
+    double took, predicted;
 } run;
 
 static uint64_t mult_of(weft_coll c, int nranks) {
@@ -237,24 +240,36 @@ static void fmt_duration(double s, char *buf, size_t len) {
         snprintf(buf, len, "%lds", t);
 }
 
+/* NCCL's time per call at `bytes` from the line through the sizes measured so far; until a
+ * size of 1 MB or more was measured the slope is a guess of 20 GB/s (it only feeds the ETA). */
+static double line_us(const run *R, double bytes) {
+    double n = R->nfit, slope = 1.0 / 20e3, lat = 10;
+    if (n >= 1) lat = R->sy / n;
+    if (n >= 2 && R->maxb >= (1 << 20) && n * R->sxx - R->sx * R->sx > 0) {
+        slope = (n * R->sxy - R->sx * R->sy) / (n * R->sxx - R->sx * R->sx);
+        if (slope < 0) slope = 0;
+        lat = (R->sy - slope * R->sx) / n;
+    }
+    if (lat < 1) lat = 1;
+    return lat + slope * bytes;
+}
+
+/* What one implementation's share of a point should cost in seconds, before calibration. */
+static double model_s(const run *R, double bytes) {
+    return (R->o->iters + R->o->warmup + 5) * line_us(R, bytes) * 1e-6;
+}
+
 /* Seconds the points not yet measured should take: per implementation, what the same size took
- * in an earlier section, else a straight line through every point so far (cost = a + b bytes). */
+ * in an earlier section, else the model scaled by how long the points so far took against it. */
 static double eta(const run *R, int cur_sec, int cur_si) {
     if (R->done == 0) return -1;
-    double a = 0, bb = 0, n = R->nfit;
-    if (n >= 2 && n * R->sxx - R->sx * R->sx > 0) {
-        bb = (n * R->sxy - R->sx * R->sy) / (n * R->sxx - R->sx * R->sx);
-        a = (R->sy - bb * R->sx) / n;
-    } else if (n >= 1) {
-        a = R->sy / n;
-    }
+    double k = R->predicted > 0 ? R->took / R->predicted : 1;
     double left = 0;
     for (int i = cur_sec; i < R->nsecs; i++)
         for (int si = i == cur_sec ? cur_si + 1 : 0; si < R->nsizes; si++) {
             tune_point p;
             if (!make_point(R, &R->secs[i], si, &p)) continue;
-            double per = R->seen[si] >= 0 ? R->seen[si] : a + bb * (double)p.bytes;
-            if (per < 0) per = a > 0 ? a : 0;
+            double per = R->seen[si] >= 0 ? R->seen[si] : k * model_s(R, (double)p.bytes);
             left += per * (R->secs[i].ncands + 1);
         }
     return left;
@@ -678,10 +693,14 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
             WEFT_CHECK(measure(&R, s, &p, &pr));
             double took = b->now(b->ctx) - start, per = took / (s->ncands + 1);
             R.seen[si] = R.seen[si] < 0 ? per : 0.5 * (R.seen[si] + per);
-            R.sx += (double)p.bytes;
-            R.sy += per;
-            R.sxx += (double)p.bytes * (double)p.bytes;
-            R.sxy += (double)p.bytes * per;
+            R.took += per;
+            R.predicted += model_s(&R, (double)p.bytes);
+            double x = (double)p.bytes, y = pr.st[0].us;
+            R.sx += x;
+            R.sy += y;
+            R.sxx += x * x;
+            R.sxy += x * y;
+            if (x > R.maxb) R.maxb = x;
             R.nfit++;
             R.done++;
             weft_tune_row *row = weft_tune_add_row(ts, p.bytes);
