@@ -1124,7 +1124,7 @@ static int write_simulated_table(const char *path) {
     model m = {ratio_steps, 0.02, 0.01, NULL, 0, 0, NULL};
     weft_machine mach;
     machine_h200(&mach);
-    world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
+    world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach, .progress = stderr};
     world_run(&w, 0);
     int rc = 1;
     if (w.rc[0] == WEFT_OK) {
