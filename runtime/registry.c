@@ -856,8 +856,9 @@ static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
 
 static const weft_tune_section *table_section(const weft_registry *r, const weft_call *c) {
     unsigned flags = c->flags & (WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED);
-    if (r->tnranks == c->nranks)
-        return r->sec[c->coll][!weft_coll_rooted(c->coll) && c->inplace][flags];
+    int rooted = weft_coll_rooted(c->coll);
+    if (rooted) flags &= ~(unsigned)WEFT_CALL_REGISTERED; /* see weft_tune_find */
+    if (r->tnranks == c->nranks) return r->sec[c->coll][!rooted && c->inplace][flags];
     return weft_tune_find(r->table, c->coll, c->nranks, c->inplace, flags);
 }
 

@@ -158,8 +158,10 @@ weft_result weft_tune_ranges_from_rows(weft_tune_section *s);
  * with the algorithms they name, and the ranks per node. The machines must agree otherwise. */
 weft_result weft_tune_merge(weft_tune_table *dst, const weft_tune_table *src, weft_diag *d);
 
-/* The section for a call, or NULL. Rooted collectives have one section per kind, measured out
- * of place (ranks cannot know the root's buffer mode, so the lookup must not depend on it). */
+/* The section for a call, or NULL. Rooted collectives have one section per launch kind,
+ * measured out of place on unregistered buffers: NCCL ignores the buffers of non-root ranks, so
+ * the ranks cannot agree on the root's buffer mode or on its buffers being registered, and the
+ * lookup must not depend on either. */
 const weft_tune_section *weft_tune_find(const weft_tune_table *t, weft_coll coll, int ranks,
                                         int inplace, unsigned flags);
 const weft_tune_range *weft_tune_range_of(const weft_tune_section *s, uint64_t bytes);

@@ -345,8 +345,11 @@ fail:
 const weft_tune_section *weft_tune_find(const weft_tune_table *t, weft_coll coll, int ranks,
                                         int inplace, unsigned flags) {
     if (t == NULL) return NULL;
-    if (weft_coll_rooted(coll)) inplace = 0;
     flags &= WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED;
+    if (weft_coll_rooted(coll)) { /* what every rank of a rooted call can know alike */
+        inplace = 0;
+        flags &= ~(unsigned)WEFT_CALL_REGISTERED;
+    }
     for (size_t i = 0; i < t->nsecs; i++) {
         const weft_tune_section *s = &t->secs[i];
         if (s->coll == coll && s->ranks == ranks && !s->inplace == !inplace && s->flags == flags)
@@ -810,6 +813,13 @@ static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
         rd_err(r,
                "%s sections are out-of-place (every rank must find the same section, and "
                "non-root ranks cannot know the root's buffer mode)",
+               r->tok[1]);
+        return NULL;
+    }
+    if (reg == 1 && weft_coll_rooted((weft_coll)coll)) {
+        rd_err(r,
+               "%s sections are unregistered (every rank must find the same section, and NCCL "
+               "ignores the buffers of non-root ranks that registration would concern)",
                r->tok[1]);
         return NULL;
     }

@@ -99,7 +99,9 @@ typedef struct weft_call {
      * cudaStreamCaptureStatusActive). WEFT_CALL_REGISTERED: every byte the call reads or writes
      * (send and receive buffers, at the extents NCCL defines) lies in windows the application
      * registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) on this
-     * communicator. Like the buffer mode, both must be the same on every rank. */
+     * communicator. Like the buffer mode, both must be the same on every rank; a tuning
+     * table ignores WEFT_CALL_REGISTERED for rooted collectives (NCCL ignores the buffers of
+     * non-root ranks, so the ranks could not agree on it). */
     unsigned flags;
     /* 0: the registry selects. k > 0: algorithm k - 1 of the registry serves the call if it
      * fits its collective, rank count, root, buffer mode, type and op, whatever its byte range

@@ -704,6 +704,10 @@ static void test_table_format(void) {
     CHECK_STR(first_error(HEAD "section broadcast ranks 2 in-place eager unregistered\n"),
               "t.txt:3: error: broadcast sections are out-of-place (every rank must find the "
               "same section, and non-root ranks cannot know the root's buffer mode)");
+    CHECK_STR(first_error(HEAD "section gather ranks 2 out-of-place graph registered\n"),
+              "t.txt:3: error: gather sections are unregistered (every rank must find the same "
+              "section, and NCCL ignores the buffers of non-root ranks that registration would "
+              "concern)");
     CHECK_STR(first_error(HEAD "section allreduce ranks 2 out-of-place eager unregistered\n"
                                "range 0 inf a\n"
                                "section allreduce ranks 2 out-of-place eager unregistered\n"),
@@ -936,6 +940,8 @@ static void test_registry_follows(void) {
     /* rooted: measured at root 0, the instance of the call's root serves, past its 1 KB */
     CHECK_STR(pick(r, WEFT_COLL_BROADCAST, 100000, 0, 0, 2), "bc_direct@2");
     CHECK_STR(pick(r, WEFT_COLL_BROADCAST, 100000, 1, 0, 3), "bc_direct@3");
+    /* ... and whatever the ranks say of registration, which they cannot agree on */
+    CHECK_STR(pick(r, WEFT_COLL_BROADCAST, 100000, 0, WEFT_CALL_REGISTERED, 1), "bc_direct@1");
     /* a call that names its algorithm (weft tune) gets it, table or not */
     for (size_t i = 0; i < weft_registry_size(r); i++)
         if (strcmp(weft_registry_get(r, i)->name, "ar_ring") == 0) {

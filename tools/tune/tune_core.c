@@ -177,6 +177,8 @@ static weft_result plan(run *R) {
         for (int c = 0; c < WEFT_COLL_COUNT; c++) {
             if (!weft_coll_runnable((weft_coll)c) || (o->colls && !(o->colls & (1u << c))))
                 continue;
+            /* rooted: the ranks cannot agree on the root's buffers (weft_tune_find) */
+            if (reg && weft_coll_rooted((weft_coll)c)) continue;
             for (int mode = 0; mode < 2; mode++) {
                 if (!(o->modes & (1 << mode))) continue;
                 if (mode == 1 && weft_coll_rooted((weft_coll)c)) continue;
