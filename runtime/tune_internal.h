@@ -37,8 +37,8 @@ weft_result weft_machine_copy(weft_machine *dst, const weft_machine *src);
  * node the launcher announces (OMPI_COMM_WORLD_LOCAL_SIZE or LOCAL_WORLD_SIZE; absent: unknown).
  * Never fails: what cannot be found stays unknown. */
 void weft_machine_detect(weft_machine *m);
-/* NCCL's version code as text: 22809 -> "2.28.9". */
-void weft_nccl_version_str(int code, char *buf, size_t len);
+/* NCCL's version code as text: 22809 -> "2.28.9", 0 -> "unknown". */
+void weft_machine_nccl_str(int code, char *buf, size_t len);
 /* 0 when every field known on both sides agrees (ranks per node: the machine's value is one
  * of the table's); otherwise 1 and why receives "GPU: table 'X' x 8, this machine 'Y' x 2;
  * ..." naming every field that differs. */

@@ -42,7 +42,7 @@ weft_result weft_machine_copy(weft_machine *dst, const weft_machine *src) {
     return WEFT_OK;
 }
 
-void weft_nccl_version_str(int code, char *buf, size_t len) {
+void weft_machine_nccl_str(int code, char *buf, size_t len) {
     if (code <= 0)
         snprintf(buf, len, "unknown");
     else if (code >= 20900) /* NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z from 2.9 on */
@@ -83,8 +83,8 @@ int weft_machine_differs(const weft_machine *t, const weft_machine *h, char *why
     }
     if (t->nccl && h->nccl && t->nccl != h->nccl) {
         char a[32], b[32];
-        weft_nccl_version_str(t->nccl, a, sizeof a);
-        weft_nccl_version_str(h->nccl, b, sizeof b);
+        weft_machine_nccl_str(t->nccl, a, sizeof a);
+        weft_machine_nccl_str(h->nccl, b, sizeof b);
         add_why(why, len, "NCCL: the table's %s, this process's %s", a, b);
         differs = 1;
     }
@@ -478,7 +478,7 @@ weft_result weft_tune_write(const weft_tune_table *t, FILE *f) {
     }
     if (m->nccl) {
         char v[32];
-        weft_nccl_version_str(m->nccl, v, sizeof v);
+        weft_machine_nccl_str(m->nccl, v, sizeof v);
         fprintf(f, "machine nccl %s\n", v);
     }
     if (m->weft) fprintf(f, "machine weft %s\n", m->weft);

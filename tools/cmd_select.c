@@ -145,7 +145,7 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
 static void describe_table(const weft_tune_table *t, int compared) {
     const weft_machine *m = &t->machine;
     char nccl[32];
-    weft_nccl_version_str(m->nccl, nccl, sizeof nccl);
+    weft_machine_nccl_str(m->nccl, nccl, sizeof nccl);
     printf("# tuning table %s: measured on %d x %s (%s), NCCL %s, weft %s", t->path ? t->path : "",
            m->gpus, m->gpu ? m->gpu : "unknown GPU", m->topology ? m->topology : "topology unknown",
            nccl, m->weft ? m->weft : "unknown");

@@ -245,7 +245,7 @@ weft_result tune_plot(const weft_tune_table *t, const char *path, weft_diag *d) 
     }
     const weft_machine *m = &t->machine;
     char nccl[32];
-    weft_nccl_version_str(m->nccl, nccl, sizeof nccl);
+    weft_machine_nccl_str(m->nccl, nccl, sizeof nccl);
     const char *date = "";
     for (size_t i = 0; i < t->nrun; i++)
         if (strcmp(t->run[i].key, "date") == 0) date = t->run[i].value;
