@@ -273,7 +273,8 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
             if (li || lo) count /= (size_t)n;
             if (count == 0) continue;
             const size_t ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
-            weft_call call = {coll, (weft_dtype)o.dt, (weft_redop)o.op, count, o.inplace, 0, n};
+            weft_call call = {coll, (weft_dtype)o.dt, (weft_redop)o.op, count, o.inplace, 0, n, 0,
+                              0};
             std::vector<int> run;
             if (lib) {
                 const char *why = nullptr;

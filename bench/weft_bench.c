@@ -242,7 +242,7 @@ int main(int argc, char **argv) {
         if (mult) count /= (size_t)world;
         if (count == 0) continue;
         /* The implementations this size runs: NCCL and the schedule(s) that serve it. */
-        weft_call call = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world};
+        weft_call call = {coll, (weft_dtype)dt, (weft_redop)op, count, inplace, 0, world, 0, 0};
         impl im[MAXA + 1];
         int nim = 0;
         im[nim++].algo = -1;

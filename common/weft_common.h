@@ -137,8 +137,12 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)")        \
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \
       "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)")        \
+    X(TUNE_FILE, "WEFT_TUNE_FILE", NULL,                                                           \
+      "tuning table made by weft tune (default: weft-tune.txt in an algorithm folder)")            \
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \
-      "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)")
+      "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)")    \
+    X(LOCAL_RANKS, "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE",                               \
+      "read, not set: processes per node (Open MPI; torchrun), checked against a tuning table")
 
 typedef enum weft_env_id {
 #define WEFT_X_(id, n, a, h) WEFT_ENV_##id,

@@ -1,6 +1,8 @@
-/* registry.c — the algorithm registry: loading and checking algorithm files, and the per-call
- * selection every rank computes identically. CPU-only C; no CUDA or NCCL calls. */
+/* registry.c — the algorithm registry: loading and checking algorithm files, the tuning table
+ * (weft tune) that overrides their size ranges, and the per-call selection every rank computes
+ * identically. CPU-only C; no CUDA or NCCL calls. */
 #include "registry_internal.h"
+#include "tune_internal.h"
 #include "weft_compiler.h"
 
 #include <dirent.h>
@@ -9,13 +11,59 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* What the registry knows of an algorithm beyond the IR. */
+typedef struct reg_meta {
+    /* the PARAM_ bits of the .weft source it was compiled from, so that
+     * weft_registry_for_ranks can instantiate it for other rank counts and roots */
+    int params;
+    /* every parameter the source declares, ",N,ROOT,C," (commas around each), or NULL */
+    char *declared;
+    /* the -D defines beyond N and ROOT it was compiled with, "SERVE=1,ANYN=1", or "" */
+    char *recipe;
+    /* built only because a tuning table names it: never selected by its own byte range */
+    int table_only;
+} reg_meta;
+
+/* A source whose default build its own `require`s rule out (not an algorithm of the registry). */
+typedef struct reg_src {
+    char *path;
+    int params;
+    char *declared;
+} reg_src;
+
 struct weft_registry {
     weft_algo **algos;
-    /* per algorithm: the PARAM_ bits of the .weft source it was compiled from, so that
-     * weft_registry_for_ranks can instantiate it for other rank counts and roots */
-    uint8_t *param_n;
-    size_t n, cap, capn;
+    reg_meta *meta;
+    size_t n, cap, capm;
+    reg_src *srcs;
+    size_t nsrcs, capsrcs;
+    /* The tuning table, when one is in use, and per table algorithm the indices of the
+     * algorithms that are it (one, or one per root), found by file, name, rank count and
+     * schedule hash. */
+    weft_tune_table *table;
+    int **tmap;
+    size_t *ntmap;
+    /* sections of the table for tnranks ranks by [collective][in place][flags], for a registry
+     * of one rank count (weft_registry_for_ranks); tnranks 0: look them up in the table */
+    int tnranks;
+    const weft_tune_section *sec[WEFT_COLL_COUNT][2][4];
+    weft_machine *machine; /* compare tables with this instead of detecting (tests) */
+    int table_tried;
 };
+
+static void table_unset(weft_registry *r) {
+    if (r->tmap)
+        for (size_t i = 0; i < r->table->nalgos; i++)
+            free(r->tmap[i]);
+    free(r->tmap);
+    free(r->ntmap);
+    r->tmap = NULL;
+    r->ntmap = NULL;
+    weft_tune_table_free(r->table);
+    r->table = NULL;
+    r->tnranks = 0;
+    memset(r->sec, 0, sizeof r->sec);
+}
 
 weft_result weft_registry_new(weft_registry **out) {
     weft_result res = WEFT_OK;
@@ -28,10 +76,21 @@ fail:
 
 void weft_registry_free(weft_registry *r) {
     if (r == NULL) return;
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         weft_algo_free(r->algos[i]);
+        free(r->meta[i].declared);
+        free(r->meta[i].recipe);
+    }
     free(r->algos);
-    free(r->param_n);
+    free(r->meta);
+    for (size_t i = 0; i < r->nsrcs; i++) {
+        free(r->srcs[i].path);
+        free(r->srcs[i].declared);
+    }
+    free(r->srcs);
+    table_unset(r);
+    if (r->machine) weft_machine_free(r->machine);
+    free(r->machine);
     free(r);
 }
 
@@ -104,8 +163,10 @@ enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
  * collective, no deadlock with the FIFO depth the runtime provides, no race, in bounds) for every
  * buffer mode it declares; CHECK_NONE for copies of algorithms of a registry. Every algorithm in
  * a registry has passed all of them. Takes ownership of a, also on failure. */
-static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_n, weft_diag *d) {
+static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_meta *m,
+                          weft_diag *d) {
     weft_result res = WEFT_OK;
+    reg_meta mine = {0, NULL, NULL, 0};
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
     if (checks != CHECK_NONE) {
@@ -114,19 +175,42 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_
         weft_verify_opts_init(&opts);
         WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
     }
+    if (m) {
+        mine = *m;
+        mine.declared = m->declared ? weft_strdup(m->declared) : NULL;
+        if (m->declared && mine.declared == NULL) WEFT_FAIL(WEFT_ERR_NOMEM);
+    }
+    mine.recipe = weft_strdup(m && m->recipe ? m->recipe : "");
+    WEFT_CHECK_ALLOC(mine.recipe);
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
-        weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0)
+        weft_grow((void **)&r->meta, &r->capm, r->n, sizeof *r->meta) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
-    r->param_n[r->n] = (uint8_t)param_n;
+    r->meta[r->n] = mine;
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
+    free(mine.declared);
+    free(mine.recipe);
     weft_algo_free(a);
     return res;
 }
 
+/* Removes the algorithms from index n on (instances a table could not use). */
+static void truncate_to(weft_registry *r, size_t n) {
+    while (r->n > n) {
+        r->n--;
+        weft_algo_free(r->algos[r->n]);
+        free(r->meta[r->n].declared);
+        free(r->meta[r->n].recipe);
+    }
+}
+
 weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
-    return append(r, a, CHECK_ALL, 0, d);
+    return append(r, a, CHECK_ALL, NULL, d);
+}
+
+const char *weft_registry_recipe(const weft_registry *r, size_t i) {
+    return r && i < r->n ? r->meta[i].recipe : NULL;
 }
 
 /* ---- loading ----------------------------------------------------------------------------- */
@@ -139,20 +223,47 @@ static int has_suffix(const char *s, const char *suffix) {
 /* The library's parameter names: N the rank count, ROOT the root of rooted collectives. */
 enum { PARAM_N = 1, PARAM_ROOT = 2 };
 
-/* Which of those parameters a program declares (0 when it cannot be parsed). */
-static int declared_params(const char *path) {
+/* Which of those parameters a program declares (0 when it cannot be parsed), and in *names
+ * (malloc'd, NULL when none) every parameter it declares as ",A,B,". */
+static int declared_params(const char *path, char **names) {
     weft_lang_program *prog = NULL;
     int found = 0;
+    size_t len = 0;
+    *names = NULL;
     if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root) {
         for (int32_t i = 0; i < prog->root->nkids; i++) {
             const weft_lang_node *k = prog->root->kids[i];
             if (k->kind != WEFT_LANG_PARAM || k->name == NULL) continue;
             if (strcmp(k->name, "N") == 0) found |= PARAM_N;
             if (strcmp(k->name, "ROOT") == 0) found |= PARAM_ROOT;
+            char *more = realloc(*names, len + strlen(k->name) + 3);
+            if (more == NULL) continue;
+            *names = more;
+            len += (size_t)sprintf(*names + len, "%s%s,", len ? "" : ",", k->name);
         }
     }
     weft_lang_program_free(prog);
     return found;
+}
+
+/* Whether every error of d is a failed `require` (the program rules this rank count out). */
+static int only_requirements(const weft_diag *d) {
+    size_t n = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++) {
+        const weft_diag_entry *e = weft_diag_get(d, i);
+        if (e->sev != WEFT_SEV_ERROR) continue;
+        if (strncmp(e->msg, "requirement failed", 18) != 0) return 0;
+        n++;
+    }
+    return n > 0 && n == weft_diag_count(d, WEFT_SEV_ERROR);
+}
+
+static void copy_diag(weft_diag *to, const weft_diag *from) {
+    for (size_t i = 0; i < weft_diag_size(from); i++) {
+        const weft_diag_entry *e = weft_diag_get(from, i);
+        weft_diag_add_src(to, e->sev, e->file, e->line, e->col, e->source, e->caret_len, "%s",
+                          e->msg);
+    }
 }
 
 /* Loads one file; its problems go to d followed by a note that it was skipped. Only allocation
@@ -160,14 +271,32 @@ static int declared_params(const char *path) {
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
-    int param_n = 0;
+    reg_meta m = {0, NULL, NULL, 0};
     if (has_suffix(path, ".xml")) {
         res = weft_ir_read_file(path, &a, d); /* validates */
     } else if (has_suffix(path, ".weft")) {
         /* compiled (and validated) with the parameters' defaults; a source with a parameter N
          * is instantiated for other rank counts by weft_registry_for_ranks */
-        res = weft_cc_compile_file(path, NULL, &a, d);
-        param_n = res == WEFT_OK ? declared_params(path) : 0;
+        weft_diag *cd = weft_diag_new();
+        if (cd == NULL) return WEFT_ERR_NOMEM;
+        res = weft_cc_compile_file(path, NULL, &a, cd);
+        copy_diag(d, cd);
+        if (res == WEFT_OK) m.params = declared_params(path, &m.declared);
+        /* ruled out by its own `require`s: kept as a source that -D defines (weft tune) or a
+         * tuning table's recorded defines can still build */
+        if (res == WEFT_ERR_INPUT && only_requirements(cd)) {
+            reg_src src = {weft_strdup(path), 0, NULL};
+            src.params = declared_params(path, &src.declared);
+            if (src.path == NULL ||
+                weft_grow((void **)&r->srcs, &r->capsrcs, r->nsrcs, sizeof *r->srcs) != 0) {
+                free(src.path);
+                free(src.declared);
+                weft_diag_free(cd);
+                return WEFT_ERR_NOMEM;
+            }
+            r->srcs[r->nsrcs++] = src;
+        }
+        weft_diag_free(cd);
     } else {
         weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0,
                       "not an algorithm file (expected a .xml or .weft name)");
@@ -176,10 +305,11 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = append(r, a, CHECK_VALIDATED, param_n, d);
+        res = append(r, a, CHECK_VALIDATED, &m, d);
         a = NULL;
     }
     weft_algo_free(a);
+    free(m.declared);
     if (res == WEFT_ERR_NOMEM) return res;
     if (res != WEFT_OK) weft_diag_add(d, WEFT_SEV_NOTE, path, 0, 0, "algorithm skipped");
     return WEFT_OK;
@@ -223,9 +353,20 @@ fail:
     return res;
 }
 
-weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d) {
+/* dir's tuning table file (malloc'd), or NULL when it has none. */
+static char *folder_table(const char *dir) {
+    char *p = weft_asprintf("%s%s%s", dir, has_suffix(dir, "/") ? "" : "/", WEFT_TUNE_FOLDER_FILE);
+    struct stat st;
+    if (p && (stat(p, &st) != 0 || !S_ISREG(st.st_mode))) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+weft_result weft_registry_load_ex(weft_registry *r, const char *paths, int flags, weft_diag *d) {
     weft_result res = WEFT_OK;
-    char *list = NULL;
+    char *list = NULL, *table = NULL;
     if (r == NULL || paths == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     list = weft_strdup(paths);
     WEFT_CHECK_ALLOC(list);
@@ -236,50 +377,48 @@ weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d
             weft_diag_add(d, WEFT_SEV_ERROR, p, 0, 0, "cannot open: %s", strerror(errno));
             continue;
         }
-        if (S_ISDIR(st.st_mode))
+        if (S_ISDIR(st.st_mode)) {
             WEFT_CHECK(load_dir(r, p, d));
-        else
+            if (table == NULL) table = folder_table(p);
+        } else {
             WEFT_CHECK(load_file(r, p, d));
+        }
+    }
+    if (!(flags & WEFT_REGISTRY_NO_TABLE) && !r->table_tried) {
+        const char *env = weft_env_get(WEFT_ENV_TUNE_FILE);
+        if (*env) {
+            if (table)
+                weft_diag_add(d, WEFT_SEV_INFO, table, 0, 0,
+                              "not used: WEFT_TUNE_FILE names the tuning table (%s)", env);
+            WEFT_CHECK(weft_registry_load_table(r, env, d));
+        } else if (table) {
+            WEFT_CHECK(weft_registry_load_table(r, table, d));
+        }
     }
 fail:
     free(list);
+    free(table);
     return res;
+}
+
+weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d) {
+    return weft_registry_load_ex(r, paths, 0, d);
 }
 
 /* ---- instances for a rank count ---------------------------------------------------------- */
 
-/* Whether every error of d is a failed `require` (the program rules this rank count out). */
-static int only_requirements(const weft_diag *d) {
-    size_t n = 0;
-    for (size_t i = 0; i < weft_diag_size(d); i++) {
-        const weft_diag_entry *e = weft_diag_get(d, i);
-        if (e->sev != WEFT_SEV_ERROR) continue;
-        if (strncmp(e->msg, "requirement failed", 18) != 0) return 0;
-        n++;
-    }
-    return n > 0 && n == weft_diag_count(d, WEFT_SEV_ERROR);
-}
-
-static void copy_diag(weft_diag *to, const weft_diag *from) {
-    for (size_t i = 0; i < weft_diag_size(from); i++) {
-        const weft_diag_entry *e = weft_diag_get(from, i);
-        weft_diag_add_src(to, e->sev, e->file, e->line, e->col, e->source, e->caret_len, "%s",
-                          e->msg);
-    }
-}
-
-/* Compiles one instance of a source for the given defines; appends it when it has nranks ranks.
- * A `require` that rules the instance out is one INFO entry; other failures are reported like a
- * bad file. Only allocation failure is an error. */
-static weft_result instantiate(weft_registry *r, const char *file, int params, int nranks,
+/* Compiles one instance of a source for the given defines; appends it (with meta m) when it has
+ * nranks ranks. A `require` that rules the instance out is one INFO entry; other failures are
+ * reported like a bad file. d NULL: nothing is reported. Only allocation failure is an error. */
+static weft_result instantiate(weft_registry *r, const char *file, const reg_meta *m, int nranks,
                                const char *const *defines, size_t ndefines, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *c = NULL;
     weft_diag *cd = weft_diag_new();
     weft_cc_options opts = {defines, ndefines, NULL, 0};
-    char what[64];
-    snprintf(what, sizeof what, "%s%s%s", defines[0], ndefines > 1 ? " " : "",
-             ndefines > 1 ? defines[1] : "");
+    char what[256] = "";
+    for (size_t i = 0, len = 0; i < ndefines && len < sizeof what; i++)
+        len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", i ? " " : "", defines[i]);
     WEFT_CHECK_ALLOC(cd);
     weft_result cr = weft_cc_compile_file(file, &opts, &c, cd);
     if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
@@ -287,7 +426,7 @@ static weft_result instantiate(weft_registry *r, const char *file, int params, i
         WEFT_FAIL(WEFT_ERR_NOMEM);
     if (cr == WEFT_OK && c->ngpus != nranks) goto fail; /* its rank count is not N after all */
     if (cr == WEFT_OK) {
-        cr = append(r, c, CHECK_VALIDATED, params, cd);
+        cr = append(r, c, CHECK_VALIDATED, m, cd);
         c = NULL;
         if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
     }
@@ -295,7 +434,7 @@ static weft_result instantiate(weft_registry *r, const char *file, int params, i
         const weft_diag_entry *e = weft_diag_get(cd, 0);
         weft_diag_add(d, WEFT_SEV_INFO, file, e->line, e->col, "no instance for %s: %s", what,
                       e->msg);
-    } else {
+    } else if (d) {
         copy_diag(d, cd);
         if (cr != WEFT_OK)
             weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
@@ -306,46 +445,341 @@ fail:
     return res;
 }
 
-weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
-                                    weft_diag *d) {
+#define MAX_DEFINES 32
+
+/* A source to instantiate: a loaded algorithm (its default build) or a dormant source. */
+typedef struct src_info {
+    const char *file;
+    int params;
+    const weft_algo *loaded; /* NULL for a source its defaults rule out */
+} src_info;
+
+static src_info src_of_algo(const weft_registry *base, size_t i) {
+    src_info s = {base->algos[i]->file, base->meta[i].params, base->algos[i]};
+    return s;
+}
+
+static src_info src_of_dormant(const weft_registry *base, size_t i) {
+    src_info s = {base->srcs[i].path, base->srcs[i].params, NULL};
+    return s;
+}
+
+/* The instances of a source for nranks ranks, appended to r: a copy of the loaded algorithm
+ * when it already has nranks ranks, else the source compiled with N (and per root with ROOT).
+ * extra (a comma-separated list of NAME=VALUE, or "") adds defines; then the source is always
+ * compiled. m is the meta the instances get. */
+static weft_result instances(weft_registry *r, const src_info *s, int nranks, const char *extra,
+                             const reg_meta *m, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    const weft_algo *a = s->loaded;
+    int params = s->params;
+    char def_n[32], def_root[32], *copy = weft_strdup(extra);
+    const char *defines[MAX_DEFINES + 2] = {def_n};
+    size_t nextra = 0;
+    WEFT_CHECK_ALLOC(copy);
+    snprintf(def_n, sizeof def_n, "N=%d", nranks);
+    char *save = NULL;
+    for (char *e = strtok_r(copy, ",", &save); e && nextra < MAX_DEFINES;
+         e = strtok_r(NULL, ",", &save))
+        defines[2 + nextra++] = e;
+    int rooted = a ? weft_coll_rooted(a->coll) : (params & PARAM_ROOT) != 0;
+    int per_root = rooted && (params & PARAM_ROOT) && (params & PARAM_N) &&
+                   nranks <= WEFT_REGISTRY_MAX_ROOTED_RANKS && s->file;
+    if (per_root) {
+        /* one instance per root, in root order; the loaded one where it fits */
+        for (int root = 0; root < nranks; root++) {
+            if (a && a->ngpus == nranks && a->root == root && nextra == 0) {
+                weft_algo *c = weft_algo_clone(a);
+                WEFT_CHECK_ALLOC(c);
+                WEFT_CHECK(append(r, c, CHECK_NONE, m, d));
+                continue;
+            }
+            snprintf(def_root, sizeof def_root, "ROOT=%d", root);
+            defines[1] = def_root;
+            WEFT_CHECK(instantiate(r, s->file, m, nranks, defines, 2 + nextra, d));
+        }
+    } else if (a && a->ngpus == nranks && nextra == 0) {
+        weft_algo *c = weft_algo_clone(a);
+        WEFT_CHECK_ALLOC(c);
+        WEFT_CHECK(append(r, c, CHECK_NONE, m, d));
+    } else if ((params & PARAM_N) && s->file) {
+        for (size_t k = 0; k < nextra; k++)
+            defines[1 + k] = defines[2 + k];
+        WEFT_CHECK(instantiate(r, s->file, m, nranks, defines, 1 + nextra, d));
+    } else if (s->file && nextra > 0 && (a == NULL || a->ngpus == nranks)) {
+        WEFT_CHECK(instantiate(r, s->file, m, nranks, defines + 2, nextra, d));
+    }
+fail:
+    free(copy);
+    return res;
+}
+
+/* The defines of list (NAME=VALUE...) that the source declares, comma-joined (malloc'd). */
+static char *declared_subset(const char *declared, const char *const *list, size_t n) {
+    size_t len = 0;
+    char *out = calloc(1, 1);
+    for (size_t i = 0; out && declared && i < n; i++) {
+        const char *eq = strchr(list[i], '=');
+        size_t nl = eq ? (size_t)(eq - list[i]) : strlen(list[i]);
+        char key[128];
+        if (nl == 0 || nl + 3 > sizeof key) continue;
+        snprintf(key, sizeof key, ",%.*s,", (int)nl, list[i]);
+        if (strstr(declared, key) == NULL) continue;
+        char *more = realloc(out, len + strlen(list[i]) + 2);
+        if (more == NULL) {
+            free(out);
+            return NULL;
+        }
+        out = more;
+        len += (size_t)sprintf(out + len, "%s%s", len ? "," : "", list[i]);
+    }
+    return out;
+}
+
+/* ---- the tuning table -------------------------------------------------------------------- */
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int same_key(const weft_algo *a, const weft_tune_algo *ta) {
+    return a->file && strcmp(base_name(a->file), ta->file) == 0 && a->name &&
+           strcmp(a->name, ta->name) == 0 && a->ngpus == ta->ranks;
+}
+
+/* The index of r's algorithm that is table algorithm ta (same file, name and rank count, its
+ * root for rooted collectives, same schedule hash) from index `from` on, or -1. */
+static int find_measured(const weft_registry *r, const weft_tune_algo *ta, size_t from) {
+    for (size_t i = from; i < r->n; i++) {
+        const weft_algo *a = r->algos[i];
+        if (!same_key(a, ta) || (weft_coll_rooted(a->coll) && a->root != ta->root)) continue;
+        if (weft_tune_algo_hash(a) == ta->hash) return (int)i;
+    }
+    return -1;
+}
+
+/* Table algorithm k is served by `found` and, for rooted collectives, by the instances for the
+ * other roots built the same way (same recipe). */
+static weft_result map_algo(weft_registry *r, size_t k, int found) {
+    const weft_tune_algo *ta = &r->table->algos[k];
+    const weft_algo *f = r->algos[found];
+    size_t n = 0;
+    int *idx = malloc(r->n * sizeof *idx);
+    if (idx == NULL) return WEFT_ERR_NOMEM;
+    idx[n++] = found;
+    for (size_t i = 0; weft_coll_rooted(f->coll) && i < r->n; i++)
+        if ((int)i != found && same_key(r->algos[i], ta) && r->algos[i]->root != f->root &&
+            strcmp(r->meta[i].recipe, r->meta[found].recipe) == 0 &&
+            r->meta[i].table_only == r->meta[found].table_only)
+            idx[n++] = (int)i;
+    r->tmap[k] = idx;
+    r->ntmap[k] = n;
+    return WEFT_OK;
+}
+
+static int table_uses(const weft_tune_table *t, int k, int nranks) {
+    for (size_t i = 0; i < t->nsecs; i++) {
+        const weft_tune_section *s = &t->secs[i];
+        if (nranks && s->ranks != nranks) continue;
+        for (size_t j = 0; j < s->nranges; j++)
+            if (s->ranges[j].choice == k) return 1;
+    }
+    return 0;
+}
+
+/* Finds (and, with base, builds from its source with the recorded defines) the algorithms r's
+ * table names for nranks ranks (0: for any rank count, only among those loaded, silently).
+ * What cannot be found is a note in d: those sizes keep the files' own ranges. */
+static weft_result table_resolve(weft_registry *r, const weft_registry *base, int nranks,
+                                 weft_diag *d) {
+    weft_result res = WEFT_OK;
+    const weft_tune_table *t = r->table;
+    size_t na = t->nalgos ? t->nalgos : 1;
+    r->tmap = calloc(na, sizeof *r->tmap);
+    r->ntmap = calloc(na, sizeof *r->ntmap);
+    WEFT_CHECK_ALLOC(r->tmap);
+    WEFT_CHECK_ALLOC(r->ntmap);
+    for (size_t k = 0; k < t->nalgos; k++) {
+        const weft_tune_algo *ta = &t->algos[k];
+        if ((nranks && ta->ranks != nranks) || !table_uses(t, (int)k, nranks)) continue;
+        int found = find_measured(r, ta, 0);
+        if (found < 0 && nranks && base) {
+            /* not among the default instances: build it as weft tune did */
+            src_info src = {NULL, 0, NULL};
+            const char *declared = NULL;
+            for (size_t i = 0; i < base->n && src.file == NULL; i++)
+                if (base->algos[i]->file && base->meta[i].declared &&
+                    strcmp(base_name(base->algos[i]->file), ta->file) == 0 &&
+                    strcmp(base->algos[i]->name, ta->name) == 0)
+                    src = src_of_algo(base, i), declared = base->meta[i].declared;
+            for (size_t i = 0; i < base->nsrcs && src.file == NULL; i++)
+                if (strcmp(base_name(base->srcs[i].path), ta->file) == 0)
+                    src = src_of_dormant(base, i), declared = base->srcs[i].declared;
+            if (src.file == NULL) {
+                weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
+                              "tuning table: '%s' (%s for %d ranks) is not among the loaded "
+                              "algorithms; the sizes the table gives it use the files' own ranges",
+                              ta->id, ta->file, ta->ranks);
+                continue;
+            }
+            size_t before = r->n;
+            reg_meta m = {src.params, (char *)declared, ta->defines, 1};
+            WEFT_CHECK(instances(r, &src, nranks, ta->defines, &m, NULL));
+            found = find_measured(r, ta, before);
+            if (found < 0) {
+                truncate_to(r, before);
+                weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
+                              "tuning table: '%s' is not what was measured (%s%s%s for %d ranks "
+                              "changed since weft tune ran: run it again); the sizes the table "
+                              "gives it use the files' own ranges",
+                              ta->id, ta->file, *ta->defines ? " with " : "", ta->defines,
+                              ta->ranks);
+                continue;
+            }
+        }
+        if (found >= 0)
+            WEFT_CHECK(map_algo(r, k, found));
+        else if (nranks)
+            weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
+                          "tuning table: '%s' (%s for %d ranks) is not among the loaded "
+                          "algorithms; the sizes the table gives it use the files' own ranges",
+                          ta->id, ta->file, ta->ranks);
+    }
+    if (nranks) {
+        r->tnranks = nranks;
+        for (size_t i = 0; i < t->nsecs; i++) {
+            const weft_tune_section *s = &t->secs[i];
+            if (s->ranks == nranks) r->sec[s->coll][s->inplace ? 1 : 0][s->flags & 3] = s;
+        }
+    }
+fail:
+    return res;
+}
+
+weft_result weft_registry_set_table(weft_registry *r, weft_tune_table *t, weft_diag *d) {
+    if (r == NULL) {
+        weft_tune_table_free(t);
+        return WEFT_ERR_USAGE;
+    }
+    table_unset(r);
+    r->table_tried = 1;
+    if (t == NULL) return WEFT_OK;
+    r->table = t;
+    weft_result res = table_resolve(r, NULL, 0, d);
+    if (res != WEFT_OK) table_unset(r);
+    return res;
+}
+
+const weft_tune_table *weft_registry_table(const weft_registry *r) {
+    return r ? r->table : NULL;
+}
+
+weft_result weft_registry_set_machine(weft_registry *r, const weft_machine *m) {
+    if (r == NULL) return WEFT_ERR_USAGE;
+    if (r->machine) weft_machine_free(r->machine);
+    free(r->machine);
+    r->machine = NULL;
+    if (m == NULL) return WEFT_OK;
+    r->machine = malloc(sizeof *r->machine);
+    if (r->machine == NULL) return WEFT_ERR_NOMEM;
+    weft_result res = weft_machine_copy(r->machine, m);
+    if (res != WEFT_OK) {
+        free(r->machine);
+        r->machine = NULL;
+    }
+    return res;
+}
+
+weft_result weft_registry_load_table(weft_registry *r, const char *path, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_tune_table *t = NULL;
+    weft_machine here;
+    char why[1024];
+    memset(&here, 0, sizeof here);
+    if (r == NULL || path == NULL) return WEFT_ERR_USAGE;
+    r->table_tried = 1;
+    weft_result rr = weft_tune_read_file(path, &t, d);
+    if (rr == WEFT_ERR_NOMEM) WEFT_FAIL(rr);
+    if (rr != WEFT_OK) {
+        weft_diag_add(d, WEFT_SEV_NOTE, path, 0, 0,
+                      "tuning table ignored: it cannot be read; the algorithm files' own size "
+                      "ranges apply");
+        goto fail;
+    }
+    if (r->machine)
+        WEFT_CHECK(weft_machine_copy(&here, r->machine));
+    else
+        weft_machine_detect(&here);
+    if (weft_machine_differs(&t->machine, &here, why, sizeof why)) {
+        weft_diag_add(d, WEFT_SEV_NOTE, path, t->machine_line, 0,
+                      "tuning table ignored: it was measured on another machine or setup (%s); "
+                      "the algorithm files' own size ranges apply (run weft tune here)",
+                      why);
+        goto fail;
+    }
+    weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0,
+                  "tuning table: %zu sections override the algorithm files' size ranges", t->nsecs);
+    res = weft_registry_set_table(r, t, d);
+    t = NULL;
+fail:
+    weft_machine_free(&here);
+    weft_tune_table_free(t);
+    return res;
+}
+
+static weft_result for_ranks(const weft_registry *base, int nranks, const char *const *defines,
+                             size_t ndefines, int with_table, weft_registry **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_registry *r = NULL;
-    char def_n[32], def_root[32];
-    const char *defines[] = {def_n, def_root};
+    char *extra = NULL;
     if (base == NULL || out == NULL || nranks < 1) return WEFT_ERR_USAGE;
     *out = NULL;
-    snprintf(def_n, sizeof def_n, "N=%d", nranks);
     WEFT_CHECK(weft_registry_new(&r));
     for (size_t i = 0; i < base->n; i++) {
-        const weft_algo *a = base->algos[i];
-        int params = base->param_n[i];
-        int per_root = weft_coll_rooted(a->coll) && (params & PARAM_ROOT) && (params & PARAM_N) &&
-                       nranks <= WEFT_REGISTRY_MAX_ROOTED_RANKS && a->file;
-        if (per_root) {
-            /* one instance per root, in root order; the loaded one where it fits */
-            for (int root = 0; root < nranks; root++) {
-                if (a->ngpus == nranks && a->root == root) {
-                    weft_algo *c = weft_algo_clone(a);
-                    WEFT_CHECK_ALLOC(c);
-                    WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
-                    continue;
-                }
-                snprintf(def_root, sizeof def_root, "ROOT=%d", root);
-                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 2, d));
-            }
-        } else if (a->ngpus == nranks) {
-            weft_algo *c = weft_algo_clone(a);
-            WEFT_CHECK_ALLOC(c);
-            WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
-        } else if ((params & PARAM_N) && a->file) {
-            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 1, d));
+        extra = declared_subset(base->meta[i].declared, defines, ndefines);
+        WEFT_CHECK_ALLOC(extra);
+        reg_meta m = {base->meta[i].params, base->meta[i].declared, extra, 0};
+        src_info s = src_of_algo(base, i);
+        WEFT_CHECK(instances(r, &s, nranks, extra, &m, d));
+        free(extra);
+        extra = NULL;
+    }
+    /* sources whose defaults rule them out, built when the defines given concern them */
+    for (size_t i = 0; i < base->nsrcs && ndefines > 0; i++) {
+        extra = declared_subset(base->srcs[i].declared, defines, ndefines);
+        WEFT_CHECK_ALLOC(extra);
+        if (*extra) {
+            reg_meta m = {base->srcs[i].params, base->srcs[i].declared, extra, 0};
+            src_info s = src_of_dormant(base, i);
+            WEFT_CHECK(instances(r, &s, nranks, extra, &m, d));
         }
+        free(extra);
+        extra = NULL;
+    }
+    if (with_table && base->table) {
+        r->table = weft_tune_table_clone(base->table);
+        WEFT_CHECK_ALLOC(r->table);
+        r->table_tried = 1;
+        WEFT_CHECK(table_resolve(r, base, nranks, d));
     }
     *out = r;
     r = NULL;
 fail:
+    free(extra);
     weft_registry_free(r);
     return res;
+}
+
+weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
+                                    weft_diag *d) {
+    return for_ranks(base, nranks, NULL, 0, 1, out, d);
+}
+
+weft_result weft_registry_for_ranks_defines(const weft_registry *base, int nranks,
+                                            const char *const *defines, size_t ndefines,
+                                            weft_registry **out, weft_diag *d) {
+    return for_ranks(base, nranks, defines, ndefines, 0, out, d);
 }
 
 /* ---- selection --------------------------------------------------------------------------- */
@@ -402,6 +836,32 @@ static const char *call_unservable(const weft_call *c) {
     return NULL;
 }
 
+/* How far algorithm a gets with call c: the stage it fails, or STAGE_COUNT when it serves it.
+ * with_bytes 0 leaves the size to the caller (a table, or a call that names its algorithm). */
+static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
+    if (a->coll != c->coll) return STAGE_COLL;
+    if (a->ngpus != c->nranks) return STAGE_RANKS;
+    if (weft_coll_rooted(c->coll) && a->root != c->root) return STAGE_ROOT;
+    if (with_bytes) {
+        uint64_t bytes = call_bytes(c, a);
+        if (bytes == 0 || bytes < (uint64_t)a->min_bytes ||
+            (a->max_bytes != 0 && bytes > (uint64_t)a->max_bytes))
+            return STAGE_BYTES;
+    }
+    if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
+                                  : !(c->inplace ? a->inplace : a->outofplace))
+        return STAGE_MODE;
+    return STAGE_COUNT;
+}
+
+static const weft_tune_section *table_section(const weft_registry *r, const weft_call *c) {
+    unsigned flags = c->flags & (WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED);
+    int rooted = weft_coll_rooted(c->coll);
+    if (rooted) flags &= ~(unsigned)WEFT_CALL_REGISTERED; /* see weft_tune_find */
+    if (r->tnranks == c->nranks) return r->sec[c->coll][!rooted && c->inplace][flags];
+    return weft_tune_find(r->table, c->coll, c->nranks, c->inplace, flags);
+}
+
 int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why) {
     const char *reason = NULL;
     if (r == NULL || c == NULL) {
@@ -413,26 +873,35 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
         reason = "no algorithm loaded";
         goto none;
     }
-    int furthest = -1;
+    if (c->algo > 0) {
+        if ((size_t)c->algo > r->n) {
+            reason = "no such algorithm (weft_call.algo is past the registry's end)";
+            goto none;
+        }
+        int stage = fit(r->algos[c->algo - 1], c, 0);
+        if (stage == STAGE_COUNT) return c->algo - 1;
+        reason = stage_why[stage];
+        goto none;
+    }
+    if (r->table) {
+        const weft_tune_section *s = table_section(r, c);
+        const weft_tune_range *g = s ? weft_tune_range_of(s, weft_tune_call_bytes(c)) : NULL;
+        if (g && g->choice < 0) {
+            reason = WEFT_SELECT_WHY_TABLE_NCCL;
+            goto none;
+        }
+        /* the algorithm the table names; when it is not loaded or does not fit this call (its
+         * root, an op it cannot run), the files' own ranges decide */
+        for (size_t j = 0; g && j < r->ntmap[g->choice]; j++) {
+            int i = r->tmap[g->choice][j];
+            if (fit(r->algos[i], c, 0) == STAGE_COUNT) return i;
+        }
+    }
+    int furthest = STAGE_COLL;
     for (size_t i = 0; i < r->n; i++) {
-        const weft_algo *a = r->algos[i];
-        int stage = STAGE_COLL;
-        if (a->coll != c->coll) goto rejected;
-        stage = STAGE_RANKS;
-        if (a->ngpus != c->nranks) goto rejected;
-        stage = STAGE_ROOT;
-        if (weft_coll_rooted(c->coll) && a->root != c->root) goto rejected;
-        stage = STAGE_BYTES;
-        uint64_t bytes = call_bytes(c, a);
-        if (bytes == 0 || bytes < (uint64_t)a->min_bytes ||
-            (a->max_bytes != 0 && bytes > (uint64_t)a->max_bytes))
-            goto rejected;
-        stage = STAGE_MODE;
-        if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
-                                      : !(c->inplace ? a->inplace : a->outofplace))
-            goto rejected;
-        return (int)i;
-    rejected:
+        if (r->meta[i].table_only) continue; /* built for the table's sizes only */
+        int stage = fit(r->algos[i], c, 1);
+        if (stage == STAGE_COUNT) return (int)i;
         if (stage > furthest) furthest = stage;
     }
     reason = stage_why[furthest];

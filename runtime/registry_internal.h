@@ -13,7 +13,36 @@
  * are reported like bad files (errors, then a note). libweft_nccl.so builds one per rank count it
  * meets, so that a folder of sources serves every job size and root. */
 #define WEFT_REGISTRY_MAX_ROOTED_RANKS 16
+/* With a tuning table, the new registry has it too (for nranks ranks): the algorithms it names
+ * are found among the instances by file, name, rank count and schedule hash; one that the
+ * defaults do not build (a `require` ruled it out) is compiled with the -D defines the table
+ * recorded, and then serves only the sizes the table gives it. A named algorithm that is missing
+ * or changed since it was measured is a note in d; its sizes keep the files' own ranges. */
 weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
                                     weft_diag *d);
+/* As weft_registry_for_ranks without the table, every source compiled with those of the
+ * NAME=VALUE defines whose parameter it declares (weft tune -D). */
+weft_result weft_registry_for_ranks_defines(const weft_registry *base, int nranks,
+                                            const char *const *defines, size_t ndefines,
+                                            weft_registry **out, weft_diag *d);
+/* The -D defines beyond N and ROOT algorithm i was compiled with ("" for none). */
+const char *weft_registry_recipe(const weft_registry *r, size_t i);
+
+/* weft_registry_load without looking for a tuning table. */
+#define WEFT_REGISTRY_NO_TABLE 1
+weft_result weft_registry_load_ex(weft_registry *r, const char *paths, int flags, weft_diag *d);
+
+/* The reason weft_registry_select gives when a tuning table says NCCL. */
+#define WEFT_SELECT_WHY_TABLE_NCCL                                                                 \
+    "the tuning table gives this size to NCCL (weft was not faster by more than the noise)"
+
+struct weft_tune_table;
+struct weft_machine;
+/* Uses table t as it is (no machine check; takes ownership, also on failure); NULL removes the
+ * table. For `weft select --table` and tests. */
+weft_result weft_registry_set_table(weft_registry *r, struct weft_tune_table *t, weft_diag *d);
+const struct weft_tune_table *weft_registry_table(const weft_registry *r);
+/* weft_registry_load_table compares tables with m instead of this machine (tests). */
+weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machine *m);
 
 #endif

@@ -56,14 +56,37 @@ WEFT_API void weft_registry_free(weft_registry *r);
 /* Loads every algorithm named by a colon-separated list of directories and files (.xml; .weft
  * when the compiler is built in), in a deterministic order (files sorted by name). A file that
  * fails to read or to verify is reported in d and skipped; the others still load. Returns
- * WEFT_OK when the list could be walked, even if some files were skipped. */
+ * WEFT_OK when the list could be walked, even if some files were skipped.
+ * Then the tuning table (weft tune; docs/tune.md): the file WEFT_TUNE_FILE names, else the first
+ * `weft-tune.txt` inside a listed directory, is read as weft_registry_load_table does. */
 WEFT_API weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d);
+/* Reads a tuning table written by `weft tune` and makes selection follow it: for the calls its
+ * sections cover (collective, rank count, buffer mode, launch kind, registered buffers), each
+ * size is served by the algorithm the table names, or by NCCL, whatever the files' own
+ * [minBytes, maxBytes] say. A table that cannot be read, or whose machine fingerprint (GPU model
+ * and count, NVLink topology, NCCL and weft versions, ranks per node) differs from this
+ * machine's, is reported in d (a note saying why it is ignored) and not used: selection keeps
+ * the files' own ranges. Returns WEFT_OK then too; errors are for allocation and usage only. */
+WEFT_API weft_result weft_registry_load_table(weft_registry *r, const char *path, weft_diag *d);
 /* Adds an algorithm (takes ownership of a, also on failure). It is verified first. */
 WEFT_API weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d);
 WEFT_API size_t weft_registry_size(const weft_registry *r);
 WEFT_API const weft_algo *weft_registry_get(const weft_registry *r, size_t i);
 
-/* One collective call, as the application made it. */
+/* How a call is made, beyond its arguments: a tuning table measures these kinds separately,
+ * since the fastest algorithm differs between them. X(id, bit, table word when set, when clear) */
+#define WEFT_CALL_FLAGS(X)                                                                         \
+    X(GRAPH, 1u, "graph", "eager")                                                                 \
+    X(REGISTERED, 2u, "registered", "unregistered")
+
+enum {
+#define WEFT_X_(id, bit, set, clear) WEFT_CALL_##id = bit,
+    WEFT_CALL_FLAGS(WEFT_X_)
+#undef WEFT_X_
+};
+
+/* One collective call, as the application made it. Zero-initialize it ({0} or memset) and set
+ * the fields: flags and algo are 0 for an ordinary call. */
 typedef struct weft_call {
     weft_coll coll;
     weft_dtype dtype;
@@ -72,12 +95,27 @@ typedef struct weft_call {
     int inplace;
     int root; /* rooted collectives */
     int nranks;
+    /* WEFT_CALL_GRAPH: the stream is capturing a CUDA graph (cudaStreamGetCaptureInfo says
+     * cudaStreamCaptureStatusActive). WEFT_CALL_REGISTERED: every byte the call reads or writes
+     * (send and receive buffers, at the extents NCCL defines) lies in windows the application
+     * registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC) on this
+     * communicator. Like the buffer mode, both must be the same on every rank; a tuning
+     * table ignores WEFT_CALL_REGISTERED for rooted collectives (NCCL ignores the buffers of
+     * non-root ranks, so the ranks could not agree on it). */
+    unsigned flags;
+    /* 0: the registry selects. k > 0: algorithm k - 1 of the registry serves the call if it
+     * fits its collective, rank count, root, buffer mode, type and op, whatever its byte range
+     * and the tuning table say (weft tune measures every candidate at every size this way). */
+    int algo;
 } weft_call;
 
-/* The first algorithm that serves the call (collective, rank count, message bytes within
- * [minBytes, maxBytes], buffer mode, type and op, root), or -1; when -1 and why is not NULL, a
- * static string says why the last candidate was rejected. A pure function of its arguments, so
- * every rank decides the same. */
+/* The algorithm that serves the call, or -1 (NCCL). With a tuning table that covers the call
+ * (weft_registry_load_table), the algorithm it names for the call's size (when that algorithm
+ * is loaded and fits) or -1 when it names NCCL; otherwise the first algorithm that serves the
+ * call (collective, rank count, message bytes within [minBytes, maxBytes], buffer mode, type and
+ * op, root). When -1 and why is not NULL, a static string says why (without a table: why the
+ * closest candidate was rejected). A pure function of its arguments, so every rank decides the
+ * same. */
 WEFT_API int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why);
 
 /* ---- communicators ---------------------------------------------------------------------- */

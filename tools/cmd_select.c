@@ -9,10 +9,12 @@
 
 #if __has_include("weft_runtime.h")
 #include "registry_internal.h"
+#include "tune_internal.h"
 
 static const char usage_text[] =
     "usage: weft select [-d PATHS] COLL [--ranks N] [--bytes B | --sweep] [--type T] [--op OP]\n"
     "                   [--inplace | --outofplace | --both] [--root R]\n"
+    "                   [--table FILE | --no-table] [--graph] [--registered]\n"
     "\n"
     "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
     ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
@@ -20,7 +22,15 @@ static const char usage_text[] =
     "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
     "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
     "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
-    "Exit codes: 0 ok, 1 an algorithm file is wrong (still selects with the others), 2 usage.\n";
+    "A tuning table (weft tune) decides where it covers the call, as in libweft_nccl.so:\n"
+    "$WEFT_TUNE_FILE, or weft-tune.txt in a folder of PATHS (its machine compared with this\n"
+    "one's as far as it can be known here), or --table FILE (answered as on the machine that\n"
+    "made it: not compared); each answer then says which range of the table decided and what\n"
+    "was measured there. --graph and --registered ask about calls captured in CUDA graphs and\n"
+    "on buffers registered as symmetric windows (the table measures them apart); --no-table\n"
+    "answers from the files' own size ranges.\n"
+    "Exit codes: 0 ok, 1 an algorithm or table file is wrong (still answers without it), 2 "
+    "usage.\n";
 
 static int parse_bytes(const char *s, unsigned long long *out) {
     char *end;
@@ -54,21 +64,95 @@ static const char *const op_names[] = {
 #undef WEFT_X_
 };
 
+static const char *file_base(const char *path) {
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path;
+}
+
+/* What the table says about the call and why: its range, and what was measured there. */
+static void explain(const weft_tune_table *t, const weft_registry *r, const weft_call *c, int i) {
+    char what[128], lo[32], hi[32];
+    const weft_tune_section *s = weft_tune_find(t, c->coll, c->nranks, c->inplace, c->flags);
+    const char *path = t->path ? t->path : "the table";
+    if (s == NULL) {
+        weft_tune_section sk = {c->coll,  c->nranks, weft_coll_rooted(c->coll) ? 0 : c->inplace,
+                                c->flags, NULL,      0,
+                                0,        NULL,      0,
+                                0,        0};
+        weft_tune_section_str(&sk, what, sizeof what);
+        printf("  %s has no section for %s: the files' own size ranges decide\n", path, what);
+        return;
+    }
+    uint64_t bytes = weft_tune_call_bytes(c);
+    const weft_tune_range *g = weft_tune_range_of(s, bytes);
+    if (g == NULL) return;
+    weft_tune_bytes_str(g->lo, lo, sizeof lo);
+    if (g->hi == WEFT_TUNE_INF)
+        snprintf(hi, sizeof hi, "inf");
+    else
+        weft_tune_bytes_str(g->hi + 1, hi, sizeof hi);
+    const char *who = g->choice < 0 ? "NCCL" : t->algos[g->choice].id;
+    printf("  %s:%d: sizes [%s, %s) -> %s", path, g->line, lo, hi, who);
+    if (g->choice >= 0) {
+        const weft_tune_algo *ta = &t->algos[g->choice];
+        const weft_algo *a = i >= 0 ? weft_registry_get(r, (size_t)i) : NULL;
+        int followed = a && a->name && strcmp(a->name, ta->name) == 0 && a->file &&
+                       strcmp(file_base(a->file), ta->file) == 0;
+        if (!followed)
+            printf(" (not loaded here, changed since it was measured, or not for this call: the "
+                   "files' own size ranges decided)");
+    }
+    putchar('\n');
+    const weft_tune_row *row = weft_tune_row_of(s, bytes);
+    if (row == NULL || row->bytes < g->lo || row->bytes > g->hi) return;
+    weft_tune_bytes_str(row->bytes, lo, sizeof lo);
+    printf("  measured at %s: NCCL %.2f us", lo, row->nccl_us);
+    for (size_t k = 0; k < row->nm; k++) {
+        const weft_tune_meas *m = &row->m[k];
+        if (m->status == WEFT_TUNE_OK)
+            printf(", %s %.2f us (%.3fx NCCL's time, 95%% interval %.3f-%.3f)",
+                   t->algos[m->algo].id, m->us, m->ratio, m->lo, m->hi);
+        else
+            printf(", %s %s", t->algos[m->algo].id,
+                   m->status == WEFT_TUNE_WRONG ? "wrong result" : "unsupported");
+    }
+    printf("; %d rounds\n", row->rounds);
+}
+
 static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
     const char *why = NULL;
+    const weft_tune_table *t = weft_registry_table(r);
     int i = weft_registry_select(r, &c, &why);
     if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
            type_names[c.dtype]);
     if (weft_coll_reduces(c.coll)) printf(", %s", op_names[c.op]);
     if (weft_coll_rooted(c.coll)) printf(", root %d", c.root);
-    printf(", %s -> ", c.inplace ? "in-place" : "out-of-place");
+    printf(", %s", c.inplace ? "in-place" : "out-of-place");
+    if (t || c.flags)
+        printf(", %s, %s", c.flags & WEFT_CALL_GRAPH ? "graph" : "eager",
+               c.flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered");
+    printf(" -> ");
     if (i >= 0) {
         const weft_algo *a = weft_registry_get(r, (size_t)i);
         printf("weft '%s' (%s)\n", a->name, a->file ? a->file : "in memory");
     } else {
         printf("NCCL: %s\n", why);
     }
+    if (t) explain(t, r, &c, i);
+}
+
+static void describe_table(const weft_tune_table *t, int compared) {
+    const weft_machine *m = &t->machine;
+    char nccl[32];
+    weft_machine_nccl_str(m->nccl, nccl, sizeof nccl);
+    printf("# tuning table %s: measured on %d x %s (%s), NCCL %s, weft %s", t->path ? t->path : "",
+           m->gpus, m->gpu ? m->gpu : "unknown GPU", m->topology ? m->topology : "topology unknown",
+           nccl, m->weft ? m->weft : "unknown");
+    for (int k = 0; k < m->nrpn; k++)
+        printf("%s%d", k ? ", " : ", ranks per node ", m->rpn[k]);
+    printf("; %s\n", compared ? "this machine agrees as far as it can be known here"
+                              : "--table: answered as on that machine, not compared with this one");
 }
 
 int weft_cmd_select(int argc, char **argv) {
@@ -77,6 +161,9 @@ int weft_cmd_select(int argc, char **argv) {
     unsigned long long bytes = 1 << 20;
     int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0;
     int modes = 2; /* bit 0 in-place, bit 1 out-of-place */
+    const char *table = NULL;
+    int no_table = 0;
+    unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -90,11 +177,19 @@ int weft_cmd_select(int argc, char **argv) {
             modes = 3;
         } else if (strcmp(a, "--sweep") == 0) {
             sweep = 1;
+        } else if (strcmp(a, "--no-table") == 0) {
+            no_table = 1;
+        } else if (strcmp(a, "--graph") == 0) {
+            flags |= WEFT_CALL_GRAPH;
+        } else if (strcmp(a, "--registered") == 0) {
+            flags |= WEFT_CALL_REGISTERED;
         } else if (a[0] == '-' && v == NULL) {
             fprintf(stderr, "weft select: %s needs a value\n", a);
             return WEFT_EXIT_USAGE;
         } else if (strcmp(a, "-d") == 0) {
             paths = argv[++i];
+        } else if (strcmp(a, "--table") == 0) {
+            table = argv[++i];
         } else if (strcmp(a, "--ranks") == 0) {
             ranks = atoi(argv[++i]);
         } else if (strcmp(a, "--root") == 0) {
@@ -132,15 +227,36 @@ int weft_cmd_select(int argc, char **argv) {
         fprintf(stderr, "weft select: --ranks must be at least 1\n");
         return WEFT_EXIT_USAGE;
     }
+    if (table && no_table) {
+        fprintf(stderr, "weft select: --table and --no-table exclude each other\n");
+        return WEFT_EXIT_USAGE;
+    }
     if (paths == NULL) paths = weft_env_get(WEFT_ENV_ALGO_DIR);
     weft_registry *r = NULL;
     weft_diag *d = weft_diag_new();
     if (d == NULL || weft_registry_new(&r) != WEFT_OK ||
-        weft_registry_load(r, paths, d) != WEFT_OK) {
+        weft_registry_load_ex(r, paths, table || no_table ? WEFT_REGISTRY_NO_TABLE : 0, d) !=
+            WEFT_OK) {
         fprintf(stderr, "weft select: out of memory\n");
         weft_diag_free(d);
         weft_registry_free(r);
         return WEFT_EXIT_INPUT;
+    }
+    int compared = weft_registry_table(r) != NULL;
+    if (table) {
+        weft_tune_table *t = NULL;
+        if (weft_tune_read_file(table, &t, d) == WEFT_OK) {
+            if (weft_registry_set_table(r, t, d) != WEFT_OK) {
+                fprintf(stderr, "weft select: out of memory\n");
+                weft_diag_free(d);
+                weft_registry_free(r);
+                return WEFT_EXIT_INPUT;
+            }
+        } else {
+            weft_diag_add(d, WEFT_SEV_NOTE, table, 0, 0,
+                          "tuning table ignored: it cannot be read; the algorithm files' own size "
+                          "ranges apply");
+        }
     }
     /* the algorithms for this rank count, as libweft_nccl.so builds them (.weft sources with a
      * parameter N are compiled for it) */
@@ -156,6 +272,7 @@ int weft_cmd_select(int argc, char **argv) {
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
     weft_diag_free(d);
+    if (weft_registry_table(r)) describe_table(weft_registry_table(r), compared);
     unsigned long long per = (unsigned long long)weft_dtype_size((weft_dtype)type);
     if (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
         coll == WEFT_COLL_ALLTOALL)
@@ -170,7 +287,9 @@ int weft_cmd_select(int argc, char **argv) {
                            (size_t)(b / per),
                            m == 0,
                            root,
-                           ranks};
+                           ranks,
+                           flags,
+                           0};
             one(r, c, b);
         }
         if (b == 0) break;

@@ -11,7 +11,7 @@
 static const char *algos_dir;
 
 static weft_call call(weft_coll coll, weft_dtype t, size_t count, int inplace) {
-    weft_call c = {coll, t, WEFT_OP_SUM, count, inplace, 0, 2};
+    weft_call c = {coll, t, WEFT_OP_SUM, count, inplace, 0, 2, 0, 0};
     return c;
 }
 
@@ -138,7 +138,9 @@ static void test_pure(void) {
                                                count,
                                                ip,
                                                root,
-                                               ranks};
+                                               ranks,
+                                               0,
+                                               0};
                                 const char *w1 = NULL, *w2 = NULL;
                                 int x = weft_registry_select(a, &c, &w1);
                                 int y = weft_registry_select(b, &c, &w2);
@@ -239,7 +241,7 @@ static void test_bad_files(void) {
     CHECK(weft_registry_size(r) == 2);
     CHECK_STR(weft_registry_get(r, 0)->name, "ar2_small");
     if (weft_registry_size(r) == 2) CHECK_STR(weft_registry_get(r, 1)->name, "ring_weft");
-    weft_call big = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 2};
+    weft_call big = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 2, 0, 0};
     CHECK(weft_registry_select(r, &big, NULL) == 1);
     char path[700], msg[1200];
     /* each bad file: its own errors, then one note that it was skipped */
@@ -342,7 +344,7 @@ static void test_for_ranks(void) {
             free(got);
         }
     }
-    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 2};
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 2, 0, 0};
     CHECK_STR(selected(r[2], c), "ring");
     c.count = 4;
     CHECK_STR(selected(r[2], c), "ar2_small");
@@ -373,7 +375,7 @@ static void test_for_ranks(void) {
     CHECK(weft_registry_size(rooted) == 4);
     CHECK(weft_registry_for_ranks(rooted, 3, &r3, d) == WEFT_OK);
     CHECK(weft_registry_size(r3) == 1 + 3); /* ring, chain for roots 0, 1, 2 */
-    weft_call b = {WEFT_COLL_BROADCAST, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 0, 3};
+    weft_call b = {WEFT_COLL_BROADCAST, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 0, 3, 0, 0};
     for (b.root = 0; b.root < 3; b.root++) {
         int i = weft_registry_select(r3, &b, NULL);
         CHECK(i == 1 + b.root && weft_registry_get(r3, (size_t)i)->root == b.root);

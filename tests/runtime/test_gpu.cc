@@ -177,7 +177,7 @@ static void loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype d
         sendp[r] = ip, recvp[r] = opp;
     }
     CU(cudaStreamSynchronize(st));
-    weft_call call = {coll, dt, op, count, inplace, a->root, n};
+    weft_call call = {coll, dt, op, count, inplace, a->root, n, 0, 0};
     n_cases++;
     weft_result res = weft_rt_launch(c, ai, &call, (const void *const *)sendp.data(),
                                      (void *const *)recvp.data(), st);
@@ -290,7 +290,8 @@ static void run_loopback(const std::vector<weft_algo *> &algos, int quick) {
             void *b[2];
             CU(cudaMalloc(&b[0], 4096));
             CU(cudaMalloc(&b[1], 4096));
-            weft_call call = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, 2};
+            weft_call call = {
+                WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, 2, 0, 0};
             double t0 = now_s();
             n_cases++;
             weft_result r1 = weft_rt_launch(c, 0, &call, (const void *const *)b, b, st);
@@ -370,7 +371,7 @@ static long nccl_case(weft_comm **wc, int ai, const weft_algo *a, weft_dtype dt,
         lo = weft_coll_large(a->coll, WEFT_BUF_OUTPUT);
     size_t ine = (li ? nranks : 1) * count, oute = (lo ? nranks : 1) * count;
     if ((ine > oute ? ine : oute) * es > cap) return -2;
-    weft_call call = {a->coll, dt, op, count, inplace, a->root, nranks};
+    weft_call call = {a->coll, dt, op, count, inplace, a->root, nranks, 0, 0};
     char *in[MAXL], *out[MAXL], *rin[MAXL], *rout[MAXL];
     for (int l = 0; l < nlocal; l++) {
         CU(cudaSetDevice(L[l].dev));
@@ -520,8 +521,10 @@ static void run_graph(weft_comm **wc, const std::vector<weft_algo *> &v) {
     for (int l = 0; l < nlocal; l++) {
         CU(cudaSetDevice(L[l].dev));
         CU(cudaStreamBeginCapture(L[l].st, cudaStreamCaptureModeThreadLocal));
-        weft_call c1 = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks};
-        weft_call c2 = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks};
+        weft_call c1 = {
+            WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks, 0, 0};
+        weft_call c2 = {
+            WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks, 0, 0};
         char *in = L[l].A, *out = L[l].B;
         char *in2 = L[l].A + (8u << 20), *out2 = L[l].B + (8u << 20);
         weft_result r1 =
@@ -600,7 +603,8 @@ static void run_streams(weft_comm **wc, const std::vector<weft_algo *> &v) {
     for (int k = 0; k < K; k++)
         for (int l = 0; l < nlocal; l++) {
             CU(cudaSetDevice(L[l].dev));
-            weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks};
+            weft_call c = {
+                WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks, 0, 0};
             char *in = L[l].A + (size_t)k * count * 4, *out = L[l].B + (size_t)k * count * 4;
             weft_result r = weft_rt_launch(wc[l], ai, &c, (const void *const *)&in,
                                            (void *const *)&out, k % 2 ? L[l].st2 : L[l].st);
@@ -825,7 +829,7 @@ int main(int argc, char **argv) {
             if (weft_rt_attach(nlocal, c3, dv, 1, &cfg, wc3, nullptr) == WEFT_OK) {
                 double t0 = now_s();
                 weft_call call = {
-                    WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, nranks};
+                    WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, nranks, 0, 0};
                 for (int l = 0; l < nlocal; l++) {
                     CU(cudaSetDevice(L[l].dev));
                     char *in = L[l].A, *out = L[l].B;

@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
         if (count == 0) count = 1;
         for (int it = 0; it < iters + 1; it++, seq++) {
             weft_call call = {
-                WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks};
+                WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, count, 0, 0, nranks, 0, 0};
             const char *served[MAXL] = {0};
             for (int l = 0; l < nlocal; l++) {
                 local *x = &L[l];

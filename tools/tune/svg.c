@@ -1,0 +1,115 @@
+/* svg.c — the SVG primitives of svg.h, written with stdio. */
+#include "svg.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+struct svg {
+    FILE *f;
+};
+
+static void put_escaped(FILE *f, const char *t) {
+    for (; *t; t++) {
+        switch (*t) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*t >= 0x20 || *t == '\t') fputc(*t, f);
+            break;
+        }
+    }
+}
+
+svg *svg_open(const char *path, double w, double h) {
+    svg *s = calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->f = fopen(path, "w");
+    if (s->f == NULL) {
+        free(s);
+        return NULL;
+    }
+    fprintf(s->f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+            "sans-serif\">\n"
+            "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
+            w, h, w, h, w, h);
+    return s;
+}
+
+int svg_close(svg *s) {
+    if (s == NULL) return -1;
+    fputs("</svg>\n", s->f);
+    int bad = ferror(s->f);
+    if (fclose(s->f) != 0) bad = 1;
+    free(s);
+    return bad ? -1 : 0;
+}
+
+static void stroke_attrs(FILE *f, const char *color, double width, const char *dash) {
+    fprintf(f, " stroke=\"%s\" stroke-width=\"%.2f\"", color, width);
+    if (dash) fprintf(f, " stroke-dasharray=\"%s\"", dash);
+}
+
+void svg_line(svg *s, double x1, double y1, double x2, double y2, const char *color, double width,
+              const char *dash) {
+    fprintf(s->f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"", x1, y1, x2, y2);
+    stroke_attrs(s->f, color, width, dash);
+    fputs("/>\n", s->f);
+}
+
+void svg_polyline(svg *s, const double *x, const double *y, int n, const char *color, double width,
+                  const char *dash) {
+    if (n < 1) return;
+    fputs("<polyline fill=\"none\" points=\"", s->f);
+    for (int i = 0; i < n; i++)
+        fprintf(s->f, "%s%.2f,%.2f", i ? " " : "", x[i], y[i]);
+    fputc('"', s->f);
+    stroke_attrs(s->f, color, width, dash);
+    fputs(" stroke-linejoin=\"round\"/>\n", s->f);
+}
+
+void svg_rect(svg *s, double x, double y, double w, double h, const char *fill, double opacity,
+              const char *stroke) {
+    fprintf(s->f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", x, y, w,
+            h, fill);
+    if (opacity < 1) fprintf(s->f, " fill-opacity=\"%.2f\"", opacity);
+    if (stroke) fprintf(s->f, " stroke=\"%s\" stroke-width=\"1\"", stroke);
+    fputs("/>\n", s->f);
+}
+
+void svg_circle(svg *s, double x, double y, double r, const char *fill) {
+    fprintf(s->f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\"/>\n", x, y, r, fill);
+}
+
+void svg_text(svg *s, double x, double y, double size, const char *anchor, double rotate,
+              const char *color, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(s->f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.1f\" text-anchor=\"%s\" fill=\"%s\"",
+            x, y, size, anchor, color);
+    if (rotate != 0) fprintf(s->f, " transform=\"rotate(%.1f %.2f %.2f)\"", rotate, x, y);
+    fputc('>', s->f);
+    put_escaped(s->f, buf);
+    fputs("</text>\n", s->f);
+}
+
+void svg_group_begin(svg *s, const char *title) {
+    fputs("<g>", s->f);
+    if (title) {
+        fputs("<title>", s->f);
+        put_escaped(s->f, title);
+        fputs("</title>", s->f);
+    }
+    fputc('\n', s->f);
+}
+
+void svg_group_end(svg *s) {
+    fputs("</g>\n", s->f);
+}

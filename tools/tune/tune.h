@@ -1,0 +1,124 @@
+/* tune.h — `weft tune`: its options, the measurement loop written against a backend (the GPUs
+ * through MPI, NCCL and weft_runtime.h in weft-tune; scripted timings in the tests), the decision
+ * per size, and the picture of a table. */
+#ifndef WEFT_TUNE_H
+#define WEFT_TUNE_H
+
+#include "registry_internal.h"
+#include "tune_internal.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- options ----------------------------------------------------------------------------- */
+#define TUNE_MAX_DEFINES 32
+
+typedef struct tune_opts {
+    const char *paths; /* -d */
+    const char *out;   /* -o */
+    unsigned colls;    /* bit per weft_coll; 0: every collective some candidate fits */
+    uint64_t minb, maxb;
+    double factor;
+    int modes;    /* bit 0 out-of-place, bit 1 in-place */
+    int launches; /* bit 0 eager, bit 1 graph */
+    int buffers;  /* bit 0 unregistered, bit 1 registered */
+    const char *defines[TUNE_MAX_DEFINES];
+    int ndefines;
+    int iters;        /* per implementation and size, at least */
+    int warmup;       /* launches per implementation and size before timing */
+    double precision; /* a ratio known to +- this is settled */
+    int max_factor;   /* rounds at most this many times the first ones */
+    double margin;    /* a candidate must beat NCCL by this much more than the noise */
+    int check;        /* compare every candidate's result with NCCL's first */
+    int merge, plot, quiet;
+    const char *plot_only; /* --plot-only TABLE: draw it, measure nothing */
+} tune_opts;
+
+extern const char tune_usage[];
+void tune_opts_default(tune_opts *o);
+/* 0: run; 1: --help was given (usage printed to stdout); 2: usage error (message in err). */
+int tune_opts_parse(int argc, char **argv, tune_opts *o, char *err, size_t errlen);
+/* "TABLE.svg" for "TABLE.txt" (or TABLE + ".svg"), malloc'd. */
+char *tune_plot_path(const char *table);
+
+/* ---- the backend ------------------------------------------------------------------------- */
+/* One call to measure: float sum, root 0 for rooted collectives. */
+typedef struct tune_point {
+    weft_coll coll;
+    int nranks, inplace;
+    unsigned flags; /* WEFT_CALL_GRAPH, WEFT_CALL_REGISTERED */
+    uint64_t bytes; /* as nccl-tests counts them */
+    size_t count;   /* NCCL's count argument (floats) */
+} tune_point;
+
+/* Every function is collective (every rank calls it, in the same order) unless it says
+ * otherwise; each returns a weft_tune_status (>= 0) or -1 on a failure that ends the run. impl
+ * is -1 for NCCL or an index of the registry's algorithms. */
+typedef struct tune_backend {
+    void *ctx;
+    int rank, nranks;
+    /* Send and receive buffers of `bytes` bytes, registered as symmetric windows or not; a kind
+     * the machine cannot give is WEFT_TUNE_UNSUPPORTED with why (the same on every rank). */
+    int (*buffers)(void *ctx, int registered, uint64_t bytes, char *why, size_t len);
+    /* Runs impl once on fresh inputs and compares its output with NCCL's: OK or WRONG (this
+     * rank's view), or UNSUPPORTED when weft would not launch it. */
+    int (*check)(void *ctx, const tune_point *p, int impl);
+    /* n eager launches (warm-up: scratch, caches, clocks), then waits for them. */
+    int (*warm)(void *ctx, const tune_point *p, int impl, int n);
+    /* Graph points: captures n launches of impl into a CUDA graph (UNSUPPORTED: cannot). */
+    int (*capture)(void *ctx, const tune_point *p, int impl, int n);
+    /* One timed sample: n eager launches, or the captured graph (of n); *us = time per call on
+     * this rank, from the device's clock. */
+    int (*sample)(void *ctx, const tune_point *p, int impl, int n, double *us);
+    /* Frees what capture made for the point. */
+    void (*release)(void *ctx, const tune_point *p);
+    /* Every rank's n values, rank after rank, into all (n * nranks values). Exact: the ranks'
+     * decisions are computed from the same numbers in the same order, so they agree. */
+    int (*allgather)(void *ctx, const double *mine, int n, double *all);
+    /* Seconds, for the ETA (local). */
+    double (*now)(void *ctx);
+} tune_backend;
+
+/* ---- measuring --------------------------------------------------------------------------- */
+/* The decision at one size from the interleaved rounds: t[r * nimpl + k] is the time of
+ * implementation k (0 NCCL, 1.. the candidates) in round r, averaged over the ranks; ok[k] says
+ * whether candidate k ran correctly. */
+typedef struct tune_stat {
+    double us;            /* median time */
+    double ratio, lo, hi; /* median of the per-round ratios to NCCL and its 95% interval */
+} tune_stat;
+
+void tune_stats(const double *t, int rounds, int nimpl, tune_stat *st);
+/* Whether more rounds could change the decision: 0 when every runnable candidate's interval is
+ * clear of the threshold 1 - margin or known to +-precision. */
+int tune_unsettled(const tune_stat *st, const int *ok, int nimpl, double margin, double precision);
+/* The winner: among the candidates whose whole interval lies below 1 - margin (faster than NCCL
+ * by more than the noise), the lowest median ratio; candidates whose intervals overlap the
+ * best's are tied with it and the first in registry order wins. 0 (NCCL) when none. */
+int tune_decide(const tune_stat *st, const int *ok, int nimpl, double margin);
+
+/* Runs every measurement on this rank (collective) and returns the table, the same on every
+ * rank (checked). reg: the algorithms for the communicator (weft_registry_for_ranks_defines);
+ * m: this machine (rank 0's is written); progress: where rank 0 reports, NULL for none; tty:
+ * progress may redraw one line. Failures of the backend and disagreements end it with an
+ * error in d. */
+weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_registry *reg,
+                     const weft_machine *m, FILE *progress, int tty, weft_tune_table **out,
+                     weft_diag *d);
+
+/* Collective: WEFT_OK when every rank holds the same table (compared by a hash of its text),
+ * else WEFT_ERR_INTERNAL with an error in d on every rank. tune_run ends with it. */
+weft_result tune_agree(const tune_backend *b, const weft_tune_table *t, weft_diag *d);
+
+/* ---- the picture ------------------------------------------------------------------------- */
+/* Draws every section of t (time and bus bandwidth against size, one line per candidate and
+ * NCCL, the chosen ranges marked) as one SVG file. */
+weft_result tune_plot(const weft_tune_table *t, const char *path, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

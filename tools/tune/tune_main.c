@@ -1,0 +1,477 @@
+/* tune_main.c — weft-tune: `weft tune` on GPUs. One MPI process per GPU of one node; the
+ * backend of tune.h over MPI, NCCL and the runtime's public API (weft_comm_attach and
+ * weft_comm_launch with weft_call.algo naming each candidate), then rank 0 writes the table. */
+#include "tune.h"
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- fatal errors: every rank stops, the message names the rank and the call ------------- */
+static int g_rank;
+
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "weft tune: rank %d: %s:%d: %s: %s\n", g_rank, __FILE__, __LINE__,     \
+                    #call, cudaGetErrorString(e_));                                                \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+#define NC(call)                                                                                   \
+    do {                                                                                           \
+        ncclResult_t r_ = (call);                                                                  \
+        if (r_ != ncclSuccess) {                                                                   \
+            fprintf(stderr, "weft tune: rank %d: %s:%d: %s: %s\n", g_rank, __FILE__, __LINE__,     \
+                    #call, ncclGetErrorString(r_));                                                \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* ---- the backend ------------------------------------------------------------------------- */
+typedef struct gpu {
+    int rank, nranks;
+    MPI_Comm mpi;
+    ncclComm_t comm;
+    weft_comm *wc;
+    const weft_registry *reg;
+    cudaStream_t st;
+    cudaEvent_t e0, e1;
+    /* the buffers every implementation runs on, registered as symmetric windows or not */
+    int registered;
+    uint64_t bytes;
+    char *send, *recv;
+    ncclWindow_t wsend, wrecv;
+    float *h_in;
+    unsigned char *h_ref, *h_out;
+    /* captured graphs of the current point, by implementation + 1 */
+    cudaGraphExec_t *graphs;
+    size_t ngraphs;
+} gpu;
+
+static void free_buffers(gpu *g) {
+    if (g->send == NULL) return;
+    CU(cudaDeviceSynchronize());
+    if (g->registered) {
+        NC(ncclCommWindowDeregister(g->comm, g->wsend));
+        NC(ncclCommWindowDeregister(g->comm, g->wrecv));
+        NC(ncclMemFree(g->send));
+        NC(ncclMemFree(g->recv));
+    } else {
+        CU(cudaFree(g->send));
+        CU(cudaFree(g->recv));
+    }
+    free(g->h_in);
+    free(g->h_ref);
+    free(g->h_out);
+    g->send = g->recv = NULL;
+    g->h_in = NULL;
+    g->h_ref = g->h_out = NULL;
+}
+
+static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_t len) {
+    gpu *g = ctx;
+    free_buffers(g);
+    g->registered = registered;
+    g->bytes = bytes + 4096;
+    int bad = 0;
+    if (registered) {
+        /* the application's view: ncclMemAlloc'd buffers registered collectively */
+        ncclResult_t r = ncclMemAlloc((void **)&g->send, g->bytes);
+        if (r == ncclSuccess) r = ncclMemAlloc((void **)&g->recv, g->bytes);
+        if (r == ncclSuccess)
+            r = ncclCommWindowRegister(g->comm, g->send, g->bytes, &g->wsend,
+                                       NCCL_WIN_COLL_SYMMETRIC);
+        if (r == ncclSuccess)
+            r = ncclCommWindowRegister(g->comm, g->recv, g->bytes, &g->wrecv,
+                                       NCCL_WIN_COLL_SYMMETRIC);
+        if (r != ncclSuccess) {
+            snprintf(why, len, "rank %d: ncclMemAlloc/ncclCommWindowRegister: %s", g->rank,
+                     ncclGetErrorString(r));
+            bad = 1;
+        }
+    } else {
+        CU(cudaMalloc((void **)&g->send, g->bytes));
+        CU(cudaMalloc((void **)&g->recv, g->bytes));
+    }
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->mpi);
+    if (any) {
+        if (!bad) snprintf(why, len, "another rank could not register symmetric windows");
+        /* what was made is left to the end of the process: the peers may not have matched it */
+        g->send = g->recv = NULL;
+        return WEFT_TUNE_UNSUPPORTED;
+    }
+    g->h_in = malloc(g->bytes);
+    g->h_ref = malloc(g->bytes);
+    g->h_out = malloc(g->bytes);
+    if (!g->h_in || !g->h_ref || !g->h_out) {
+        snprintf(why, len, "rank %d: out of host memory for %llu bytes", g->rank,
+                 (unsigned long long)g->bytes);
+        return -1;
+    }
+    return WEFT_TUNE_OK;
+}
+
+/* Where a point's input and output lie, as nccl-tests lays them out (NCCL's in-place forms). */
+static void layout(const gpu *g, const tune_point *p, char **in, char **out, size_t *inb,
+                   size_t *outb) {
+    size_t es = 4, n = (size_t)p->nranks, c = p->count;
+    int li = weft_coll_large(p->coll, WEFT_BUF_INPUT),
+        lo = weft_coll_large(p->coll, WEFT_BUF_OUTPUT);
+    *inb = c * es * (li ? n : 1);
+    *outb = c * es * (lo ? n : 1);
+    *in = g->send;
+    *out = g->recv;
+    if (p->inplace) {
+        *out = g->recv;
+        *in = g->recv;
+        if (lo && !li) *in = g->recv + (size_t)g->rank * c * es;  /* allgather */
+        if (li && !lo) *out = g->recv + (size_t)g->rank * c * es; /* reducescatter */
+    }
+}
+
+static void nccl_call(gpu *g, const tune_point *p, const void *in, void *out) {
+    size_t c = p->count;
+    switch (p->coll) {
+    case WEFT_COLL_ALLREDUCE:
+        NC(ncclAllReduce(in, out, c, ncclFloat, ncclSum, g->comm, g->st));
+        break;
+    case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, c, ncclFloat, g->comm, g->st)); break;
+    case WEFT_COLL_REDUCESCATTER:
+        NC(ncclReduceScatter(in, out, c, ncclFloat, ncclSum, g->comm, g->st));
+        break;
+    case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, c, ncclFloat, g->comm, g->st)); break;
+    case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
+    case WEFT_COLL_REDUCE: NC(ncclReduce(in, out, c, ncclFloat, ncclSum, 0, g->comm, g->st)); break;
+    case WEFT_COLL_GATHER: NC(ncclGather(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
+    case WEFT_COLL_SCATTER: NC(ncclScatter(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
+    default:
+        fprintf(stderr, "weft tune: %s has no NCCL call\n", weft_coll_name(p->coll));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* One call of impl; WEFT_TUNE_UNSUPPORTED when weft launched nothing. */
+static int launch(gpu *g, const tune_point *p, int impl, unsigned flags) {
+    char *in, *out;
+    size_t inb, outb;
+    layout(g, p, &in, &out, &inb, &outb);
+    if (impl < 0) {
+        nccl_call(g, p, in, out);
+        return WEFT_TUNE_OK;
+    }
+    weft_call c = {p->coll, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, p->count, p->inplace,
+                   0,       p->nranks,        flags,       impl + 1};
+    weft_result r = weft_comm_launch(g->wc, &c, in, out, g->st, NULL);
+    if (r == WEFT_OK) return WEFT_TUNE_OK;
+    if (r == WEFT_ERR_UNSUPPORTED) return WEFT_TUNE_UNSUPPORTED;
+    char msg[1024] = "";
+    weft_comm_status(g->wc, msg, sizeof msg);
+    fprintf(stderr, "weft tune: rank %d: launching '%s' on %s at %llu bytes: %s%s%s\n", g->rank,
+            weft_registry_get(g->reg, (size_t)impl)->name, weft_coll_name(p->coll),
+            (unsigned long long)p->bytes, weft_result_str(r), *msg ? ": " : "", msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return -1;
+}
+
+/* The inputs of a check: small integers, so that float sums are exact in any order and weft's
+ * result must equal NCCL's bit for bit; the output first holds a pattern no result has. */
+static void fill(gpu *g, const tune_point *p) {
+    char *in, *out;
+    size_t inb, outb;
+    layout(g, p, &in, &out, &inb, &outb);
+    size_t n = inb / 4;
+    for (size_t i = 0; i < n; i++)
+        g->h_in[i] = (float)((g->rank * 131 + i * 7) % 16);
+    CU(cudaMemsetAsync(out, 0xff, outb, g->st));
+    CU(cudaMemcpyAsync(in, g->h_in, inb, cudaMemcpyHostToDevice, g->st));
+}
+
+static int g_check(void *ctx, const tune_point *p, int impl) {
+    gpu *g = ctx;
+    char *in, *out, *rin, *rout;
+    size_t inb, outb, rinb, routb;
+    unsigned flags = p->flags & ~WEFT_CALL_GRAPH; /* eager */
+    /* the reference: NCCL out of place on the same inputs (an in-place call defines the same
+     * result, and NCCL's alltoall is not made for in place) */
+    tune_point ref = *p;
+    ref.inplace = 0;
+    layout(g, &ref, &rin, &rout, &rinb, &routb);
+    fill(g, &ref);
+    launch(g, &ref, -1, flags);
+    CU(cudaMemcpyAsync(g->h_ref, rout, routb, cudaMemcpyDeviceToHost, g->st));
+    CU(cudaStreamSynchronize(g->st));
+    layout(g, p, &in, &out, &inb, &outb);
+    fill(g, p);
+    int st = launch(g, p, impl, flags);
+    if (st == WEFT_TUNE_UNSUPPORTED) {
+        CU(cudaStreamSynchronize(g->st));
+        return st;
+    }
+    CU(cudaMemcpyAsync(g->h_out, out, outb, cudaMemcpyDeviceToHost, g->st));
+    CU(cudaStreamSynchronize(g->st));
+    /* reduce and gather define the output on the root only */
+    if ((p->coll == WEFT_COLL_REDUCE || p->coll == WEFT_COLL_GATHER) && g->rank != 0)
+        return WEFT_TUNE_OK;
+    return outb == routb && memcmp(g->h_ref, g->h_out, outb) == 0 ? WEFT_TUNE_OK : WEFT_TUNE_WRONG;
+}
+
+static int g_warm(void *ctx, const tune_point *p, int impl, int n) {
+    gpu *g = ctx;
+    int st = WEFT_TUNE_OK;
+    for (int i = 0; i < n && st == WEFT_TUNE_OK; i++)
+        st = launch(g, p, impl, p->flags & ~WEFT_CALL_GRAPH);
+    CU(cudaStreamSynchronize(g->st));
+    return st;
+}
+
+static int g_capture(void *ctx, const tune_point *p, int impl, int n) {
+    gpu *g = ctx;
+    size_t k = (size_t)(impl + 1);
+    if (k >= g->ngraphs) {
+        size_t m = weft_registry_size(g->reg) + 1;
+        cudaGraphExec_t *more = realloc(g->graphs, m * sizeof *more);
+        if (more == NULL) return -1;
+        for (size_t i = g->ngraphs; i < m; i++)
+            more[i] = NULL;
+        g->graphs = more;
+        g->ngraphs = m;
+    }
+    cudaGraph_t graph;
+    int st = WEFT_TUNE_OK;
+    CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n && st == WEFT_TUNE_OK; i++)
+        st = launch(g, p, impl, p->flags | WEFT_CALL_GRAPH);
+    CU(cudaStreamEndCapture(g->st, &graph));
+    if (st == WEFT_TUNE_OK) CU(cudaGraphInstantiate(&g->graphs[k], graph, 0));
+    CU(cudaGraphDestroy(graph));
+    if (st != WEFT_TUNE_OK) return st;
+    CU(cudaGraphLaunch(g->graphs[k], g->st)); /* uploads it */
+    CU(cudaStreamSynchronize(g->st));
+    return WEFT_TUNE_OK;
+}
+
+static int g_sample(void *ctx, const tune_point *p, int impl, int n, double *us) {
+    gpu *g = ctx;
+    MPI_Barrier(g->mpi);
+    CU(cudaEventRecord(g->e0, g->st));
+    if (p->flags & WEFT_CALL_GRAPH) {
+        CU(cudaGraphLaunch(g->graphs[impl + 1], g->st));
+    } else {
+        for (int i = 0; i < n; i++)
+            if (launch(g, p, impl, p->flags) != WEFT_TUNE_OK) {
+                fprintf(stderr, "weft tune: rank %d: '%s' stopped launching\n", g->rank,
+                        weft_registry_get(g->reg, (size_t)impl)->name);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+    }
+    CU(cudaEventRecord(g->e1, g->st));
+    CU(cudaEventSynchronize(g->e1));
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, g->e0, g->e1));
+    *us = 1000.0 * ms / n;
+    char msg[1024];
+    if (weft_comm_status(g->wc, msg, sizeof msg) != WEFT_OK) {
+        fprintf(stderr, "weft tune: rank %d: %s\n", g->rank, msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return WEFT_TUNE_OK;
+}
+
+static void g_release(void *ctx, const tune_point *p) {
+    gpu *g = ctx;
+    (void)p;
+    for (size_t i = 0; i < g->ngraphs; i++)
+        if (g->graphs[i]) {
+            CU(cudaGraphExecDestroy(g->graphs[i]));
+            g->graphs[i] = NULL;
+        }
+}
+
+static int g_allgather(void *ctx, const double *mine, int n, double *all) {
+    gpu *g = ctx;
+    return MPI_Allgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, g->mpi) == MPI_SUCCESS ? 0 : -1;
+}
+
+static double g_now(void *ctx) {
+    (void)ctx;
+    return MPI_Wtime();
+}
+
+/* ---- the program ------------------------------------------------------------------------- */
+
+/* Problems loading the folder, without the `require`s that rule instances out on purpose
+ * (SERVE, ANYN...: -D brings those in) and the notes that follow them. */
+static void print_load_diag(const weft_diag *d) {
+    int skipping = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++) {
+        const weft_diag_entry *e = weft_diag_get(d, i);
+        if (e->sev == WEFT_SEV_ERROR) skipping = strncmp(e->msg, "requirement failed", 18) == 0;
+        if (skipping || e->sev == WEFT_SEV_INFO || e->sev == WEFT_SEV_WARNING) continue;
+        char *s = weft_diag_format(e);
+        if (s) fprintf(stderr, "%s\n", s);
+        free(s);
+    }
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+int main(int argc, char **argv) {
+    int rank = 0, world = 1, rc = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    g_rank = rank;
+    tune_opts o;
+    char err[512];
+    int pr = tune_opts_parse(argc, argv, &o, err, sizeof err);
+    if (pr != 0 || o.plot_only) {
+        if (pr == 2 && rank == 0)
+            fprintf(stderr, "weft tune: %s (weft tune --help lists the options)\n", err);
+        if (pr == 0 && rank == 0)
+            fprintf(stderr, "weft tune: --plot-only needs no GPU: run `weft tune --plot-only %s`\n",
+                    o.plot_only);
+        MPI_Finalize();
+        return pr == 1 ? 0 : 2;
+    }
+    if (world < 2) {
+        if (rank == 0)
+            fprintf(stderr, "weft tune: needs at least 2 ranks; launch it like nccl-tests, one "
+                            "process per GPU: mpirun -np N weft tune ...\n");
+        MPI_Finalize();
+        return 2;
+    }
+    /* one node: weft's runtime serves GPUs that NCCL's device API reaches directly */
+    MPI_Comm local;
+    int lrank = 0, lsize = 1, ndev = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_size(local, &lsize);
+    CU(cudaGetDeviceCount(&ndev));
+    int bad = lsize != world || ndev < lsize, anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (anybad) {
+        if (bad)
+            fprintf(stderr,
+                    "weft tune: rank %d: %d of the %d ranks run on this node, which has %d GPUs; "
+                    "weft tune measures one node, one process per GPU (weft serves only peers "
+                    "NCCL's device API reaches directly)\n",
+                    rank, lsize, world, ndev);
+        MPI_Finalize();
+        return 2;
+    }
+    CU(cudaSetDevice(lrank));
+
+    ncclUniqueId id;
+    if (rank == 0) NC(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    ncclComm_t comm;
+    NC(ncclCommInitRank(&comm, world, id, rank));
+
+    /* the candidates: the folder as libweft_nccl.so loads it for this rank count, with -D */
+    weft_registry *base = NULL, *reg = NULL;
+    weft_diag *d = weft_diag_new();
+    if (weft_registry_new(&base) != WEFT_OK ||
+        weft_registry_load_ex(base, o.paths, WEFT_REGISTRY_NO_TABLE, d) != WEFT_OK ||
+        weft_registry_for_ranks_defines(base, world, o.defines, (size_t)o.ndefines, &reg, d) !=
+            WEFT_OK) {
+        fprintf(stderr, "weft tune: rank %d: out of memory loading %s\n", rank, o.paths);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (rank == 0) print_load_diag(d);
+    weft_diag_clear(d);
+    weft_comm *wc = NULL;
+    if (weft_comm_attach(1, &comm, reg, &wc, d) != WEFT_OK) {
+        if (rank == 0) {
+            fprintf(stderr, "weft tune: weft could not attach to the communicator:\n");
+            weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        }
+        MPI_Finalize();
+        return 1;
+    }
+    weft_diag_clear(d);
+
+    gpu g;
+    memset(&g, 0, sizeof g);
+    g.rank = rank;
+    g.nranks = world;
+    g.mpi = MPI_COMM_WORLD;
+    g.comm = comm;
+    g.wc = wc;
+    g.reg = reg;
+    CU(cudaStreamCreateWithFlags(&g.st, cudaStreamNonBlocking));
+    CU(cudaEventCreate(&g.e0));
+    CU(cudaEventCreate(&g.e1));
+    tune_backend b = {&g,        rank,     world,     g_buffers,   g_check, g_warm,
+                      g_capture, g_sample, g_release, g_allgather, g_now};
+
+    weft_machine m;
+    weft_machine_detect(&m);
+    m.rpn[0] = lsize; /* the launcher's own count, whatever its environment variables say */
+    m.nrpn = 1;
+    FILE *progress = rank == 0 && !o.quiet ? stderr : NULL;
+    weft_tune_table *t = NULL;
+    weft_result res = tune_run(&o, &b, reg, &m, progress, isatty(2), &t, d);
+    if (res != WEFT_OK) {
+        if (rank == 0) weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        rc = 1;
+    } else if (rank == 0) {
+        weft_diag_print(d, stderr, WEFT_SEV_WARNING);
+        weft_diag_clear(d);
+        if (o.merge && file_exists(o.out)) {
+            weft_tune_table *old = NULL;
+            if (weft_tune_read_file(o.out, &old, d) != WEFT_OK ||
+                weft_tune_merge(t, old, d) != WEFT_OK) {
+                weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+                fprintf(stderr, "weft tune: not merged; the new table is written alone\n");
+            }
+            weft_tune_table_free(old);
+            weft_diag_clear(d);
+        }
+        if (weft_tune_write_file(t, o.out, d) != WEFT_OK) {
+            weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+            rc = 1;
+        } else {
+            size_t sizes = 0, weft = 0;
+            for (size_t i = 0; i < t->nsecs; i++)
+                for (size_t j = 0; j < t->secs[i].nrows; j++) {
+                    sizes++;
+                    weft += t->secs[i].rows[j].choice >= 0;
+                }
+            printf("weft tune: wrote %s: %zu sections; weft serves %zu of the %zu measured "
+                   "points, NCCL the rest.\nUse it: WEFT_TUNE_FILE=%s (or save it as "
+                   "weft-tune.txt in the algorithm folder) with LD_PRELOAD=libweft_nccl.so\n",
+                   o.out, t->nsecs, weft, sizes, o.out);
+            if (o.plot) {
+                char *svg = tune_plot_path(o.out);
+                if (svg && tune_plot(t, svg, d) == WEFT_OK) printf("weft tune: wrote %s\n", svg);
+                weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+                free(svg);
+            }
+        }
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    g_release(&g, NULL);
+    free(g.graphs);
+    free_buffers(&g);
+    weft_comm_detach(wc);
+    ncclCommDestroy(comm);
+    weft_tune_table_free(t);
+    weft_machine_free(&m);
+    weft_registry_free(reg);
+    weft_registry_free(base);
+    weft_diag_free(d);
+    MPI_Comm_free(&local);
+    MPI_Finalize();
+    return rc;
+}
