@@ -2,6 +2,7 @@
  * the algorithm, comm.c runs it. Kept apart so that code using comm_internal.h alone does not
  * need the registry. */
 #include "comm_internal.h"
+#include "registry_internal.h"
 
 #include <stdlib.h>
 
@@ -22,16 +23,34 @@ fail:
     return res;
 }
 
+int weft_comm_select(const weft_comm *c, weft_call *call, const void *sendbuff,
+                     const void *recvbuff, cudaStream_t stream, const char **why) {
+    if (why) *why = NULL;
+    if (c == NULL || call == NULL || c->reg == NULL) {
+        if (why) *why = "no registry";
+        return -1;
+    }
+    unsigned long long id = 0;
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    call->flags = 0;
+    if (cudaStreamGetCaptureInfo(stream, &st, &id, NULL, NULL, NULL, NULL) == cudaSuccess &&
+        st == cudaStreamCaptureStatusActive)
+        call->flags |= WEFT_CALL_GRAPH;
+    if (weft_rt_call_registered(c, call, &sendbuff, &recvbuff)) call->flags |= WEFT_CALL_REGISTERED;
+    return weft_registry_select_usable(c->reg, call, c->usable, why);
+}
+
 weft_result weft_comm_launch(weft_comm *c, const weft_call *call, const void *sendbuff,
                              void *recvbuff, cudaStream_t stream, const char **served) {
     weft_result res = WEFT_OK;
     if (served) *served = NULL;
     if (c == NULL || call == NULL) return WEFT_ERR_USAGE;
     if (weft_rt_check_broken(c, &res)) return res;
-    const char *why = NULL;
-    int ai = c->reg ? weft_registry_select(c->reg, call, &why) : -1;
+    weft_call x = *call;
+    int ai = x.algo > 0 && c->reg ? weft_registry_select_usable(c->reg, &x, c->usable, NULL)
+                                  : weft_comm_select(c, &x, sendbuff, recvbuff, stream, NULL);
     if (ai < 0 || !weft_rt_algo_eligible(c, ai)) return WEFT_ERR_UNSUPPORTED;
-    res = weft_rt_launch(c, ai, call, &sendbuff, &recvbuff, stream);
+    res = weft_rt_launch(c, ai, &x, &sendbuff, &recvbuff, stream);
     if (res == WEFT_OK && served) *served = c->algos[ai]->name;
     return res;
 }

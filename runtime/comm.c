@@ -218,8 +218,10 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
     c->max_ctas = max_ctas;
     c->algos = calloc(nalgos ? nalgos : 1, sizeof *c->algos);
     c->plans = calloc(nalgos ? nalgos : 1, sizeof *c->plans);
+    c->usable = calloc(nalgos ? nalgos : 1, 1);
     WEFT_CHECK_ALLOC(c->algos);
     WEFT_CHECK_ALLOC(c->plans);
+    WEFT_CHECK_ALLOC(c->usable);
     WEFT_CHECK(weft_layout_init(&c->lay, c->nranks, (int32_t)nalgos));
     for (size_t i = 0; i < nalgos; i++) {
         c->algos[i] = algos[i];
@@ -250,6 +252,7 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
         weft_algo_plan *p = &c->plans[i];
         if (!p->algo) continue;
         WEFT_CHECK(weft_plan_build(p, &c->lay, c->cfg.nslots[p->proto]));
+        c->usable[i] = 1;
         if (p->mode[0].fused || p->mode[1].fused)
             WEFT_INFO("weft: algorithm %s: %d receive chains fused out of place, %d in place",
                       algos[i]->name, p->mode[0].fused, p->mode[1].fused);
@@ -323,6 +326,7 @@ static void comm_free(weft_comm *c) {
         for (size_t i = 0; i < c->nalgos; i++)
             weft_plan_free(&c->plans[i]);
     free(c->plans);
+    free(c->usable);
     free(c->algos);
     weft_layout_free(&c->lay);
     if (cur >= 0) cudaSetDevice(cur);
@@ -697,6 +701,58 @@ weft_result weft_rt_loopback_register(weft_comm *c, char *const *base, size_t by
     return res;
 }
 
+/* ---- the application's windows ---------------------------------------------------------- */
+weft_result weft_comm_window_register(weft_comm *c, void *buf, size_t bytes, ncclWindow_t win) {
+    weft_result res = WEFT_OK;
+    char **host = NULL, **dev = NULL;
+    if (c == NULL || buf == NULL || bytes == 0 || win == NULL || c->nsub != 1 || c->loop_win)
+        return WEFT_ERR_USAGE;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
+    host = calloc((size_t)c->nranks, sizeof *host);
+    WEFT_CHECK_ALLOC(host);
+    /* every peer's part, as this rank addresses it (LSA pointers) */
+    if (weft_rt_peer_pointers(win, c->nranks, (void **)host, c->internal) != cudaSuccess ||
+        upload((void **)&dev, host, (size_t)c->nranks * sizeof *host) != WEFT_OK)
+        WEFT_FAIL(WEFT_ERR_CUDA);
+    if (weft_grow((void **)&c->wins, &c->capwins, c->nwins, sizeof *c->wins) != 0)
+        WEFT_FAIL(WEFT_ERR_NOMEM);
+    rt_window *w = &c->wins[c->nwins++];
+    memset(w, 0, sizeof *w);
+    w->handle = win;
+    w->base[0] = buf;
+    w->peer[0] = dev;
+    w->bytes = bytes;
+    dev = NULL;
+    WEFT_INFO("weft: rank %d: window %p of %zu bytes registered: calls in it may read peers' "
+              "buffers in place",
+              c->rank, buf, bytes);
+fail:
+    if (dev) cudaFree(dev);
+    free(host);
+    if (cur >= 0) cudaSetDevice(cur);
+    return res;
+}
+
+weft_result weft_comm_window_deregister(weft_comm *c, ncclWindow_t win) {
+    if (c == NULL || win == NULL) return WEFT_ERR_USAGE;
+    for (size_t i = 0; i < c->nwins; i++) {
+        if (c->wins[i].handle != win) continue;
+        int cur = -1;
+        cudaGetDevice(&cur);
+        cudaSetDevice(c->dev);
+        /* queued launches may still read the peer array */
+        weft_result res = cudaDeviceSynchronize() == cudaSuccess ? WEFT_OK : WEFT_ERR_CUDA;
+        for (int s = 0; s < c->nsub; s++)
+            cudaFree(c->wins[i].peer[s]);
+        c->wins[i] = c->wins[--c->nwins];
+        if (cur >= 0) cudaSetDevice(cur);
+        return res;
+    }
+    return WEFT_OK; /* not one weft knew */
+}
+
 /* ---- launching -------------------------------------------------------------------------- */
 /* Reports a watchdog record once; afterwards the communicator refuses (NCCL takes over). */
 int weft_rt_check_broken(weft_comm *c, weft_result *res) {
@@ -800,7 +856,7 @@ static const rt_window *find_window(const weft_comm *c, int s, const void *p, si
  * (other processes' ranks register symmetrically, as NCCL requires): then peers may read them
  * in place. Fills the per-rank window bases and offsets. */
 static int call_windows(const weft_comm *c, const weft_call *call, const void *const *send,
-                        void *const *recv, const rt_window *w[2], int64_t off[2]) {
+                        const void *const *recv, const rt_window *w[2], int64_t off[2]) {
     if (c->nwins == 0) return 0;
     size_t es = (size_t)weft_dtype_size(call->dtype), n = (size_t)c->nranks;
     size_t bytes[2] = {call->count * es * (weft_coll_large(call->coll, WEFT_BUF_INPUT) ? n : 1),
@@ -818,6 +874,13 @@ static int call_windows(const weft_comm *c, const weft_call *call, const void *c
     return 1;
 }
 
+int weft_rt_call_registered(const weft_comm *c, const weft_call *call, const void *const *send,
+                            const void *const *recv) {
+    const rt_window *w[2] = {NULL, NULL};
+    int64_t off[2] = {0, 0};
+    return c && call && send && recv && call_windows(c, call, send, recv, w, off);
+}
+
 weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const void *const *send,
                               void *const *recv, weft_call_geom *g) {
     if (c == NULL || call == NULL || ai < 0 || (size_t)ai >= c->nalgos || !c->plans[ai].algo)
@@ -825,7 +888,7 @@ weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const
     const weft_rt_cfg *cfg = &c->cfg;
     const rt_window *w[2] = {NULL, NULL};
     int64_t off[2] = {0, 0};
-    int direct = send && recv && call_windows(c, call, send, recv, w, off);
+    int direct = send && recv && call_windows(c, call, send, (const void *const *)recv, w, off);
     return weft_call_geometry(&c->plans[ai], cfg, call->inplace, call->count,
                               weft_dtype_size(call->dtype), weft_coll_reduces(call->coll), direct,
                               g);
@@ -853,7 +916,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
     const rt_window *w[2] = {NULL, NULL};
     int64_t off[2] = {0, 0};
-    int direct = m->direct && call_windows(c, call, send, recv, w, off);
+    int direct = m->direct && call_windows(c, call, send, (const void *const *)recv, w, off);
     weft_call_geom g;
     weft_kargs ka;
     int ncta = 0, traced = 0;

@@ -50,6 +50,7 @@ struct weft_comm {
     size_t nalgos;
     const weft_algo **algos;
     weft_algo_plan *plans;
+    unsigned char *usable; /* per algorithm: it can run here (selection passes over the rest) */
     int64_t hash;
     int nsub;
     rt_rank *sub;
@@ -95,6 +96,10 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
  * window (as ncclCommWindowRegister does on every rank): calls whose buffers lie at the same
  * offset in it on every rank may read each other's buffers in place. */
 weft_result weft_rt_loopback_register(weft_comm *c, char *const *base, size_t bytes);
+/* Whether the call's buffers lie in registered windows at the same offset on every local rank
+ * (then peers may read them in place). */
+int weft_rt_call_registered(const weft_comm *c, const weft_call *call, const void *const *send,
+                            const void *const *recv);
 /* The launch geometry weft_rt_launch would use for call with algorithm ai (WEFT_OK), and
  * whether its buffers are registered (direct). */
 weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const void *const *send,

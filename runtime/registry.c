@@ -863,6 +863,11 @@ static const weft_tune_section *table_section(const weft_registry *r, const weft
 }
 
 int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why) {
+    return weft_registry_select_usable(r, c, NULL, why);
+}
+
+int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
+                                const unsigned char *usable, const char **why) {
     const char *reason = NULL;
     if (r == NULL || c == NULL) {
         reason = "no registry";
@@ -879,8 +884,8 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
             goto none;
         }
         int stage = fit(r->algos[c->algo - 1], c, 0);
-        if (stage == STAGE_COUNT) return c->algo - 1;
-        reason = stage_why[stage];
+        if (stage == STAGE_COUNT && (!usable || usable[c->algo - 1])) return c->algo - 1;
+        reason = stage == STAGE_COUNT ? WEFT_SELECT_WHY_UNUSABLE : stage_why[stage];
         goto none;
     }
     if (r->table) {
@@ -894,17 +899,21 @@ int weft_registry_select(const weft_registry *r, const weft_call *c, const char 
          * root, an op it cannot run), the files' own ranges decide */
         for (size_t j = 0; g && j < r->ntmap[g->choice]; j++) {
             int i = r->tmap[g->choice][j];
-            if (fit(r->algos[i], c, 0) == STAGE_COUNT) return i;
+            if ((!usable || usable[i]) && fit(r->algos[i], c, 0) == STAGE_COUNT) return i;
         }
     }
-    int furthest = STAGE_COLL;
+    int furthest = STAGE_COLL, unusable = 0;
     for (size_t i = 0; i < r->n; i++) {
         if (r->meta[i].table_only) continue; /* built for the table's sizes only */
         int stage = fit(r->algos[i], c, 1);
+        if (stage == STAGE_COUNT && usable && !usable[i]) {
+            unusable = 1; /* fits, but cannot run on this communicator: the next one may */
+            continue;
+        }
         if (stage == STAGE_COUNT) return (int)i;
         if (stage > furthest) furthest = stage;
     }
-    reason = stage_why[furthest];
+    reason = unusable ? WEFT_SELECT_WHY_UNUSABLE : stage_why[furthest];
 none:
     if (why) *why = reason;
     return -1;

@@ -4,6 +4,10 @@
 
 #include "weft_runtime.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The algorithms of base for nranks-rank communicators, in base's order, as a new registry owned
  * by the caller: every algorithm of base with nranks ranks, and every .weft source of base that
  * declares `param N` (the library's convention for the rank count) compiled again with N set to
@@ -32,6 +36,13 @@ const char *weft_registry_recipe(const weft_registry *r, size_t i);
 #define WEFT_REGISTRY_NO_TABLE 1
 weft_result weft_registry_load_ex(weft_registry *r, const char *paths, int flags, weft_diag *d);
 
+/* weft_registry_select over the algorithms i with usable[i] != 0 (NULL: all): those that can
+ * run on a communicator (weft_comm_select). */
+int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
+                                const unsigned char *usable, const char **why);
+#define WEFT_SELECT_WHY_UNUSABLE                                                                   \
+    "the algorithms that fit cannot run on this communicator (WEFT_DEBUG=INFO at attach says why)"
+
 /* The reason weft_registry_select gives when a tuning table says NCCL. */
 #define WEFT_SELECT_WHY_TABLE_NCCL                                                                 \
     "the tuning table gives this size to NCCL (weft was not faster by more than the noise)"
@@ -45,4 +56,7 @@ const struct weft_tune_table *weft_registry_table(const weft_registry *r);
 /* weft_registry_load_table compares tables with m instead of this machine (tests). */
 weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machine *m);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -153,6 +153,24 @@ WEFT_API weft_result weft_comm_trace_start(weft_comm *c, const char *path);
  * does it too, and so does the end of the process. */
 WEFT_API weft_result weft_comm_trace_stop(weft_comm *c);
 
+/* The algorithm of c's registry that serves call on c: as weft_registry_select, passing over
+ * algorithms that cannot run on this communicator, once call->flags are set from the stream
+ * (WEFT_CALL_GRAPH while it captures) and the buffers (WEFT_CALL_REGISTERED when both lie in
+ * windows registered with weft_comm_window_register). -1: NCCL serves it, and why (static)
+ * says why. Select once, then launch with call->algo = the result + 1. */
+WEFT_API int weft_comm_select(const weft_comm *c, weft_call *call, const void *sendbuff,
+                              const void *recvbuff, cudaStream_t stream, const char **why);
+
+/* The application registered [buf, buf + bytes) as NCCL window win of c's communicator with
+ * NCCL_WIN_COLL_SYMMETRIC on every rank (ncclCommWindowRegister is collective): calls whose
+ * buffers lie in such windows, at the same offset on every rank, may read peers' buffers in
+ * place (direct transfers; docs/runtime.md). Local: every rank calls it for the same window,
+ * after the registration completed. */
+WEFT_API weft_result weft_comm_window_register(weft_comm *c, void *buf, size_t bytes,
+                                               ncclWindow_t win);
+/* Forgets win (before the application deregisters it; waits for c's device work). */
+WEFT_API weft_result weft_comm_window_deregister(weft_comm *c, ncclWindow_t win);
+
 /* Launches one collective on stream: returns WEFT_OK when weft served it, WEFT_ERR_UNSUPPORTED
  * when no loaded algorithm fits (nothing was launched: the caller uses NCCL), another error
  * when the launch failed; WEFT_ERR_TIMEOUT once when an earlier collective was stopped by the

@@ -50,10 +50,10 @@
     X(RES, PASS, CommRegister, (const ncclComm_t comm, void *buff, size_t size, void **handle),    \
       (comm, buff, size, handle))                                                                  \
     X(RES, PASS, CommDeregister, (const ncclComm_t comm, void *handle), (comm, handle))            \
-    X(RES, PASS, CommWindowRegister,                                                               \
+    X(RES, OWN, CommWindowRegister,                                                                \
       (ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win, int winFlags),                 \
       (comm, buff, size, win, winFlags))                                                           \
-    X(RES, PASS, CommWindowDeregister, (ncclComm_t comm, ncclWindow_t win), (comm, win))           \
+    X(RES, OWN, CommWindowDeregister, (ncclComm_t comm, ncclWindow_t win), (comm, win))            \
     X(RES, PASS, RedOpCreatePreMulSum,                                                             \
       (ncclRedOp_t * op, void *scalar, ncclDataType_t datatype, ncclScalarResidence_t residence,   \
        ncclComm_t comm),                                                                           \

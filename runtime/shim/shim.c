@@ -660,10 +660,14 @@ static ncclResult_t serve(const shim_op *o) {
         why = e ? get_why(e)
                 : "communicator not attached (weft did not see it created, or its group has "
                   "not ended)";
-    else if ((why = make_call(o, e, &call)) == NULL &&
-             weft_registry_select(e->reg, &call, &why) >= 0) {
-        if (tls_depth > 0 && defer_op(o, &call)) return ncclSuccess;
-        return launch_now(e, wc, o, &call, 0);
+    else if ((why = make_call(o, e, &call)) == NULL) {
+        /* selected once, here: the launch runs the algorithm named in the call */
+        int ai = weft_shim_backend.select(wc, &call, o->send, o->recv, o->stream, &why);
+        if (ai >= 0) {
+            call.algo = ai + 1;
+            if (tls_depth > 0 && defer_op(o, &call)) return ncclSuccess;
+            return launch_now(e, wc, o, &call, 0);
+        }
     }
     log_decision(e, o, inplace, 0, NULL, why ? why : "no algorithm fits");
     return real_op(o);
@@ -877,6 +881,45 @@ SHIM_EXPORT ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
     if (tls_depth == 0) return r;
     if (--tls_depth > 0) return r;
     return group_finish(r, 1);
+}
+
+/* ---- the application's windows ----------------------------------------------------------- *
+ * Symmetric windows let weft read peers' buffers in place (direct transfers) when a call's
+ * buffers lie in them: weft learns of each one after NCCL has registered it on this rank (in a
+ * group, NCCL registers at ncclGroupEnd: weft then never sees it, and calls in it run staged). */
+SHIM_EXPORT ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
+                                                 ncclWindow_t *win, int winFlags) {
+    ncclResult_t r;
+    REAL_CALL(r, CommWindowRegister, (comm, buff, size, win, winFlags));
+    if (tls_in_nccl || !shim_on() || r != ncclSuccess || win == NULL || *win == NULL ||
+        !(winFlags & NCCL_WIN_COLL_SYMMETRIC) || tls_depth > 0)
+        return r;
+    shim_comm *e = comm_find(comm);
+    weft_comm *wc = comm_serving(e);
+    if (wc == NULL) return r;
+    tls_in_nccl++;
+    weft_result res = weft_shim_backend.window_register(wc, buff, size, *win);
+    tls_in_nccl--;
+    if (res != WEFT_OK)
+        WEFT_WARN("communicator %p rank %d: window %p (%zu bytes) not usable by weft (%s): calls "
+                  "in it run through FIFOs here, and wait for ranks that read in place",
+                  (void *)comm, e->rank, buff, size, weft_result_str(res));
+    return r;
+}
+
+SHIM_EXPORT ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+    ncclResult_t r;
+    if (!tls_in_nccl && shim_on()) {
+        shim_comm *e = comm_find(comm);
+        weft_comm *wc = comm_serving(e);
+        if (wc && win) {
+            tls_in_nccl++;
+            weft_shim_backend.window_deregister(wc, win);
+            tls_in_nccl--;
+        }
+    }
+    REAL_CALL(r, CommWindowDeregister, (comm, win));
+    return r;
 }
 
 /* ---- communicator creation ---------------------------------------------------------------- */

@@ -48,8 +48,14 @@ typedef struct shim_backend {
      * destruction of a revoked communicator, when peers may be gone); NULL when the runtime
      * cannot, and then the state is left to the process. */
     weft_result (*abort)(weft_comm *c);
+    /* The algorithm that serves the call on c (sets call->flags), or -1 with why. */
+    int (*select)(const weft_comm *c, weft_call *call, const void *sendbuff, const void *recvbuff,
+                  cudaStream_t stream, const char **why);
     weft_result (*launch)(weft_comm *c, const weft_call *call, const void *sendbuff, void *recvbuff,
                           cudaStream_t stream, const char **served);
+    /* The application's symmetric windows (weft_comm_window_register). */
+    weft_result (*window_register)(weft_comm *c, void *buf, size_t bytes, ncclWindow_t win);
+    weft_result (*window_deregister)(weft_comm *c, ncclWindow_t win);
 } shim_backend;
 
 extern const shim_backend weft_shim_backend;

@@ -80,6 +80,12 @@ static weft_result fake_abort(weft_comm *c) {
     return WEFT_OK;
 }
 
+static int fake_select(const weft_comm *c, weft_call *call, const void *sendbuff,
+                       const void *recvbuff, cudaStream_t stream, const char **why) {
+    (void)sendbuff, (void)recvbuff, (void)stream;
+    return weft_registry_select(c->reg, call, why);
+}
+
 static weft_result fake_launch(weft_comm *c, const weft_call *call, const void *sendbuff,
                                void *recvbuff, cudaStream_t stream, const char **served) {
     (void)sendbuff, (void)recvbuff, (void)stream;
@@ -87,10 +93,24 @@ static weft_result fake_launch(weft_comm *c, const weft_call *call, const void *
     int i = weft_registry_select(c->reg, call, NULL);
     if (i < 0) return WEFT_ERR_UNSUPPORTED;
     const weft_algo *a = weft_registry_get(c->reg, (size_t)i);
-    record("weft.launch %s count=%zu inplace=%d", a->name, call->count, call->inplace);
+    record("weft.launch %s count=%zu inplace=%d%s", a->name, call->count, call->inplace,
+           call->algo == i + 1 ? "" : " (not the algorithm selected)");
     *served = a->name;
     return WEFT_OK;
 }
 
-const shim_backend weft_shim_backend = {"fake (CPU tests)", fake_set_nccl_api, fake_attach,
-                                        fake_detach,        fake_abort,        fake_launch};
+static weft_result fake_window_register(weft_comm *c, void *buf, size_t bytes, ncclWindow_t win) {
+    (void)buf, (void)win;
+    record("weft.window_register nranks=%d bytes=%zu", c->nranks, bytes);
+    return WEFT_OK;
+}
+
+static weft_result fake_window_deregister(weft_comm *c, ncclWindow_t win) {
+    (void)win;
+    record("weft.window_deregister nranks=%d", c->nranks);
+    return WEFT_OK;
+}
+
+const shim_backend weft_shim_backend = {
+    "fake (CPU tests)", fake_set_nccl_api, fake_attach,          fake_detach,           fake_abort,
+    fake_select,        fake_launch,       fake_window_register, fake_window_deregister};

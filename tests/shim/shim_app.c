@@ -235,6 +235,19 @@ static void serve(void) {
     EXPECT_WEFT_LOG(0, "ncclBroadcast count 8 float in-place root 1");
     EXPECT_WEFT_LOG(1, "ncclReduce count 8 float sum out-of-place root 0 bytes 32");
     EXPECT_WEFT_LOG(2, "-> NCCL: no algorithm for this root");
+    /* symmetric windows reach weft (they let calls read peers' buffers in place); others not */
+    void *wp = NULL;
+    ncclWindow_t w = NULL, w2 = NULL;
+    CHECK(ncclMemAlloc(&wp, 64) == ncclSuccess);
+    CHECK(ncclCommWindowRegister(c, wp, 64, &w, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess);
+    CHECK(ncclCommWindowRegister(c, wp, 64, &w2, 0) == ncclSuccess);
+    CHECK(ncclCommWindowDeregister(c, w) == ncclSuccess);
+    CHECK(ncclCommWindowDeregister(c, w2) == ncclSuccess);
+    CHECK(ncclMemFree(wp) == ncclSuccess);
+    EXPECT_LOG(1, "MemAlloc 64\nCommWindowRegister 64 flags=1\n"
+                  "weft.window_register nranks=2 bytes=64\nCommWindowRegister 64 flags=0\n"
+                  "weft.window_deregister nranks=2\nCommWindowDeregister\n"
+                  "weft.window_deregister nranks=2\nCommWindowDeregister\nMemFree\n");
     CHECK(ncclCommDestroy(c) == ncclSuccess);
     EXPECT_LOG(1, "CommDestroy rank=0\nweft.abort nranks=2\n");
     EXPECT_WEFT_LOG(1, "weft's state released locally at ncclCommDestroy");
