@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
     double factor = 2;
     int dt = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, iters = 20, warm = 5, graph = 0, check = 1;
     int inplace = 0, rounds = 5, sweep = 0;
+    int reg = 0; /* 1: buffers from ncclMemAlloc, registered as symmetric windows (NCCL and weft) */
     weft_coll coll = WEFT_COLL_ALLREDUCE;
     const char *specs[MAXA];
     size_t lo[MAXA], hi[MAXA];
@@ -96,6 +97,8 @@ int main(int argc, char **argv) {
             graph = atoi(v), i++;
         else if (!strcmp(a, "-c"))
             check = atoi(v), i++;
+        else if (!strcmp(a, "-R"))
+            reg = atoi(v), i++;
         else if (!strcmp(a, "-I"))
             inplace = atoi(v), i++;
         else if (!strcmp(a, "-r"))
@@ -196,8 +199,23 @@ int main(int argc, char **argv) {
     size_t bufb = maxb + 4096;
     char *sendb, *recvb, *refb;
     unsigned long long *res;
-    CU(cudaMalloc((void **)&sendb, bufb));
-    CU(cudaMalloc((void **)&recvb, bufb));
+    ncclWindow_t wins[2] = {NULL, NULL};
+    if (reg) {
+        /* symmetric windows, as nccl-tests -R 2 makes them: NCCL's symmetric kernels and weft's
+         * direct transfers both read peers' buffers in place */
+        NC(ncclMemAlloc((void **)&sendb, bufb));
+        NC(ncclMemAlloc((void **)&recvb, bufb));
+        NC(ncclCommWindowRegister(comm, sendb, bufb, &wins[0], NCCL_WIN_COLL_SYMMETRIC));
+        NC(ncclCommWindowRegister(comm, recvb, bufb, &wins[1], NCCL_WIN_COLL_SYMMETRIC));
+        if (weft_comm_window_register(wc, sendb, bufb, wins[0]) != WEFT_OK ||
+            weft_comm_window_register(wc, recvb, bufb, wins[1]) != WEFT_OK) {
+            fprintf(stderr, "[%d] weft window registration failed\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    } else {
+        CU(cudaMalloc((void **)&sendb, bufb));
+        CU(cudaMalloc((void **)&recvb, bufb));
+    }
     CU(cudaMalloc((void **)&refb, bufb));
     CU(cudaMalloc((void **)&res, 16));
     cudaStream_t st;
@@ -209,9 +227,11 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         int v = 0;
         ncclGetVersion(&v);
-        printf("# weft_bench: %s %s %s, %s, %s, %d ranks (one process per GPU), NCCL %d\n",
+        printf("# weft_bench: %s %s %s, %s, %s, %s buffers, %d ranks (one process per GPU), NCCL "
+               "%d\n",
                weft_coll_name(coll), dnames[dt], onames[op], inplace ? "in-place" : "out-of-place",
-               graph ? "CUDA graph" : "eager", world, v);
+               graph ? "CUDA graph" : "eager", reg ? "registered (symmetric windows)" : "plain",
+               world, v);
         printf("# %d warmup, %d rounds of %d iterations, weft and NCCL interleaved; time is the "
                "median of the rounds' means, averaged over ranks. nccl/weft = NCCL time / weft "
                "time.\n",
@@ -387,6 +407,12 @@ int main(int argc, char **argv) {
     if (rank == 0 && nsum)
         printf("# Avg bus bandwidth: weft %.2f GB/s, NCCL %.2f GB/s (first schedule per size)\n",
                sum_w / nsum, sum_n / nsum);
+    if (reg) {
+        for (int w = 0; w < 2; w++) {
+            weft_comm_window_deregister(wc, wins[w]);
+            ncclCommWindowDeregister(comm, wins[w]);
+        }
+    }
     weft_rt_detach(wc);
     ncclCommDestroy(comm);
     if (lib) {
@@ -400,16 +426,17 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     if (rank == 0)
-        fprintf(stderr,
-                "usage: mpirun -np N weft_bench {-A SCHEDULE[@MIN-MAX] [-A ...] | -L PATHS} [-b 8] "
-                "[-e 256M] "
-                "[-f 2] [-d float] [-o sum] [-n 20] [-w 5] [-G 0|1] [-c 1] [-I 0|1] [-r 5] "
-                "[-C allreduce] [-S]\n"
-                "  SCHEDULE: a generated schedule, e.g. ar_direct:n=2:ch=16:proto=Simple (see "
-                "tests/runtime/gen.h), or an MSCCL XML file (FILE.xml)\n  -L PATHS: folders/files "
-                "of .xml and .weft algorithms as "
-                "WEFT_ALGO_DIR takes them; each size runs what the registry selects\n"
-                "  -S: run every schedule at every size (sweep)\n");
+        fprintf(
+            stderr,
+            "usage: mpirun -np N weft_bench {-A SCHEDULE[@MIN-MAX] [-A ...] | -L PATHS} [-b 8] "
+            "[-e 256M] "
+            "[-f 2] [-d float] [-o sum] [-n 20] [-w 5] [-G 0|1] [-c 1] [-I 0|1] [-R 0|1] [-r 5] "
+            "[-C allreduce] [-S]\n"
+            "  SCHEDULE: a generated schedule, e.g. ar_direct:n=2:ch=16:proto=Simple (see "
+            "tests/runtime/gen.h), or an MSCCL XML file (FILE.xml)\n  -L PATHS: folders/files "
+            "of .xml and .weft algorithms as "
+            "WEFT_ALGO_DIR takes them; each size runs what the registry selects\n"
+            "  -S: run every schedule at every size (sweep)\n");
     MPI_Finalize();
     return 2;
 }

@@ -59,6 +59,8 @@ static void free_buffers(gpu *g) {
     if (g->send == NULL) return;
     CU(cudaDeviceSynchronize());
     if (g->registered) {
+        weft_comm_window_deregister(g->wc, g->wsend);
+        weft_comm_window_deregister(g->wc, g->wrecv);
         NC(ncclCommWindowDeregister(g->comm, g->wsend));
         NC(ncclCommWindowDeregister(g->comm, g->wrecv));
         NC(ncclMemFree(g->send));
@@ -94,6 +96,12 @@ static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_
         if (r != ncclSuccess) {
             snprintf(why, len, "rank %d: ncclMemAlloc/ncclCommWindowRegister: %s", g->rank,
                      ncclGetErrorString(r));
+            bad = 1;
+        } else if (weft_comm_window_register(g->wc, g->send, g->bytes, g->wsend) != WEFT_OK ||
+                   weft_comm_window_register(g->wc, g->recv, g->bytes, g->wrecv) != WEFT_OK) {
+            /* as the shim does when the application registers them: weft reads peers' windows
+             * in place */
+            snprintf(why, len, "rank %d: weft could not use the windows", g->rank);
             bad = 1;
         }
     } else {
