@@ -941,6 +941,10 @@ static void check_transfers(ctx *c) {
         if (rs->match < 0) continue;
         int32_t sid = rs->match;
         const weft_sg_step *ss = &g->steps[sid];
+        /* only a plain send reads its source in place: what rcs, rrs and rrcs send is the value
+         * they received, which travels through the connection buffer (and their src may be
+         * unused, so it names no location) */
+        if (ss->ir->type != WEFT_STEP_SEND) continue;
         for (int dst = 0; dst < 2; dst++) {
             const weft_sg_step *who = dst ? rs : ss;
             const weft_step *st = who->ir;
