@@ -38,12 +38,24 @@ typedef struct arena_block {
 
 typedef struct arena {
     arena_block *head;
-    size_t used; /* words used in head */
+    size_t used;  /* words used in head */
+    size_t total; /* words in all blocks */
+    int over;     /* a request went past VERIFY_MAX_VALUE_WORDS */
 } arena;
+
+/* The symbolic values of one mode may take this much; past it the schedule is refused (as too
+ * large to verify) rather than the machine's memory exhausted: values grow with the ranks a
+ * reduction combines and the distinct chunks it mixes. */
+#define VERIFY_MAX_VALUE_WORDS (((size_t)256 << 20) / sizeof(uint64_t))
 
 static uint64_t *arena_alloc(arena *A, size_t words) {
     if (A->head == NULL || A->used + words > A->head->size) {
         size_t size = words > (1u << 17) ? words : (1u << 17);
+        if (A->total + size > VERIFY_MAX_VALUE_WORDS) {
+            A->over = 1;
+            return NULL;
+        }
+        A->total += size;
         arena_block *b = malloc(sizeof *b + size * sizeof(uint64_t));
         if (b == NULL) return NULL;
         b->next = A->head;
@@ -63,6 +75,7 @@ static void arena_free(arena *A) {
         A->head = n;
     }
     A->used = 0;
+    A->total = 0;
 }
 
 /* ---- symbolic values ------------------------------------------------------------------- *
@@ -1030,6 +1043,7 @@ static weft_result check_mode(ctx *c, int inplace) {
     c->inplace = inplace;
     c->res = WEFT_OK;
     size_t nl = (size_t)c->N * c->L;
+    c->A.over = 0;
     c->val = calloc(nl + 1, sizeof *c->val);
     c->writer = malloc((nl + 1) * sizeof *c->writer);
     c->payload = calloc((size_t)g->nsteps + 1, sizeof *c->payload);
@@ -1058,6 +1072,14 @@ static weft_result check_mode(ctx *c, int inplace) {
                       c->sum->errors[WEFT_VERIFY_RACE] - races_before == 1 ? "" : "s",
                       mode_suffix(c));
 fail:
+    if (c->A.over) {
+        weft_diag_add(c->d, WEFT_SEV_ERROR, c->a->file, c->a->line, 0,
+                      "the schedule's symbolic values need more than %zu MiB, the verifier's "
+                      "limit (reductions that mix many ranks and chunks)%s",
+                      VERIFY_MAX_VALUE_WORDS * sizeof(uint64_t) >> 20, mode_suffix(c));
+        c->sum->errors[WEFT_VERIFY_STRUCTURE]++;
+        res = WEFT_ERR_INPUT;
+    }
     free(c->payload);
     free(c->writer);
     free(c->val);
@@ -1164,10 +1186,10 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK(weft_sg_validate(a, d, sum->errors));
     res = weft_sg_build(a, d, sum->errors, &g);
     if (res != WEFT_OK) goto fail;
-    if ((int64_t)a->ngpus * g->nlocs > (1 << 25)) {
+    if ((int64_t)a->ngpus * g->nlocs > WEFT_IR_MAX_LOCATIONS) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
-                      "%d ranks of %d chunks are more than the verifier handles", a->ngpus,
-                      g->nlocs);
+                      "%d ranks of %d chunks are more than the verifier handles (%d in all)",
+                      a->ngpus, g->nlocs, WEFT_IR_MAX_LOCATIONS);
         sum->errors[WEFT_VERIFY_STRUCTURE]++;
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
