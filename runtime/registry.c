@@ -1,6 +1,7 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, and the per-call
  * selection every rank computes identically. CPU-only C; no CUDA or NCCL calls. */
 #include "registry_internal.h"
+#include "runtime_internal.h"
 #include "weft_compiler.h"
 
 #include <dirent.h>
@@ -99,20 +100,45 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
 /* How much checking an algorithm still needs before it joins a registry. */
 enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 
+/* The connection buffers the runtime will give each protocol: its defaults with WEFT_FIFO
+ * applied (runtime/plan.c), read once per load. */
+static void runtime_fifo(weft_rt_cfg *cfg) {
+    weft_rt_cfg_default(cfg);
+}
+
+/* The verifier's proof with the FIFO depth the runtime will use for this algorithm's protocol:
+ * a schedule that needs more messages buffered than WEFT_FIFO gives could stall on the GPU. */
+static weft_result prove(const weft_algo *a, const weft_rt_cfg *cfg, weft_diag *d) {
+    weft_verify_opts opts;
+    weft_verify_summary sum;
+    weft_verify_opts_init(&opts);
+    int32_t proto = weft_plan_proto(a);
+    opts.fifo_slots = cfg->nslots[proto];
+    weft_result res = weft_ir_verify(a, &opts, d, &sum);
+    if (sum.errors[WEFT_VERIFY_FIFO_DEADLOCK] > 0 && sum.min_fifo > opts.fifo_slots)
+        weft_diag_add(d, WEFT_SEV_NOTE, a->file ? a->file : a->name, 0, 0,
+                      "the runtime buffers %d message%s per %s connection%s; this schedule needs "
+                      "%d",
+                      opts.fifo_slots, opts.fifo_slots == 1 ? "" : "s",
+                      proto == WEFT_RT_PROTO_SIMPLE ? "Simple" : "LL",
+                      weft_env_is_set(WEFT_ENV_FIFO) ? " (WEFT_FIFO)" : "", sum.min_fifo);
+    weft_verify_summary_free(&sum);
+    return res;
+}
+
 /* Appends an algorithm after the checks it still needs: structural validation unless the IR
  * reader or the compiler ran it, weft's selection checks, and the verifier's proof (its
  * collective, no deadlock with the FIFO depth the runtime provides, no race, in bounds) for every
  * buffer mode it declares; CHECK_NONE for copies of algorithms of a registry. Every algorithm in
  * a registry has passed all of them. Takes ownership of a, also on failure. */
-static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_n, weft_diag *d) {
+static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_n,
+                          const weft_rt_cfg *cfg, weft_diag *d) {
     weft_result res = WEFT_OK;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
     if (checks != CHECK_NONE) {
         WEFT_CHECK(check_selectable(a, d));
-        weft_verify_opts opts;
-        weft_verify_opts_init(&opts);
-        WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
+        WEFT_CHECK(prove(a, cfg, d));
     }
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
         weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0)
@@ -126,7 +152,9 @@ fail:
 }
 
 weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d) {
-    return append(r, a, CHECK_ALL, 0, d);
+    weft_rt_cfg cfg;
+    runtime_fifo(&cfg);
+    return append(r, a, CHECK_ALL, 0, &cfg, d);
 }
 
 /* ---- loading ----------------------------------------------------------------------------- */
@@ -156,8 +184,10 @@ static int declared_params(const char *path) {
 }
 
 /* Loads one file; its problems go to d followed by a note that it was skipped. Only allocation
- * failure is returned as an error: a bad file never stops the others from loading. */
-static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
+ * failure is returned as an error: a bad file never stops the others from loading. (The readers
+ * take regular files only, so that a FIFO, a device or a link to one is refused unread.) */
+static weft_result load_file(weft_registry *r, const char *path, const weft_rt_cfg *cfg,
+                             weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
     int param_n = 0;
@@ -176,7 +206,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     if (res == WEFT_OK && a->file == NULL && (a->file = weft_strdup(path)) == NULL)
         res = WEFT_ERR_NOMEM;
     if (res == WEFT_OK) {
-        res = append(r, a, CHECK_VALIDATED, param_n, d);
+        res = append(r, a, CHECK_VALIDATED, param_n, cfg, d);
         a = NULL;
     }
     weft_algo_free(a);
@@ -189,9 +219,29 @@ static int cmp_names(const void *x, const void *y) {
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Why an entry named like an algorithm file is not one: INFO, so that a link gone stale or a
+ * FIFO left in the folder is visible in WEFT_DEBUG=INFO logs rather than skipped silently. */
+static int not_a_file(const char *path, weft_diag *d) {
+    struct stat st, lst;
+    if (stat(path, &st) == 0) {
+        if (S_ISREG(st.st_mode)) return 0;
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0, "skipped: not a regular file (it is %s)",
+                      weft_file_kind((unsigned)st.st_mode));
+        return 1;
+    }
+    int err = errno;
+    if (err == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0,
+                      "skipped: a symbolic link to nothing (what it names does not exist)");
+    else
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0, "skipped: %s", strerror(err));
+    return 1;
+}
+
 /* Every .xml and .weft file directly inside dir (not its subdirectories), sorted by name in byte
  * order so that every process loads the same algorithms in the same order. */
-static weft_result load_dir(weft_registry *r, const char *dir, weft_diag *d) {
+static weft_result load_dir(weft_registry *r, const char *dir, const weft_rt_cfg *cfg,
+                            weft_diag *d) {
     weft_result res = WEFT_OK;
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -211,9 +261,8 @@ static weft_result load_dir(weft_registry *r, const char *dir, weft_diag *d) {
     }
     if (n > 1) qsort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(names[i], &st) != 0 || !S_ISREG(st.st_mode)) continue; /* dangling link, dir */
-        WEFT_CHECK(load_file(r, names[i], d));
+        if (not_a_file(names[i], d)) continue;
+        WEFT_CHECK(load_file(r, names[i], cfg, d));
     }
 fail:
     for (size_t i = 0; i < n; i++)
@@ -229,6 +278,8 @@ weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d
     if (r == NULL || paths == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     list = weft_strdup(paths);
     WEFT_CHECK_ALLOC(list);
+    weft_rt_cfg cfg;
+    runtime_fifo(&cfg);
     char *save = NULL;
     for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
         struct stat st;
@@ -237,9 +288,9 @@ weft_result weft_registry_load(weft_registry *r, const char *paths, weft_diag *d
             continue;
         }
         if (S_ISDIR(st.st_mode))
-            WEFT_CHECK(load_dir(r, p, d));
+            WEFT_CHECK(load_dir(r, p, &cfg, d));
         else
-            WEFT_CHECK(load_file(r, p, d));
+            WEFT_CHECK(load_file(r, p, &cfg, d));
     }
 fail:
     free(list);
@@ -260,19 +311,12 @@ static int only_requirements(const weft_diag *d) {
     return n > 0 && n == weft_diag_count(d, WEFT_SEV_ERROR);
 }
 
-static void copy_diag(weft_diag *to, const weft_diag *from) {
-    for (size_t i = 0; i < weft_diag_size(from); i++) {
-        const weft_diag_entry *e = weft_diag_get(from, i);
-        weft_diag_add_src(to, e->sev, e->file, e->line, e->col, e->source, e->caret_len, "%s",
-                          e->msg);
-    }
-}
-
 /* Compiles one instance of a source for the given defines; appends it when it has nranks ranks.
  * A `require` that rules the instance out is one INFO entry; other failures are reported like a
  * bad file. Only allocation failure is an error. */
 static weft_result instantiate(weft_registry *r, const char *file, int params, int nranks,
-                               const char *const *defines, size_t ndefines, weft_diag *d) {
+                               const char *const *defines, size_t ndefines, const weft_rt_cfg *cfg,
+                               weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *c = NULL;
     weft_diag *cd = weft_diag_new();
@@ -287,7 +331,7 @@ static weft_result instantiate(weft_registry *r, const char *file, int params, i
         WEFT_FAIL(WEFT_ERR_NOMEM);
     if (cr == WEFT_OK && c->ngpus != nranks) goto fail; /* its rank count is not N after all */
     if (cr == WEFT_OK) {
-        cr = append(r, c, CHECK_VALIDATED, params, cd);
+        cr = append(r, c, CHECK_VALIDATED, params, cfg, cd);
         c = NULL;
         if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
     }
@@ -296,7 +340,7 @@ static weft_result instantiate(weft_registry *r, const char *file, int params, i
         weft_diag_add(d, WEFT_SEV_INFO, file, e->line, e->col, "no instance for %s: %s", what,
                       e->msg);
     } else {
-        copy_diag(d, cd);
+        weft_diag_append(d, cd);
         if (cr != WEFT_OK)
             weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
     }
@@ -316,6 +360,8 @@ weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_
     *out = NULL;
     snprintf(def_n, sizeof def_n, "N=%d", nranks);
     WEFT_CHECK(weft_registry_new(&r));
+    weft_rt_cfg cfg;
+    runtime_fifo(&cfg);
     for (size_t i = 0; i < base->n; i++) {
         const weft_algo *a = base->algos[i];
         int params = base->param_n[i];
@@ -327,18 +373,18 @@ weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_
                 if (a->ngpus == nranks && a->root == root) {
                     weft_algo *c = weft_algo_clone(a);
                     WEFT_CHECK_ALLOC(c);
-                    WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
+                    WEFT_CHECK(append(r, c, CHECK_NONE, params, &cfg, d));
                     continue;
                 }
                 snprintf(def_root, sizeof def_root, "ROOT=%d", root);
-                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 2, d));
+                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 2, &cfg, d));
             }
         } else if (a->ngpus == nranks) {
             weft_algo *c = weft_algo_clone(a);
             WEFT_CHECK_ALLOC(c);
-            WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
+            WEFT_CHECK(append(r, c, CHECK_NONE, params, &cfg, d));
         } else if ((params & PARAM_N) && a->file) {
-            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 1, d));
+            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 1, &cfg, d));
         }
     }
     *out = r;
