@@ -1115,6 +1115,11 @@ static void exec_top(evaluator *e, const weft_lang_node *file) {
                 return;
             }
         }
+        if (n->kind == WEFT_LANG_SCRATCH && !e->header_seen) {
+            err(e, n->loc, "'scratch' must come after the 'algorithm' block (its size is per rank)");
+            e->stop = 1;
+            return;
+        }
         if ((is_body(n) || n->kind == WEFT_LANG_SCRATCH) && !e->header_ok) {
             e->stop = 1; /* the header's errors are already reported */
             return;
