@@ -42,6 +42,26 @@ char *weft_asprintf(const char *fmt, ...) {
     return p;
 }
 
+size_t weft_utf8_len(const unsigned char *p, size_t n, uint32_t *cp) {
+    if (n == 0) return 0;
+    uint32_t c = p[0];
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xC2 && c <= 0xDF ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
+    if (len == 0 || len > n) return 0;
+    if (len > 1) c &= 0x3F >> (len - 1);
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    if (cp) *cp = c;
+    return len;
+}
+
 int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz) {
     if (n < *cap) return 0;
     size_t ncap = *cap ? *cap * 2 : 8;

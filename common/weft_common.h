@@ -214,6 +214,11 @@ const char *weft_file_kind(unsigned st_mode);
 WEFT_API char *weft_strdup(const char *s);
 WEFT_API char *weft_asprintf(const char *fmt, ...) WEFT_PRINTF(1, 2);
 
+/* The length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when there is none: no
+ * overlong forms, surrogates or code points past U+10FFFF. *cp (when not NULL) gets the code
+ * point. ASCII bytes are sequences of 1. */
+size_t weft_utf8_len(const unsigned char *p, size_t n, uint32_t *cp);
+
 /* Growable array helper: ensures capacity for n+1 elements of size sz; returns 0 on success. */
 int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz);
 

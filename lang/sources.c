@@ -91,18 +91,6 @@ void weft_lang_linecol(const weft_lang_sources *s, int32_t file, int32_t offset,
     *col = offset - f->line_starts[lo] + 1;
 }
 
-/* The length of the UTF-8 sequence of 2 to 4 bytes at p, or 1 when there is none. */
-static int utf8_len(const unsigned char *p, const unsigned char *end) {
-    int n = *p >= 0xC2 && *p <= 0xDF   ? 2
-            : *p >= 0xE0 && *p <= 0xEF ? 3
-            : *p >= 0xF0 && *p <= 0xF4 ? 4
-                                       : 1;
-    if (n == 1 || end - p < n) return 1;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 1;
-    return n;
-}
-
 /* Longest source line a diagnostic shows whole; a longer one is shown as an excerpt around the
  * caret, so that a diagnostic costs the same on a megabyte-long line as on a short one. */
 #define SHOW_LINE   240
@@ -151,7 +139,7 @@ void weft_lang_vreport(weft_diag *d, const weft_lang_sources *s, weft_severity s
      * and bytes that are not UTF-8 are shown as '?'; tabs stay, so that the caret lines up */
     unsigned char *q = (unsigned char *)src + (pre ? 3 : 0), *qe = q + n;
     while (q < qe) {
-        int len = utf8_len(q, qe);
+        size_t len = weft_utf8_len(q, (size_t)(qe - q), NULL);
         if (len > 1) {
             q += len;
             continue;
