@@ -847,6 +847,28 @@ static void on_end_element(void *ctx, const xmlChar *name, const xmlChar *prefix
     if (depth == 3) tb_end(x);
 }
 
+/* The text handed to libxml2 through its I/O interface, a piece at a time: xmlCtxtReadMemory
+ * would first copy all of it (up to 256 MiB more), while this way the parser keeps only the part
+ * it is working on (the same parser, the same messages). */
+typedef struct mem_reader {
+    const char *p;
+    size_t left;
+} mem_reader;
+
+static int mem_read(void *ctx, char *buf, int len) {
+    mem_reader *m = ctx;
+    size_t n = (size_t)len < m->left ? (size_t)len : m->left;
+    memcpy(buf, m->p, n);
+    m->p += n;
+    m->left -= n;
+    return (int)n;
+}
+
+static int mem_close(void *ctx) {
+    (void)ctx;
+    return 0;
+}
+
 /* The number of <step> tags, and the line of the one past WEFT_IR_MAX_STEPS (0 when there are
  * not that many): a file with more is refused before libxml2 reads it. */
 static long step_count(const char *p, size_t len, int64_t *count) {
@@ -918,8 +940,9 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
     xmlStructuredErrorFunc saved_fn = xmlStructuredError;
     void *saved_ctx = xmlStructuredErrorContext;
     xmlSetStructuredErrorFunc(&r, on_global_error);
-    doc = xmlCtxtReadMemory(ctxt, data, (int)len, NULL, NULL,
-                            XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
+    mem_reader m = {data ? data : "", data ? len : 0};
+    doc = xmlCtxtReadIO(ctxt, mem_read, mem_close, &m, NULL, NULL,
+                        XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
     xmlSetStructuredErrorFunc(saved_ctx, saved_fn);
     if (x.res != WEFT_OK) WEFT_FAIL(x.res);
     if (r.stopped) {
