@@ -565,9 +565,9 @@ static void exec_op(evaluator *e, const weft_lang_node *n) {
                 "the schedule would be too large: %lld operations between ranks moving %lld "
                 "chunks%s, each a step at least; weft verifies and runs at most %d steps moving "
                 "%d chunks",
-                (long long)e->remote_ops / e->p->instances,
-                (long long)e->remote_moves / e->p->instances,
-                e->p->instances > 1 ? " per instance" : "", WEFT_IR_MAX_STEPS, WEFT_IR_MAX_MOVES);
+                (long long)e->remote_ops, (long long)e->remote_moves,
+                e->p->instances > 1 ? " (instances counted)" : "", WEFT_IR_MAX_STEPS,
+                WEFT_IR_MAX_MOVES);
             e->stop = 1;
             return;
         }
