@@ -104,7 +104,8 @@ typedef struct ctx {
     sval **val;      /* [N * L] */
     int32_t *writer; /* [N * L] step that last wrote the location, -1 */
     sval ***payload; /* [nsteps] what a send step sent */
-    uint64_t *tmp;   /* scratch for overlaps, nw * 64 words */
+    uint64_t *tmp;   /* scratch for overlaps: 2 words each, ntmp words */
+    size_t ntmp;
     sval *expect;    /* scratch value, one group */
     int32_t *order;  /* the unbounded run's order */
     int32_t *pos;    /* position of each step in order */
@@ -186,6 +187,16 @@ static sval *sv_reduce(ctx *c, const sval *a, const sval *b) {
     if (nxmax > UINT32_MAX / 4) {
         c->res = WEFT_ERR_NOMEM;
         return NULL;
+    }
+    /* the overlaps of every group, not of one: as many as the contributions the two share */
+    if (2 * ov + 2 > c->ntmp) {
+        uint64_t *t = realloc(c->tmp, (2 * ov + 2) * sizeof *t);
+        if (t == NULL) {
+            c->res = WEFT_ERR_NOMEM;
+            return NULL;
+        }
+        c->tmp = t;
+        c->ntmp = 2 * ov + 2;
     }
     sval *v = sv_alloc(c, ng, (uint32_t)nxmax);
     if (v == NULL) return NULL;
@@ -1204,7 +1215,8 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     c.nw = (c.N + 63) / 64;
     c.order = malloc(((size_t)g->nsteps + 1) * sizeof *c.order);
     c.pos = malloc(((size_t)g->nsteps + 1) * sizeof *c.pos);
-    c.tmp = malloc(((size_t)c.nw * 64 * 2 + 2) * sizeof *c.tmp);
+    c.ntmp = (size_t)c.nw * 64 * 2 + 2;
+    c.tmp = malloc(c.ntmp * sizeof *c.tmp);
     c.expect = malloc(sv_words(&c, 1, 0) * sizeof(uint64_t));
     WEFT_CHECK_ALLOC(c.order);
     WEFT_CHECK_ALLOC(c.pos);

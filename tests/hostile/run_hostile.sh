@@ -153,6 +153,35 @@ awk -v K=100000 'BEGIN {
 check xml_large_legitimate 0 -- "$weft" verify -q large.xml
 STDIN=large.xml check verify_stdin 0 -- "$weft" verify -q -
 
+# a value mixing 101 locations reduced with itself: 101 overlapping contributions on one rank,
+# more than the verifier's scratch for overlaps used to hold (a heap overflow, ASan reports it)
+awk 'BEGIN {
+  print "<algo name=\"mix\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
+  print " <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"202\">\n  <tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">"
+  s = 0
+  f = "   <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%d\" dstbuf=\"%s\" dstoff=\"%d\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+  for (k = 1; k <= 100; k++) printf f, s++, "re", "s", k, "s", 0
+  printf f, s++, "cpy", "s", 0, "s", 201
+  printf f, s++, "re", "s", 0, "s", 201
+  printf f, s++, "cpy", "i", 0, "o", 0
+  print "  </tb>\n </gpu>\n</algo>"
+}' >mix.xml
+check verify_many_overlaps 0 -- "$weft" verify -q mix.xml
+
+# a schedule whose symbolic values outgrow the verifier's cap: refused as too large, not run out
+awk 'BEGIN {
+  printf "<algo name=\"adv\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" coll=\"allreduce\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">\n <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"4096\">\n"
+  for (t = 0; t < 64; t++) {
+    printf "  <tb id=\"%d\" send=\"-1\" recv=\"-1\" chan=\"0\">\n", t
+    for (j = 0; j < 1024; j++)
+      printf "   <step s=\"%d\" type=\"%s\" srcbuf=\"s\" srcoff=\"%d\" dstbuf=\"s\" dstoff=\"%d\" cnt=\"4\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", j, j % 2 ? "re" : "cpy", (j * 4) % 4092, (j * 4 + t * 4 + 2) % 4092
+    print "  </tb>"
+  }
+  print " </gpu>\n</algo>"
+}' >values.xml
+check verify_values_cap 1 "values.xml:1: error: the schedule's symbolic values need more than 256 MiB" -- \
+  "$weft" verify values.xml
+
 # ---- the compiler's output stays within what verify accepts --------------------------------
 printf 'param N = 1024;\nalgorithm a { collective allgather; ranks N; inplace; }\nfor r in 0..N { for q in 0..N { if q != r { copy input[r][0] -> output[q][r]; } } }\n' >n1024.weft
 check compile_n1024 1 'n1024.weft:3:45: error: the schedule would be too large' -- \
