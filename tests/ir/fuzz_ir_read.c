@@ -1,7 +1,7 @@
 /* fuzz_ir_read.c — libFuzzer target for the XML reader: any bytes must be read or rejected with a
  * diagnostic, never crash or leak; what is accepted must survive write -> read unchanged, and the
- * verifier must prove or refute it without crashing. Built
- * without libFuzzer it is a replay driver: each argument (file) is run once. */
+ * verifier must prove or refute it without crashing. Built without libFuzzer it is a replay
+ * driver: each argument (file) is run once. */
 #include "weft_ir.h"
 
 #include <dirent.h>
