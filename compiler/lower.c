@@ -392,6 +392,11 @@ static int cmp_sortrec(const void *pa, const void *pb) {
     return x->d < y->d ? -1 : x->d > y->d;
 }
 
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int32_t step_half(const lstep *s) {
     return s->recv >= 0 ? s->recv : s->send >= 0 ? s->send : s->local;
 }
@@ -896,13 +901,9 @@ static weft_result build(lowerer *L, weft_algo **out) {
             }
         }
         s->wait0 = (int64_t)L->nwaits;
-        /* in block order, so that the nops come out in a stable order */
-        for (int32_t a2 = 1; a2 < ntouched; a2++)
-            for (int32_t b2 = a2; b2 > 0 && touched[b2 - 1] > touched[b2]; b2--) {
-                int32_t x = touched[b2];
-                touched[b2] = touched[b2 - 1];
-                touched[b2 - 1] = x;
-            }
+        /* in block order, so that the nops come out in a stable order (a step can wait for
+         * thousands of blocks: no quadratic sort) */
+        if (ntouched > 1) qsort(touched, (size_t)ntouched, sizeof *touched, cmp_i32);
         for (int32_t ti = 0; ti < ntouched; ti++) {
             int32_t t = touched[ti], want = need[t];
             uint64_t key =
