@@ -289,6 +289,12 @@ static int compute_deps(lowerer *L) {
             for (int32_t i = 0; i < cnt; i++)
                 add_reader(L, &s, s0 + i, reader);
             hr->dep0 = L->ndeps;
+        } else if (L->into[qi] < 0) {
+            /* a local step reads its source too: a later write of it waits (WAR), or another
+             * block could overwrite the source first (a receive carrying out the operation reads
+             * the message instead, not the source) */
+            for (int32_t i = 0; i < cnt; i++)
+                add_reader(L, &s, s0 + i, reader);
         }
         /* writer half: WAW, WAR, and RAW for a reduce */
         for (int32_t i = 0; i < cnt; i++) {
