@@ -1116,7 +1116,8 @@ static void exec_top(evaluator *e, const weft_lang_node *file) {
             }
         }
         if (n->kind == WEFT_LANG_SCRATCH && !e->header_seen) {
-            err(e, n->loc, "'scratch' must come after the 'algorithm' block (its size is per rank)");
+            err(e, n->loc,
+                "'scratch' must come after the 'algorithm' block (its size is per rank)");
             e->stop = 1;
             return;
         }

@@ -106,9 +106,9 @@ typedef struct ctx {
     sval ***payload; /* [nsteps] what a send step sent */
     uint64_t *tmp;   /* scratch for overlaps: 2 words each, ntmp words */
     size_t ntmp;
-    sval *expect;    /* scratch value, one group */
-    int32_t *order;  /* the unbounded run's order */
-    int32_t *pos;    /* position of each step in order */
+    sval *expect;   /* scratch value, one group */
+    int32_t *order; /* the unbounded run's order */
+    int32_t *pos;   /* position of each step in order */
     weft_result res;
 } ctx;
 

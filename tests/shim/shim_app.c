@@ -578,9 +578,9 @@ static void hostile_algos(void) {
             check_failures++;
         }
     }
-    const char *names[] = {"z_good.xml",    "a_index.weft",   "b_calls.weft", "c_loop.weft",
-                           "d_nul.weft",    "e_fifo.xml",     "g_zero.weft",  "h_dangling.xml",
-                           "i_loop.xml",    "j_huge.xml",     "k_huge.weft",  "l_const.xml"};
+    const char *names[] = {"z_good.xml", "a_index.weft", "b_calls.weft", "c_loop.weft",
+                           "d_nul.weft", "e_fifo.xml",   "g_zero.weft",  "h_dangling.xml",
+                           "i_loop.xml", "j_huge.xml",   "k_huge.weft",  "l_const.xml"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
