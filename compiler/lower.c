@@ -221,7 +221,7 @@ typedef struct slotdeps {
     int32_t *writer;  /* half that last wrote the slot */
     int32_t *readers; /* head of the list of halves that read it since */
     int32_t *pool_half, *pool_next;
-    size_t npool, cappool;
+    size_t npool, cappool, capnext;
     int32_t *stamp; /* per half: last half whose dependency list holds it */
 } slotdeps;
 
@@ -242,13 +242,15 @@ static void add_reader(lowerer *L, slotdeps *s, int64_t slot, int32_t hh) {
         L->nomem = 1;
         return;
     }
-    size_t cap = s->cappool;
-    int32_t *nx = realloc(s->pool_next, cap * sizeof *nx);
-    if (nx == NULL) {
-        L->nomem = 1;
-        return;
+    if (s->capnext < s->cappool) { /* grown with pool_half, not on every call */
+        int32_t *nx = realloc(s->pool_next, s->cappool * sizeof *nx);
+        if (nx == NULL) {
+            L->nomem = 1;
+            return;
+        }
+        s->pool_next = nx;
+        s->capnext = s->cappool;
     }
-    s->pool_next = nx;
     s->pool_half[s->npool] = hh;
     s->pool_next[s->npool] = s->readers[slot];
     s->readers[slot] = (int32_t)s->npool++;
