@@ -46,7 +46,7 @@ void weft_diag_free(weft_diag *d) {
 }
 
 static void add_entry(weft_diag *d, weft_severity sev, const char *file, int line, int col,
-                      const char *src, int caret_len, const char *fmt, va_list ap) {
+                      const char *src, int caret_col, int caret_len, const char *fmt, va_list ap) {
     if (d == NULL) return;
     if ((unsigned)sev < 4) d->counts[sev]++;
     if (d->n >= WEFT_DIAG_MAX) return;
@@ -66,20 +66,21 @@ static void add_entry(weft_diag *d, weft_severity sev, const char *file, int lin
     if (src) {
         e->source = weft_strdup(src);
         e->caret_len = caret_len > 0 ? caret_len : 1;
+        e->caret_col = caret_col > 0 ? caret_col : 0;
     }
     d->n++;
 }
 
 void weft_diag_vadd(weft_diag *d, weft_severity sev, const char *file, int line, int col,
                     const char *fmt, va_list ap) {
-    add_entry(d, sev, file, line, col, NULL, 0, fmt, ap);
+    add_entry(d, sev, file, line, col, NULL, 0, 0, fmt, ap);
 }
 
 void weft_diag_add(weft_diag *d, weft_severity sev, const char *file, int line, int col,
                    const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_entry(d, sev, file, line, col, NULL, 0, fmt, ap);
+    add_entry(d, sev, file, line, col, NULL, 0, 0, fmt, ap);
     va_end(ap);
 }
 
@@ -87,8 +88,37 @@ void weft_diag_add_src(weft_diag *d, weft_severity sev, const char *file, int li
                        const char *source_line, int caret_len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_entry(d, sev, file, line, col, source_line, caret_len, fmt, ap);
+    add_entry(d, sev, file, line, col, source_line, 0, caret_len, fmt, ap);
     va_end(ap);
+}
+
+void weft_diag_vadd_src(weft_diag *d, weft_severity sev, const char *file, int line, int col,
+                        const char *source, int caret_col, int caret_len, const char *fmt,
+                        va_list ap) {
+    add_entry(d, sev, file, line, col, source, caret_col, caret_len, fmt, ap);
+}
+
+static void add_copy(weft_diag *d, const weft_diag_entry *e, ...) {
+    va_list ap;
+    va_start(ap, e);
+    add_entry(d, e->sev, e->file, e->line, e->col, e->source, e->caret_col, e->caret_len, "%s", ap);
+    va_end(ap);
+}
+
+void weft_diag_append(weft_diag *d, const weft_diag *from) {
+    if (d == NULL || from == NULL) return;
+    for (size_t i = 0; i < from->n; i++)
+        add_copy(d, &from->v[i], from->v[i].msg);
+    /* what from only counted: counted here too */
+    size_t stored[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < from->n; i++)
+        if ((unsigned)from->v[i].sev < 4) stored[from->v[i].sev]++;
+    for (int s = 0; s < 4; s++)
+        d->counts[s] += from->counts[s] - stored[s];
+}
+
+int weft_diag_full(const weft_diag *d) {
+    return d == NULL || d->n >= WEFT_DIAG_MAX;
 }
 
 size_t weft_diag_size(const weft_diag *d) {
@@ -115,7 +145,8 @@ char *weft_diag_format(const weft_diag_entry *e) {
                                e->file || e->line ? ": " : "", weft_severity_str(e->sev), e->msg);
     if (head == NULL || e->source == NULL) return head;
     size_t srclen = strlen(e->source);
-    size_t pad = e->col > 0 ? (size_t)e->col - 1 : 0;
+    int at = e->caret_col > 0 ? e->caret_col : e->col;
+    size_t pad = at > 0 ? (size_t)at - 1 : 0;
     size_t total = strlen(head) + 1 + 2 + srclen + 1 + 2 + pad + (size_t)e->caret_len + 1;
     char *out = malloc(total);
     if (out == NULL) return head;

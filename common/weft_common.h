@@ -92,6 +92,9 @@ typedef struct weft_diag_entry {
     char *msg;
     char *source;  /* the source line for a caret, or NULL */
     int caret_len; /* length of the underlined span, >= 1 when source is set */
+    /* 1-based column of the caret in source when source is an excerpt of a long line (it then
+     * begins and ends with "..."); 0: the caret is under col */
+    int caret_col;
 } weft_diag_entry;
 
 /* A collector of diagnostics. Every library function that can reject input takes a weft_diag*;
@@ -111,7 +114,16 @@ WEFT_API void weft_diag_vadd(weft_diag *d, weft_severity sev, const char *file, 
 WEFT_API void weft_diag_add_src(weft_diag *d, weft_severity sev, const char *file, int line,
                                 int col, const char *source_line, int caret_len, const char *fmt,
                                 ...) WEFT_PRINTF(8, 9);
+/* As weft_diag_add_src with the caret at caret_col of source (see weft_diag_entry). */
+WEFT_API void weft_diag_vadd_src(weft_diag *d, weft_severity sev, const char *file, int line,
+                                 int col, const char *source, int caret_col, int caret_len,
+                                 const char *fmt, va_list ap);
+/* Adds every entry of from to d, in order, and counts what from counted past its cap. */
+WEFT_API void weft_diag_append(weft_diag *d, const weft_diag *from);
 WEFT_API size_t weft_diag_size(const weft_diag *d);
+/* 1 when the next entry would only be counted (WEFT_DIAG_MAX are stored): a caller can then skip
+ * building the message and call weft_diag_add anyway, which counts it cheaply. */
+WEFT_API int weft_diag_full(const weft_diag *d);
 WEFT_API const weft_diag_entry *weft_diag_get(const weft_diag *d, size_t i);
 /* Number of entries of this severity, including those dropped past WEFT_DIAG_MAX. */
 WEFT_API size_t weft_diag_count(const weft_diag *d, weft_severity sev);
@@ -190,13 +202,48 @@ WEFT_API void weft_log(weft_log_level lvl, const char *fmt, ...) WEFT_PRINTF(2, 
 WEFT_API void weft_log_reset(void);
 
 /* ---- small helpers shared by the layers -------------------------------------------------- */
-/* Reads a whole file; *data is malloc'd, NUL-terminated, owned by the caller. */
+/* Reads a whole regular file of at most max_bytes; *data is malloc'd, NUL-terminated, owned by
+ * the caller. Anything but a regular file (a directory, FIFO, device or socket, also through a
+ * symbolic link) is refused with its kind named, before any byte is read, and a FIFO is never
+ * waited on; reading stops after max_bytes + 1 bytes, so a file that grows cannot exhaust
+ * memory either. With WEFT_READ_STDIN, "-" reads standard input (whatever it is: a pipe, a
+ * terminal), up to the same limit. Errors go to d as `path: error: ...`. */
+#define WEFT_READ_STDIN     1u
+#define WEFT_READ_MAX_BYTES ((size_t)1 << 30) /* the limit of weft_read_file */
+WEFT_API weft_result weft_read_file_max(const char *path, size_t max_bytes, unsigned flags,
+                                        char **data, size_t *len, weft_diag *d);
+/* weft_read_file_max(path, WEFT_READ_MAX_BYTES, 0, ...). */
 WEFT_API weft_result weft_read_file(const char *path, char **data, size_t *len, weft_diag *d);
+/* What kind of file st_mode is, for messages: "a directory", "a FIFO", "a character device"... */
+const char *weft_file_kind(unsigned st_mode);
 WEFT_API char *weft_strdup(const char *s);
 WEFT_API char *weft_asprintf(const char *fmt, ...) WEFT_PRINTF(1, 2);
 
+/* The length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when there is none: no
+ * overlong forms, surrogates or code points past U+10FFFF. *cp (when not NULL) gets the code
+ * point. ASCII bytes are sequences of 1. */
+size_t weft_utf8_len(const unsigned char *p, size_t n, uint32_t *cp);
+
 /* Growable array helper: ensures capacity for n+1 elements of size sz; returns 0 on success. */
 int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz);
+
+/* A hash map from 64-bit keys to 64-bit values: open addressing with linear probing, keys
+ * mixed by splitmix64's finaliser, grown at half full. Zero-initialise it (`weft_map m = {0};`)
+ * and free it with weft_map_free; there is no removal. String keys hash with weft_hash_bytes
+ * and keep the strings elsewhere (compare on a hit: two strings can share a hash). */
+typedef struct weft_map {
+    uint64_t *keys, *vals;
+    uint8_t *used;
+    size_t cap, n;
+} weft_map;
+void weft_map_free(weft_map *m);
+/* The value of key, or NULL when key is absent. Valid until the next weft_map_put. */
+uint64_t *weft_map_get(const weft_map *m, uint64_t key);
+/* The value of key, inserted as 0 when absent (*added = 1, else 0; added may be NULL); NULL when
+ * memory runs out. Valid until the next weft_map_put. */
+uint64_t *weft_map_put(weft_map *m, uint64_t key, int *added);
+uint64_t weft_hash64(uint64_t x);
+uint64_t weft_hash_bytes(const void *p, size_t n);
 
 #ifdef __cplusplus
 }

@@ -4,11 +4,21 @@
 
 #include "weft_compiler.h"
 
-/* Sizes the compiler accepts; beyond them it says so instead of running out of memory. */
-#define CC_MAX_RANKS      65536
-#define CC_MAX_SLOTS      (8 * 1024 * 1024) /* chunks over all ranks and buffers */
-#define CC_MAX_OPS        (1024 * 1024)
+/* Sizes the compiler accepts; beyond them it says so instead of running out of memory. Ranks,
+ * chunks, chunks over all ranks and the operations follow what a schedule may have (weft_ir.h):
+ * the compiler does not produce what weft verify would refuse. */
+#define CC_MAX_LOCATIONS  WEFT_IR_MAX_LOCATIONS /* chunks over all ranks, buffers, instances */
+#define CC_MAX_OPS        WEFT_IR_MAX_STEPS
 #define CC_MAX_ITERATIONS (32LL * 1024 * 1024)
+/* Evaluation's work budget: expression nodes, statements, loop iterations, calls, and the chunks
+ * operations and ensure terms cover. It bounds the time of evaluation and of checking and
+ * lowering what it produced, whatever the program does (docs/language.md, limits). */
+#define CC_MAX_WORK (32LL * 1024 * 1024)
+/* What a call costs of it: a frame, arguments, bindings */
+#define CC_CALL_WORK 16
+/* Checking's budget: contributions merged by reductions, listed by ensures and compared with
+ * the postcondition, over both buffer modes. */
+#define CC_MAX_TRACE_WORK (256LL * 1024 * 1024)
 #define CC_MAX_CALL_DEPTH 64
 #define CC_MAX_CHANNELS   32
 
@@ -142,5 +152,11 @@ void cc_report(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_l
                int32_t frame, const char *fmt, ...) WEFT_PRINTF(6, 7);
 void cc_vreport(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
                 int32_t frame, const char *fmt, va_list ap);
+/* The two halves of cc_vreport: whether loc has not had a diagnostic of this kind yet (a repeat
+ * is counted and dropped), and the report itself. A caller that would do work to report (such
+ * as recording where it is) asks first. */
+int cc_report_wanted(const weft_cc_program *p, weft_lang_loc loc, weft_severity sev);
+void cc_vreport_new(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
+                    int32_t frame, const char *fmt, va_list ap);
 
 #endif

@@ -174,14 +174,22 @@ static void notes(const weft_cc_program *p, weft_diag *d, int32_t frame) {
     }
 }
 
-void cc_vreport(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
-                int32_t frame, const char *fmt, va_list ap) {
+int cc_report_wanted(const weft_cc_program *p, weft_lang_loc loc, weft_severity sev) {
     uint64_t key = ((uint64_t)(uint32_t)(loc.file + 2) << 32) | (uint32_t)loc.start;
     key = key * 2 + (sev == WEFT_SEV_ERROR);
-    if (!seen_insert(seen_of(p), key)) {
-        if (seen_of(p)) seen_of(p)->suppressed++;
-        return;
-    }
+    if (seen_insert(seen_of(p), key)) return 1;
+    if (seen_of(p)) seen_of(p)->suppressed++;
+    return 0;
+}
+
+void cc_vreport(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
+                int32_t frame, const char *fmt, va_list ap) {
+    if (!cc_report_wanted(p, loc, sev)) return;
+    cc_vreport_new(p, d, sev, loc, frame, fmt, ap);
+}
+
+void cc_vreport_new(const weft_cc_program *p, weft_diag *d, weft_severity sev, weft_lang_loc loc,
+                    int32_t frame, const char *fmt, va_list ap) {
     if (loc.file < 0) {
         weft_diag_vadd(d, sev, weft_lang_source_path(p->src->sources, 0), 0, 0, fmt, ap);
         return;

@@ -4,10 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A name bound in a block; prev is the binding of the same name it shadows (-1 when none), so
+ * that lookups follow one chain instead of scanning every binding. */
 typedef struct binding {
-    const char *name;
+    int32_t sym, prev;
     int64_t value;
 } binding;
+
+/* A distinct name of the program: where it is bound, defined, declared. */
+typedef struct symbol {
+    const char *name;
+    int32_t head;    /* latest binding in env, -1 when unbound */
+    int32_t def;     /* index in defs, -1 when no def has this name */
+    int32_t scratch; /* scratch buffer index, -1 when none */
+    int32_t stamp;   /* scratch mark for duplicate checks */
+} symbol;
 
 /* A loop iteration or call being evaluated; materialised into program.frames only when an
  * operation or a diagnostic refers to it, so that long loops cost no memory. */
@@ -30,6 +41,9 @@ typedef struct define {
 typedef struct evaluator {
     weft_cc_program *p;
     weft_diag *d;
+    weft_map symmap; /* hash of a name -> symbol index (probing on a hash collision) */
+    symbol *syms;
+    size_t nsyms, capsyms;
     binding *env;
     size_t nenv, capenv;
     size_t nglobal; /* env[0 .. nglobal) are top-level names */
@@ -41,7 +55,10 @@ typedef struct evaluator {
     size_t ndefs, capdefs;
     define *defines;
     size_t ndefines;
-    long long iterations;
+    /* the work budget: every expression node evaluated, statement executed, loop iteration,
+     * call and chunk an operation covers costs one unit (docs/language.md, limits) */
+    int64_t work, calls, iterations;
+    int64_t remote_ops, remote_moves; /* x instances: steps and moves the schedule has at least */
     int errors;
     int stop;        /* give up: the header is unusable or a limit was hit */
     int header_seen; /* the algorithm block was evaluated (successfully or not) */
@@ -83,9 +100,12 @@ static int32_t materialise(evaluator *e, int i) {
 static void err(evaluator *e, weft_lang_loc loc, const char *fmt, ...) WEFT_PRINTF(3, 4);
 static void err(evaluator *e, weft_lang_loc loc, const char *fmt, ...) {
     e->errors++;
+    /* a repeat (the same error in the next iteration) is only counted: recording its frames
+     * would cost memory per repeat */
+    if (!cc_report_wanted(e->p, loc, WEFT_SEV_ERROR)) return;
     va_list ap;
     va_start(ap, fmt);
-    cc_vreport(e->p, e->d, WEFT_SEV_ERROR, loc, materialise(e, e->nstack - 1), fmt, ap);
+    cc_vreport_new(e->p, e->d, WEFT_SEV_ERROR, loc, materialise(e, e->nstack - 1), fmt, ap);
     va_end(ap);
 }
 
@@ -97,43 +117,94 @@ static int line_of(evaluator *e, weft_lang_loc loc) {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static int lookup(evaluator *e, const char *name, int64_t *v) {
-    for (size_t i = e->nenv; i > e->base; i--)
-        if (strcmp(e->env[i - 1].name, name) == 0) {
-            *v = e->env[i - 1].value;
-            return 1;
+/* The symbol of name, created when absent and create is set; -1 when absent (or when memory
+ * runs out, which stops evaluation). */
+static int32_t symbol_of(evaluator *e, const char *name, int create) {
+    uint64_t h = weft_hash_bytes(name, strlen(name));
+    for (uint64_t k = 0;; k++) {
+        uint64_t *v =
+            create ? weft_map_put(&e->symmap, h + k, NULL) : weft_map_get(&e->symmap, h + k);
+        if (v == NULL) {
+            if (create) e->stop = 1;
+            return -1;
         }
-    if (e->base > 0)
-        for (size_t i = e->nglobal; i > 0; i--)
-            if (strcmp(e->env[i - 1].name, name) == 0) {
-                *v = e->env[i - 1].value;
-                return 1;
+        if (*v == 0) { /* just inserted: the values are symbol index + 1 */
+            if (weft_grow((void **)&e->syms, &e->capsyms, e->nsyms, sizeof *e->syms) != 0) {
+                e->stop = 1;
+                return -1;
             }
-    return 0;
+            e->syms[e->nsyms] = (symbol){name, -1, -1, -1, -1};
+            *v = ++e->nsyms;
+            return (int32_t)(*v - 1);
+        }
+        if (strcmp(e->syms[*v - 1].name, name) == 0) return (int32_t)(*v - 1);
+        /* another name with the same hash: probe the next key */
+    }
+}
+
+/* The binding visible under name, or -1: the current call's bindings, then the top-level ones
+ * (env[0 .. nglobal)) when inside a call. */
+static int32_t visible(const evaluator *e, int32_t sym) {
+    for (int32_t i = e->syms[sym].head; i >= 0; i = e->env[i].prev)
+        if ((size_t)i >= e->base || (size_t)i < e->nglobal) return i;
+    return -1;
+}
+
+static int lookup(evaluator *e, const char *name, int64_t *v) {
+    int32_t sym = symbol_of(e, name, 0);
+    int32_t i = sym < 0 ? -1 : visible(e, sym);
+    if (i < 0) return 0;
+    *v = e->env[i].value;
+    return 1;
 }
 
 static const weft_lang_node *find_def(evaluator *e, const char *name) {
-    for (size_t i = 0; i < e->ndefs; i++)
-        if (strcmp(e->defs[i]->name, name) == 0) return e->defs[i];
-    return NULL;
+    int32_t sym = symbol_of(e, name, 0);
+    return sym >= 0 && e->syms[sym].def >= 0 ? e->defs[e->syms[sym].def] : NULL;
 }
 
 /* Binds name in the block whose first binding is env[scope]; rejects a second definition in
  * the same block. */
 static int bind(evaluator *e, size_t scope, const char *name, int64_t v, weft_lang_loc loc) {
-    for (size_t i = scope; i < e->nenv; i++)
-        if (strcmp(e->env[i].name, name) == 0) {
-            err(e, loc, "'%s' is already defined in this block", name);
-            return -1;
-        }
-    if (weft_grow((void **)&e->env, &e->capenv, e->nenv, sizeof *e->env) != 0) {
+    int32_t sym = symbol_of(e, name, 1);
+    if (sym < 0) return -1;
+    int32_t head = e->syms[sym].head;
+    if (head >= 0 && (size_t)head >= scope) {
+        err(e, loc, "'%s' is already defined in this block", name);
+        return -1;
+    }
+    if (e->nenv >= INT32_MAX ||
+        weft_grow((void **)&e->env, &e->capenv, e->nenv, sizeof *e->env) != 0) {
         e->stop = 1;
         return -1;
     }
-    e->env[e->nenv].name = name;
-    e->env[e->nenv].value = v;
-    e->nenv++;
+    e->env[e->nenv] = (binding){sym, head, v};
+    e->syms[sym].head = (int32_t)e->nenv++;
     return 0;
+}
+
+/* Ends the bindings from env[scope] on (the end of a block or call). */
+static void unbind(evaluator *e, size_t scope) {
+    while (e->nenv > scope) {
+        const binding *b = &e->env[--e->nenv];
+        e->syms[b->sym].head = b->prev;
+    }
+}
+
+/* Charges units of work; past the budget evaluation stops with an error at loc that names the
+ * limit and what used it up. */
+static int charge(evaluator *e, int64_t units, weft_lang_loc loc) {
+    if (e->stop) return -1;
+    e->work += units;
+    if (e->work <= CC_MAX_WORK) return 0;
+    err(e, loc,
+        "evaluation stopped at its limit of %lld units of work (%lld calls, %lld loop "
+        "iterations, %zu operations so far; a unit is an expression, a statement, an iteration "
+        "or a chunk an operation covers, a call is %d)",
+        (long long)CC_MAX_WORK, (long long)e->calls, (long long)e->iterations, e->p->nops,
+        CC_CALL_WORK);
+    e->stop = 1;
+    return -1;
 }
 
 /* ---- expressions ------------------------------------------------------------------------ */
@@ -286,6 +357,7 @@ static int eval_binary(evaluator *e, const weft_lang_node *n, int64_t *out) {
 }
 
 static int eval(evaluator *e, const weft_lang_node *n, int64_t *out) {
+    if (++e->work > CC_MAX_WORK && charge(e, 0, n->loc) != 0) return -1;
     switch (n->kind) {
     case WEFT_LANG_INT: *out = n->ival; return 0;
     case WEFT_LANG_NAME:
@@ -322,8 +394,8 @@ static int eval(evaluator *e, const weft_lang_node *n, int64_t *out) {
 static int find_buffer(evaluator *e, const weft_lang_node *n) {
     if (strcmp(n->name, "input") == 0) return CC_BUF_INPUT;
     if (strcmp(n->name, "output") == 0) return CC_BUF_OUTPUT;
-    for (int32_t i = 0; i < e->p->nscratch; i++)
-        if (strcmp(e->p->scratch[i].name, n->name) == 0) return CC_BUF_SCRATCH0 + i;
+    int32_t sym = symbol_of(e, n->name, 0);
+    if (sym >= 0 && e->syms[sym].scratch >= 0) return CC_BUF_SCRATCH0 + e->syms[sym].scratch;
     int64_t v;
     if (lookup(e, n->name, &v))
         err(e, n->loc, "'%s' is a value, not a buffer (buffers: input, output and scratch)",
@@ -334,12 +406,11 @@ static int find_buffer(evaluator *e, const weft_lang_node *n) {
     return -1;
 }
 
-static int eval_span(evaluator *e, const weft_lang_node *s, int64_t *lo, int64_t *hi) {
+/* A span's bounds: *single when it is one index (then *hi is not set: lo + 1 may not exist). */
+static int eval_span(evaluator *e, const weft_lang_node *s, int64_t *lo, int64_t *hi, int *single) {
+    *single = s->b == NULL;
     if (eval(e, s->a, lo) != 0) return -1;
-    if (s->b == NULL) {
-        *hi = *lo + 1;
-        return 0;
-    }
+    if (*single) return 0;
     if (eval(e, s->b, hi) != 0) return -1;
     if (*hi <= *lo) {
         err(e, s->loc, "empty range %lld..%lld", (long long)*lo, (long long)*hi);
@@ -348,22 +419,24 @@ static int eval_span(evaluator *e, const weft_lang_node *s, int64_t *lo, int64_t
     return 0;
 }
 
-/* Evaluates buffer[rank span][index span]; a rank range only when allow_ranks. */
+/* Evaluates buffer[rank span][index span]; a rank range only when allow_ranks. Every bound is
+ * compared, never computed with, so any 64-bit value is reported as it was written. */
 static int eval_chunk(evaluator *e, const weft_lang_node *n, int allow_ranks, cc_term *t) {
     int buf = find_buffer(e, n);
-    int64_t rlo, rhi, ilo, ihi;
+    int64_t rlo, rhi = 0, ilo, ihi = 0;
+    int rone, ione;
     int bad = buf < 0;
-    if (eval_span(e, n->a, &rlo, &rhi) != 0) bad = 1;
-    if (eval_span(e, n->b, &ilo, &ihi) != 0) bad = 1;
+    if (eval_span(e, n->a, &rlo, &rhi, &rone) != 0) bad = 1;
+    if (eval_span(e, n->b, &ilo, &ihi, &ione) != 0) bad = 1;
     if (bad) return -1;
     const char *bn = cc_buf_name(e->p, buf);
     int32_t nr = e->p->nranks, size = cc_buf_size(e->p, buf);
-    if (n->a->b && !allow_ranks) {
+    if (!rone && !allow_ranks) {
         err(e, n->a->loc, "a rank range is allowed only in 'ensure'; name one rank here");
         return -1;
     }
-    if (rlo < 0 || rhi > nr) {
-        if (n->a->b)
+    if (rone ? rlo < 0 || rlo >= nr : rlo < 0 || rhi > nr) {
+        if (!rone)
             err(e, n->a->loc, "ranks %lld..%lld are out of range 0..%d", (long long)rlo,
                 (long long)rhi, nr - 1);
         else
@@ -374,8 +447,8 @@ static int eval_chunk(evaluator *e, const weft_lang_node *n, int allow_ranks, cc
         err(e, n->b->loc, "chunk index %lld is negative", (long long)ilo);
         return -1;
     }
-    if (ihi > size) {
-        if (n->b->b)
+    if (ione ? ilo >= size : ihi > size) {
+        if (!ione)
             err(e, n->b->loc, "%s[%lld][%lld..%lld] is past the end of %s (%d chunk%s)", bn,
                 (long long)rlo, (long long)ilo, (long long)ihi, bn, size, size == 1 ? "" : "s");
         else
@@ -383,11 +456,12 @@ static int eval_chunk(evaluator *e, const weft_lang_node *n, int allow_ranks, cc
                 (long long)rlo, (long long)ilo, bn, size, size == 1 ? "" : "s");
         return -1;
     }
+    /* in range: each bound fits the buffer's int32 sizes */
     t->buf = buf;
     t->rank_lo = (int32_t)rlo;
-    t->rank_hi = (int32_t)rhi;
+    t->rank_hi = (int32_t)(rone ? rlo + 1 : rhi);
     t->off = (int32_t)ilo;
-    t->cnt = (int32_t)(ihi - ilo);
+    t->cnt = (int32_t)((ione ? ilo + 1 : ihi) - ilo);
     return 0;
 }
 
@@ -479,6 +553,25 @@ static void exec_op(evaluator *e, const weft_lang_node *n) {
             s.cnt == 1 ? "" : "s", t.cnt);
         return;
     }
+    /* checking and lowering walk every chunk of every operation */
+    if (charge(e, s.cnt, n->loc) != 0) return;
+    if (s.rank_lo != t.rank_lo) {
+        /* each operation between two ranks is at least one step of the schedule (its receive),
+         * in every instance */
+        e->remote_ops += e->p->instances;
+        e->remote_moves += (int64_t)s.cnt * e->p->instances;
+        if (e->remote_ops > WEFT_IR_MAX_STEPS || e->remote_moves > WEFT_IR_MAX_MOVES) {
+            err(e, n->loc,
+                "the schedule would be too large: %lld operations between ranks moving %lld "
+                "chunks%s, each a step at least; weft verifies and runs at most %d steps moving "
+                "%d chunks",
+                (long long)e->remote_ops, (long long)e->remote_moves,
+                e->p->instances > 1 ? " (instances counted)" : "", WEFT_IR_MAX_STEPS,
+                WEFT_IR_MAX_MOVES);
+            e->stop = 1;
+            return;
+        }
+    }
     cc_op *op = new_op(e, n);
     if (op == NULL) return;
     op->kind = n->kind == WEFT_LANG_COPY ? CC_OP_COPY : CC_OP_REDUCE;
@@ -507,6 +600,11 @@ static void exec_ensure(evaluator *e, const weft_lang_node *n) {
                 t.cnt == 1 ? "" : "s", cc_buf_name(p, c.buf), c.cnt);
             bad = 1;
             continue;
+        }
+        /* checking lists every contribution a term names, per chunk */
+        if (charge(e, (int64_t)(t.rank_hi - t.rank_lo) * t.cnt, n->kids[i]->loc) != 0) {
+            p->nterms = first;
+            return;
         }
         if (weft_grow((void **)&p->terms, &p->capterms, p->nterms, sizeof *p->terms) != 0) {
             e->stop = 1;
@@ -556,6 +654,7 @@ static void exec_for(evaluator *e, const weft_lang_node *n) {
     if (bad || push_frame(e, 0, n->name, n->loc) != 0) return;
     evframe *f = &e->stack[e->nstack - 1];
     for (int64_t v = lo; v < hi && !e->stop; v++) {
+        if (charge(e, 1, n->loc) != 0) break;
         if (++e->iterations > CC_MAX_ITERATIONS) {
             err(e, n->loc, "the program runs more than %lld loop iterations; giving up",
                 (long long)CC_MAX_ITERATIONS);
@@ -567,7 +666,7 @@ static void exec_for(evaluator *e, const weft_lang_node *n) {
         size_t scope = e->nenv;
         if (bind(e, scope, n->name, v, n->loc) != 0) break;
         exec_block(e, n->c);
-        e->nenv = scope;
+        unbind(e, scope);
     }
     e->nstack--;
 }
@@ -589,12 +688,15 @@ static void exec_call(evaluator *e, const weft_lang_node *n) {
             def->nkids == 1 ? "" : "s", (int)n->nkids);
         return;
     }
+    e->calls++;
+    if (charge(e, CC_CALL_WORK, n->loc) != 0) return;
     if (e->call_depth >= CC_MAX_CALL_DEPTH) {
         err(e, n->loc, "calls nested more than %d deep", CC_MAX_CALL_DEPTH);
         e->stop = 1;
         return;
     }
-    int64_t *args = calloc((size_t)n->nkids + 1, sizeof *args);
+    int64_t small[8];
+    int64_t *args = n->nkids <= 8 ? small : calloc((size_t)n->nkids, sizeof *args);
     if (args == NULL) {
         e->stop = 1;
         return;
@@ -603,7 +705,7 @@ static void exec_call(evaluator *e, const weft_lang_node *n) {
     for (int32_t i = 0; i < n->nkids; i++)
         if (eval(e, n->kids[i], &args[i]) != 0) bad = 1;
     if (bad || push_frame(e, 1, def->name, n->loc) != 0) {
-        free(args);
+        if (args != small) free(args);
         return;
     }
     evframe *f = &e->stack[e->nstack - 1];
@@ -617,27 +719,31 @@ static void exec_call(evaluator *e, const weft_lang_node *n) {
         if (bind(e, scope, def->kids[i]->name, args[i], def->kids[i]->loc) != 0) bad = 1;
     if (!bad) exec_block(e, def->a);
     e->call_depth--;
+    unbind(e, scope);
     e->base = saved_base;
-    e->nenv = scope;
     e->nstack--;
-    free(args);
+    if (args != small) free(args);
 }
 
+/* A failed requirement stops evaluation: the program says it does not apply to these
+ * parameters, so nothing after it means anything (and could be arbitrarily expensive). */
 static void exec_require(evaluator *e, const weft_lang_node *n) {
     int64_t v;
     if (eval(e, n->a, &v) != 0 || v) return;
+    e->stop = 1;
     if (n->name) {
         err(e, n->loc, "requirement failed: %s", n->name);
     } else {
         /* the condition as written is the clearest message */
         int len = 0;
         const char *text = cc_source_text(e->p, n->a->loc, &len);
-        err(e, n->loc, "requirement failed: %.*s", len, text);
+        err(e, n->loc, "requirement failed: %.*s%s", len > 200 ? 200 : len, text,
+            len > 200 ? "..." : "");
     }
 }
 
 static void exec_stmt(evaluator *e, const weft_lang_node *n, size_t scope) {
-    if (e->stop) return;
+    if (charge(e, 1, n->loc) != 0) return;
     switch (n->kind) {
     case WEFT_LANG_LET: {
         int64_t v;
@@ -655,7 +761,7 @@ static void exec_stmt(evaluator *e, const weft_lang_node *n, size_t scope) {
         } else {
             size_t inner = e->nenv;
             exec_block(e, b);
-            e->nenv = inner;
+            unbind(e, inner);
         }
         return;
     }
@@ -672,7 +778,7 @@ static void exec_block(evaluator *e, const weft_lang_node *b) {
     size_t scope = e->nenv;
     for (int32_t i = 0; i < b->nkids && !e->stop; i++)
         exec_stmt(e, b->kids[i], scope);
-    e->nenv = scope;
+    unbind(e, scope);
 }
 
 /* ---- the header ------------------------------------------------------------------------- */
@@ -786,10 +892,10 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
             p->coll = (weft_coll)c, coll_ok = 1;
         p->coll_loc = f->loc;
     }
-    if (given[F_RANKS] && field_int(e, given[F_RANKS], 1, CC_MAX_RANKS, &v) == 0)
+    if (given[F_RANKS] && field_int(e, given[F_RANKS], 1, WEFT_IR_MAX_RANKS, &v) == 0)
         p->nranks = (int32_t)v;
     p->chunks = 1;
-    if (given[F_CHUNKS] && field_int(e, given[F_CHUNKS], 1, CC_MAX_SLOTS, &v) == 0)
+    if (given[F_CHUNKS] && field_int(e, given[F_CHUNKS], 1, WEFT_IR_MAX_CHUNKS, &v) == 0)
         p->chunks = (int32_t)v;
     p->proto = WEFT_PROTO_SIMPLE;
     if (given[F_PROTOCOL]) {
@@ -821,17 +927,30 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
             p->root = (int32_t)v;
     }
     if (e->errors != errs) return;
-    int32_t k = p->chunks, nr = p->nranks;
+    /* what the schedule's header and buffers will be: within the IR's limits (weft_ir.h), or
+     * nothing downstream accepts it */
+    int32_t k = p->chunks, nr = p->nranks, I = p->instances;
     int64_t big = (int64_t)nr * k;
-    p->in_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_INPUT) ? big : k);
-    p->out_chunks = (int32_t)(weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? big : k);
-    if (big > CC_MAX_SLOTS || (int64_t)nr * (p->in_chunks + p->out_chunks) > CC_MAX_SLOTS) {
+    int large_in = weft_coll_large(p->coll, WEFT_BUF_INPUT);
+    int large_out = weft_coll_large(p->coll, WEFT_BUF_OUTPUT);
+    int64_t in = large_in ? big : k, out = large_out ? big : k;
+    int64_t per_loop = (large_in || large_out ? big : k) * I;
+    if (per_loop > WEFT_IR_MAX_CHUNKS) {
         err(e, n->loc,
-            "buffers too large: %d ranks x %d chunks; the compiler handles at most "
-            "%d chunks over all ranks",
-            nr, k, CC_MAX_SLOTS);
+            "too many chunks: %d ranks x %d chunks x %d instances make nchunksperloop %lld; "
+            "weft handles at most %d",
+            nr, k, I, (long long)per_loop, WEFT_IR_MAX_CHUNKS);
         return;
     }
+    if ((in + out) * nr * I > CC_MAX_LOCATIONS) {
+        err(e, n->loc,
+            "buffers too large: %d ranks x %lld chunks (input and output) x %d instances; weft "
+            "handles at most %d chunks over all ranks",
+            nr, (long long)(in + out), I, CC_MAX_LOCATIONS);
+        return;
+    }
+    p->in_chunks = (int32_t)in;
+    p->out_chunks = (int32_t)out;
     e->header_ok = 1;
 }
 
@@ -842,22 +961,25 @@ static void exec_scratch(evaluator *e, const weft_lang_node *n) {
         err(e, n->loc, "'%s' is predefined; choose another name for a scratch buffer", n->name);
         return;
     }
-    for (int32_t i = 0; i < p->nscratch; i++)
-        if (strcmp(p->scratch[i].name, n->name) == 0) {
-            err(e, n->loc, "scratch buffer '%s' is declared twice", n->name);
-            return;
-        }
+    int32_t sym = symbol_of(e, n->name, 1);
+    if (sym < 0) return;
+    if (e->syms[sym].scratch >= 0) {
+        err(e, n->loc, "scratch buffer '%s' is declared twice", n->name);
+        return;
+    }
     if (eval(e, n->a, &v) != 0) return;
-    if (v < 1 || v > CC_MAX_SLOTS) {
-        err(e, n->a->loc, "scratch size must be in 1..%d (got %lld)", CC_MAX_SLOTS, (long long)v);
+    if (v < 1 || v > WEFT_IR_MAX_CHUNKS) {
+        err(e, n->a->loc, "scratch size must be in 1..%d (got %lld)", WEFT_IR_MAX_CHUNKS,
+            (long long)v);
         return;
     }
     int64_t total = (int64_t)p->scratch_total + v;
-    if ((int64_t)p->nranks * (p->in_chunks + p->out_chunks + total) > CC_MAX_SLOTS) {
+    int64_t all = (p->in_chunks + p->out_chunks + total) * p->nranks * p->instances;
+    if (all > CC_MAX_LOCATIONS) {
         err(e, n->loc,
-            "buffers too large: scratch would make %lld chunks over all ranks; the "
-            "compiler handles at most %d",
-            (long long)p->nranks * (p->in_chunks + p->out_chunks + total), CC_MAX_SLOTS);
+            "buffers too large: scratch would make %lld chunks over all ranks%s; weft handles "
+            "at most %d",
+            (long long)all, p->instances > 1 ? " and instances" : "", CC_MAX_LOCATIONS);
         return;
     }
     if (weft_grow((void **)&p->scratch, &p->capscratch, (size_t)p->nscratch, sizeof *p->scratch) !=
@@ -865,6 +987,7 @@ static void exec_scratch(evaluator *e, const weft_lang_node *n) {
         e->stop = 1;
         return;
     }
+    e->syms[sym].scratch = p->nscratch;
     cc_scratch *s = &p->scratch[p->nscratch++];
     s->name = n->name;
     s->size = (int32_t)v;
@@ -923,14 +1046,21 @@ static void collect_defs(evaluator *e, const weft_lang_node *file) {
             err(e, it->loc, "'%s' is a built-in function and cannot be redefined", it->name);
             continue;
         }
-        for (int32_t a = 0; a < it->nkids; a++)
-            for (int32_t b = 0; b < a; b++)
-                if (strcmp(it->kids[a]->name, it->kids[b]->name) == 0)
-                    err(e, it->kids[a]->loc, "parameter '%s' is listed twice", it->kids[a]->name);
-        if (weft_grow((void **)&e->defs, &e->capdefs, e->ndefs, sizeof *e->defs) != 0) {
+        for (int32_t a = 0; a < it->nkids; a++) {
+            int32_t ps = symbol_of(e, it->kids[a]->name, 1);
+            if (ps < 0) return;
+            if (e->syms[ps].stamp == (int32_t)e->ndefs)
+                err(e, it->kids[a]->loc, "parameter '%s' is listed twice", it->kids[a]->name);
+            e->syms[ps].stamp = (int32_t)e->ndefs;
+        }
+        int32_t sym = symbol_of(e, it->name, 1);
+        if (sym < 0) return;
+        if (e->ndefs >= INT32_MAX ||
+            weft_grow((void **)&e->defs, &e->capdefs, e->ndefs, sizeof *e->defs) != 0) {
             e->stop = 1;
             return;
         }
+        e->syms[sym].def = (int32_t)e->ndefs;
         e->defs[e->ndefs++] = it;
     }
 }
@@ -984,6 +1114,12 @@ static void exec_top(evaluator *e, const weft_lang_node *file) {
                 e->stop = 1;
                 return;
             }
+        }
+        if (n->kind == WEFT_LANG_SCRATCH && !e->header_seen) {
+            err(e, n->loc,
+                "'scratch' must come after the 'algorithm' block (its size is per rank)");
+            e->stop = 1;
+            return;
         }
         if ((is_body(n) || n->kind == WEFT_LANG_SCRATCH) && !e->header_ok) {
             e->stop = 1; /* the header's errors are already reported */
@@ -1074,6 +1210,8 @@ fail:
     free(e.defines);
     free(e.env);
     free(e.defs);
+    free(e.syms);
+    weft_map_free(&e.symmap);
     weft_cc_program_free(p);
     return res;
 }

@@ -221,7 +221,7 @@ typedef struct slotdeps {
     int32_t *writer;  /* half that last wrote the slot */
     int32_t *readers; /* head of the list of halves that read it since */
     int32_t *pool_half, *pool_next;
-    size_t npool, cappool;
+    size_t npool, cappool, capnext;
     int32_t *stamp; /* per half: last half whose dependency list holds it */
 } slotdeps;
 
@@ -242,13 +242,15 @@ static void add_reader(lowerer *L, slotdeps *s, int64_t slot, int32_t hh) {
         L->nomem = 1;
         return;
     }
-    size_t cap = s->cappool;
-    int32_t *nx = realloc(s->pool_next, cap * sizeof *nx);
-    if (nx == NULL) {
-        L->nomem = 1;
-        return;
+    if (s->capnext < s->cappool) { /* grown with pool_half, not on every call */
+        int32_t *nx = realloc(s->pool_next, s->cappool * sizeof *nx);
+        if (nx == NULL) {
+            L->nomem = 1;
+            return;
+        }
+        s->pool_next = nx;
+        s->capnext = s->cappool;
     }
-    s->pool_next = nx;
     s->pool_half[s->npool] = hh;
     s->pool_next[s->npool] = s->readers[slot];
     s->readers[slot] = (int32_t)s->npool++;
@@ -289,6 +291,12 @@ static int compute_deps(lowerer *L) {
             for (int32_t i = 0; i < cnt; i++)
                 add_reader(L, &s, s0 + i, reader);
             hr->dep0 = L->ndeps;
+        } else if (L->into[qi] < 0) {
+            /* a local step reads its source too: a later write of it waits (WAR), or another
+             * block could overwrite the source first (a receive carrying out the operation reads
+             * the message instead, not the source) */
+            for (int32_t i = 0; i < cnt; i++)
+                add_reader(L, &s, s0 + i, reader);
         }
         /* writer half: WAW, WAR, and RAW for a reduce */
         for (int32_t i = 0; i < cnt; i++) {
@@ -390,6 +398,11 @@ static int cmp_sortrec(const void *pa, const void *pb) {
     if (x->b != y->b) return x->b < y->b ? -1 : 1;
     if (x->c != y->c) return x->c < y->c ? -1 : 1;
     return x->d < y->d ? -1 : x->d > y->d;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int32_t step_half(const lstep *s) {
@@ -812,7 +825,10 @@ static weft_result build(lowerer *L, weft_algo **out) {
     int32_t *order = NULL, *maxscr = NULL;
     int32_t *roots = L->roots, *ntbs = L->ntbs, *rootfirst = L->rootfirst;
     size_t nroots = L->nroots;
-    int32_t *known = NULL, *need = NULL, *touched = NULL, *tbpos = NULL;
+    int32_t *need = NULL, *touched = NULL, *tbpos = NULL;
+    /* per (rank, tb, other tb): the latest step of the other tb the tb already waited for,
+     * stored + 1 (a hash map: a dense matrix is tbs x tbs per rank) */
+    weft_map known = {0};
 
     a = weft_algo_new(p->name, p->coll, N, mult * p->chunks * I);
     WEFT_CHECK_ALLOC(a);
@@ -863,21 +879,14 @@ static weft_result build(lowerer *L, weft_algo **out) {
     int32_t maxtbs = 1;
     for (int32_t r = 0; r < N; r++)
         if (ntbs[r] > maxtbs) maxtbs = ntbs[r];
-    known = malloc((size_t)maxtbs * (size_t)maxtbs * sizeof *known);
     need = malloc((size_t)maxtbs * sizeof *need);
     touched = malloc((size_t)maxtbs * sizeof *touched);
-    WEFT_CHECK_ALLOC(known);
     WEFT_CHECK_ALLOC(need);
     WEFT_CHECK_ALLOC(touched);
     for (int32_t t = 0; t < maxtbs; t++)
         need[t] = -1;
-    for (size_t i = 0, cur_r = (size_t)-1; i < L->nsteps; i++) {
+    for (size_t i = 0; i < L->nsteps; i++) {
         lstep *s = &L->steps[order[i]];
-        if ((size_t)s->rank != cur_r) {
-            cur_r = (size_t)s->rank;
-            for (size_t k = 0; k < (size_t)maxtbs * (size_t)maxtbs; k++)
-                known[k] = -1;
-        }
         /* need[] is all -1 between steps; touched[] lists the entries this step sets */
         int32_t ntouched = 0;
         int32_t parts[3] = {s->recv, s->send, s->local};
@@ -900,24 +909,45 @@ static weft_result build(lowerer *L, weft_algo **out) {
             }
         }
         s->wait0 = (int64_t)L->nwaits;
-        /* in block order, so that the nops come out in a stable order */
-        for (int32_t a2 = 1; a2 < ntouched; a2++)
-            for (int32_t b2 = a2; b2 > 0 && touched[b2 - 1] > touched[b2]; b2--) {
-                int32_t x = touched[b2];
-                touched[b2] = touched[b2 - 1];
-                touched[b2 - 1] = x;
-            }
+        /* in block order, so that the nops come out in a stable order (a step can wait for
+         * thousands of blocks: no quadratic sort) */
+        if (ntouched > 1) qsort(touched, (size_t)ntouched, sizeof *touched, cmp_i32);
         for (int32_t ti = 0; ti < ntouched; ti++) {
             int32_t t = touched[ti], want = need[t];
-            int32_t *kn = &known[(size_t)s->tb * (size_t)maxtbs + (size_t)t];
+            uint64_t key =
+                ((uint64_t)s->rank * (uint64_t)maxtbs + (uint64_t)s->tb) * (uint64_t)maxtbs +
+                (uint64_t)t;
+            uint64_t *kn = weft_map_put(&known, key, NULL);
             need[t] = -1;
-            if (want <= *kn) continue;
-            *kn = want;
+            if (kn == NULL) WEFT_FAIL(WEFT_ERR_NOMEM);
+            if ((uint64_t)want + 1 <= *kn) continue;
+            *kn = (uint64_t)want + 1;
             if (weft_grow((void **)&L->waits, &L->capwaits, L->nwaits + 1, sizeof *L->waits))
                 WEFT_FAIL(WEFT_ERR_NOMEM);
             L->waits[L->nwaits++] = t;
             L->waits[L->nwaits++] = want;
             s->nwaits++;
+        }
+    }
+    /* the whole schedule, nops and instances counted, against what weft verifies and runs (the
+     * evaluator's bound counted receives only) */
+    {
+        int64_t total = 0, moves = 0;
+        for (size_t i = 0; i < L->nsteps; i++) {
+            const lstep *ls = &L->steps[i];
+            cc_ref src, dst;
+            step_refs(L, ls, &src, &dst);
+            total += 1 + (ls->nwaits > 1 ? ls->nwaits - 1 : 0);
+            moves += dst.cnt;
+        }
+        total *= I;
+        moves *= I;
+        if (total > WEFT_IR_MAX_STEPS || moves > WEFT_IR_MAX_MOVES) {
+            cc_report(p, L->d, WEFT_SEV_ERROR, p->header_loc, -1,
+                      "the schedule would have %lld steps moving %lld chunks; weft verifies and "
+                      "runs at most %d steps moving %d chunks",
+                      (long long)total, (long long)moves, WEFT_IR_MAX_STEPS, WEFT_IR_MAX_MOVES);
+            WEFT_FAIL(WEFT_ERR_INPUT);
         }
     }
     /* final indices: a nop for every wait but the last, just before the step */
@@ -1005,7 +1035,7 @@ fail:
     weft_algo_free(a);
     free(order);
     free(maxscr);
-    free(known);
+    weft_map_free(&known);
     free(need);
     free(touched);
     free(tbpos);
@@ -1110,6 +1140,22 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     *out = NULL;
     if (!p->checked) return WEFT_ERR_USAGE;
     if (check_segments(&L) != 0) WEFT_FAIL(WEFT_ERR_INPUT);
+    {
+        /* before any work: every operation between ranks is a receive step, and a send step of
+         * its own unless it forwards what a receive stored (fusion can only be undone) */
+        int64_t least = 0;
+        for (size_t i = 0; i < p->nops; i++)
+            if (p->ops[i].kind != CC_OP_ENSURE && p->ops[i].src.rank != p->ops[i].dst.rank)
+                least += p->fuse_from[i] >= 0 ? 1 : 2;
+        least *= p->instances;
+        if (least > WEFT_IR_MAX_STEPS) {
+            cc_report(p, d, WEFT_SEV_ERROR, p->header_loc, -1,
+                      "the schedule would have at least %lld steps; weft verifies and runs at "
+                      "most %d",
+                      (long long)least, WEFT_IR_MAX_STEPS);
+            WEFT_FAIL(WEFT_ERR_INPUT);
+        }
+    }
     L.nhalves = 2 * (int64_t)p->nops;
     L.h = calloc((size_t)L.nhalves + 1, sizeof *L.h);
     L.absorb = malloc((p->nops + 1) * sizeof *L.absorb);

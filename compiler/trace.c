@@ -58,7 +58,19 @@ typedef struct tracer {
     int post_errors;
     size_t dropped; /* errors not kept (repeats at one place, or too many) */
     int nomem;
+    /* contributions merged, compared and listed: past CC_MAX_TRACE_WORK checking stops (a
+     * program can make every reduce merge millions of contributions) */
+    int64_t work;
+    int over;
 } tracer;
+
+/* Charges n units of checking work; 1 once over the budget (the caller stops). */
+static int spend(tracer *t, int64_t n) {
+    t->work += n;
+    if (t->work <= CC_MAX_TRACE_WORK) return 0;
+    t->over = 1;
+    return 1;
+}
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
@@ -105,6 +117,11 @@ static void perr(tracer *t, weft_lang_loc loc, int32_t frame, const char *fmt, .
     t->pend[t->npend++] = (pending){loc, frame, msg, (uint8_t)(1u << t->mode)};
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* "input[0..4][1] + input[6][1]": contributions grouped by index, ranks as ranges. */
 static void val_str(const weft_cc_program *p, const val *v, char *buf, size_t n) {
     if (v == NULL || v->n == 0) {
@@ -112,24 +129,16 @@ static void val_str(const weft_cc_program *p, const val *v, char *buf, size_t n)
         return;
     }
     int32_t in = p->in_chunks;
-    uint64_t *pairs = malloc((size_t)v->n * sizeof *pairs);
+    /* a value can hold millions of contributions: past this many it is only counted */
+    uint64_t *pairs = v->n <= (1 << 16) ? malloc((size_t)v->n * sizeof *pairs) : NULL;
     if (pairs == NULL) {
         snprintf(buf, n, "%d contributions", v->n);
         return;
     }
     for (int32_t i = 0; i < v->n; i++)
         pairs[i] = ((uint64_t)(v->ids[i] % (uint32_t)in) << 32) | (v->ids[i] / (uint32_t)in);
-    /* ids are sorted by rank then index; sort by index then rank (insertion sort is enough for
-     * the sizes diagnostics print; larger ones are summarised below) */
-    for (int32_t i = 1; i < v->n; i++) {
-        uint64_t x = pairs[i];
-        int32_t j = i;
-        while (j > 0 && pairs[j - 1] > x) {
-            pairs[j] = pairs[j - 1];
-            j--;
-        }
-        pairs[j] = x;
-    }
+    /* ids are sorted by rank then index; sort by index then rank */
+    qsort(pairs, (size_t)v->n, sizeof *pairs, cmp_u64);
     size_t m = 0;
     int terms = 0;
     buf[0] = '\0';
@@ -355,6 +364,7 @@ static void trace_op(tracer *t, int32_t qi) {
         } else {
             note_read(t, dd);
             uint32_t dup;
+            if (spend(t, (int64_t)t->v[dd]->n + t->v[s]->n)) return;
             nv = merge(t->v[dd], t->v[s], &dup);
             if (nv == NULL) {
                 t->nomem = 1;
@@ -407,6 +417,7 @@ static void trace_ensure(tracer *t, int32_t qi) {
     }
     for (int32_t c = 0; c < q->dst.cnt; c++) {
         int32_t n = 0;
+        if (spend(t, total)) break;
         for (int32_t k = 0; k < q->nterms; k++) {
             const cc_term *tm = &p->terms[q->term0 + k];
             for (int32_t r = tm->rank_lo; r < tm->rank_hi; r++)
@@ -474,46 +485,80 @@ static int32_t expected(const weft_cc_program *p, int32_t r, int32_t j, uint32_t
     }
 }
 
+/* How many contributions output chunk j of rank r must hold: -1 when unconstrained. */
+static int32_t expected_count(const weft_cc_program *p, int32_t r) {
+    switch (p->coll) {
+    case WEFT_COLL_ALLREDUCE:
+    case WEFT_COLL_REDUCESCATTER: return p->nranks;
+    case WEFT_COLL_REDUCE: return r == p->root ? p->nranks : -1;
+    case WEFT_COLL_GATHER: return r == p->root ? 1 : -1;
+    case WEFT_COLL_ALLGATHER:
+    case WEFT_COLL_ALLTOALL:
+    case WEFT_COLL_BROADCAST:
+    case WEFT_COLL_SCATTER: return 1;
+    default: return -1;
+    }
+}
+
 static void check_post(tracer *t) {
     weft_cc_program *p = t->p;
     uint32_t *ids = malloc((size_t)p->nranks * sizeof *ids + sizeof *ids);
-    if (ids == NULL) {
+    /* allreduce and reduce expect one value per chunk index: a value already found right there
+     * (copies share it) is not compared again */
+    const val **ok = calloc((size_t)p->out_chunks + 1, sizeof *ok);
+    if (ids == NULL || ok == NULL) {
+        free(ids);
+        free(ok);
         t->nomem = 1;
         return;
     }
+    int by_index = p->coll == WEFT_COLL_ALLREDUCE || p->coll == WEFT_COLL_REDUCE;
     int64_t wrong = 0;
     for (int32_t r = 0; r < p->nranks; r++)
         for (int32_t j = 0; j < p->out_chunks; j++) {
             int64_t s = slot(t, CC_BUF_OUTPUT, r, j);
             if (t->writer[s] >= 0) t->final[t->writer[s]] = 1;
-            int32_t n = expected(p, r, j, ids);
-            if (n < 0 || same(t->v[s], ids, n)) continue;
+            int32_t want = expected_count(p, r);
+            if (want < 0) continue;
+            const val *have = t->v[s];
+            int right = 0;
+            if (have && have->n == want) {
+                if (by_index && ok[j] == have) continue;
+                if (spend(t, 2 * (int64_t)want)) goto out;
+                expected(p, r, j, ids);
+                right = same(have, ids, want);
+                if (right && by_index) ok[j] = have;
+            }
+            if (right) continue;
             if (++wrong > 8) continue;
-            char a[64], have[256], want[256];
+            int32_t n = expected(p, r, j, ids);
+            char a[64], hs[256], ws[256];
             cc_ref ref = {CC_BUF_OUTPUT, r, j, 1};
             cc_ref_str(p, &ref, a, sizeof a);
-            val_str(p, t->v[s], have, sizeof have);
+            val_str(p, have, hs, sizeof hs);
             val *w = val_new(n);
             if (w == NULL) {
                 t->nomem = 1;
-                break;
+                goto out;
             }
             memcpy(w->ids, ids, (size_t)n * sizeof *ids);
-            val_str(p, w, want, sizeof want);
+            val_str(p, w, ws, sizeof ws);
             val_unref(w);
             int32_t wi = t->writer[s];
             if (wi >= 0)
                 perr(t, p->ops[wi].loc, p->ops[wi].frame,
-                     "at the end, %s holds %s; %s needs %s (written last here)", a, have,
-                     weft_coll_name(p->coll), want);
+                     "at the end, %s holds %s; %s needs %s (written last here)", a, hs,
+                     weft_coll_name(p->coll), ws);
             else
-                perr(t, p->coll_loc, -1, "at the end, %s holds %s; %s needs %s", a, have,
-                     weft_coll_name(p->coll), want);
+                perr(t, p->coll_loc, -1, "at the end, %s holds %s; %s needs %s", a, hs,
+                     weft_coll_name(p->coll), ws);
         }
     if (wrong > 8)
         perr(t, p->coll_loc, -1, "%lld more output chunks are wrong at the end",
              (long long)(wrong - 8));
+out:
     free(ids);
+    free(ok);
 }
 
 /* ---- driver ----------------------------------------------------------------------------- */
@@ -532,13 +577,25 @@ static void trace_mode(tracer *t, int mode) {
         free_memory(t);
         return;
     }
-    for (size_t i = 0; i < p->nops && !t->nomem; i++) {
+    for (size_t i = 0; i < p->nops && !t->nomem && !t->over; i++) {
         if (p->ops[i].kind == CC_OP_ENSURE)
             trace_ensure(t, (int32_t)i);
         else
             trace_op(t, (int32_t)i);
+        if (t->over)
+            cc_report(p, t->d, WEFT_SEV_ERROR, p->ops[i].loc, p->ops[i].frame,
+                      "checking stopped here: tracing the program takes more than %lld steps "
+                      "(contributions merged or compared), the limit",
+                      (long long)CC_MAX_TRACE_WORK);
     }
-    if (!t->nomem) check_post(t);
+    if (!t->nomem && !t->over) {
+        check_post(t);
+        if (t->over)
+            cc_report(p, t->d, WEFT_SEV_ERROR, p->coll_loc, -1,
+                      "checking stopped: comparing the outputs with what %s needs takes more "
+                      "than %lld steps, the limit",
+                      weft_coll_name(p->coll), (long long)CC_MAX_TRACE_WORK);
+    }
     free_memory(t);
 }
 
@@ -573,6 +630,7 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
         if ((mode == MODE_OUT && !p->outofplace) || (mode == MODE_IN && !p->inplace)) continue;
         trace_mode(&t, mode);
         if (t.nomem) WEFT_FAIL(WEFT_ERR_NOMEM);
+        if (t.over) break;
         for (size_t i = 0; i < p->nops; i++) {
             int dead = t.reads_of[i] == p->ops[i].dst.cnt && !t.final[i];
             /* the receive's value: read by this op alone, and not part of the result */
@@ -614,7 +672,7 @@ weft_result weft_cc_check(weft_cc_program *p, weft_diag *d) {
     }
     cc_count_suppressed(p, t.dropped);
     cc_flush_suppressed(p, d);
-    if (t.npend > 0) WEFT_FAIL(WEFT_ERR_INPUT);
+    if (t.npend > 0 || t.over) WEFT_FAIL(WEFT_ERR_INPUT);
     p->checked = 1;
 fail:
     for (size_t i = 0; i < t.npend; i++)

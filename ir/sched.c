@@ -45,6 +45,10 @@ static void step_ref(const weft_sg *g, int32_t step, char *buf, size_t len) {
 static void vdiag_at(const weft_algo *a, weft_diag *d, weft_severity sev, int line,
                      const char *prefix, const char *fmt, va_list ap) {
     if (d == NULL) return;
+    if (weft_diag_full(d)) { /* only counted: nothing to format */
+        weft_diag_add(d, sev, a->file, line, 0, "%s", prefix);
+        return;
+    }
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -532,6 +536,18 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
                               side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
                               weft_coll_name(g->a->coll), g->a->root,
                               inplace ? "in-place" : "out-of-place");
+            COUNT_ERR(BOUNDS);
+        }
+        /* NCCL's send buffer is const: in an out-of-place call the caller (or another rank, in a
+         * zero-copy transport) may read it while the collective runs, so no step may write it,
+         * not even to put back what was there */
+        if (!inplace && (gs->flags & WEFT_STEP_F_WRITE) && st->dstbuf == WEFT_BUF_INPUT &&
+            weft_sg_buf_exists(g, 0, gs->rank, WEFT_BUF_INPUT)) {
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
+                              "writes input chunk %d, but the input is NCCL's const send buffer in "
+                              "an out-of-place call%s",
+                              st->dstoff,
+                              g->a->inplace && g->a->outofplace ? " (out-of-place)" : "");
             COUNT_ERR(BOUNDS);
         }
     }

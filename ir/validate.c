@@ -327,6 +327,45 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
             return WEFT_ERR_INPUT;
         }
     }
+    /* Sizes next: past them, even walking the schedule costs too much. */
+    int64_t nsteps = 0, moves = 0, locs = 0;
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        int64_t l = (int64_t)(g->i_chunks > 0 ? g->i_chunks : 0) +
+                    (g->o_chunks > 0 ? g->o_chunks : 0) + (g->s_chunks > 0 ? g->s_chunks : 0);
+        if (l > locs) locs = l;
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            nsteps += g->tbs[t].nsteps;
+            for (int32_t s = 0; s < g->tbs[t].nsteps; s++)
+                if (g->tbs[t].steps[s].cnt > 0) moves += g->tbs[t].steps[s].cnt;
+        }
+    }
+    /* the buffers of the collective, as the verifier lays them out */
+    if (a->nchunksperloop > 0 && (unsigned)a->coll < WEFT_COLL_COUNT) {
+        int64_t k = a->nchunksperloop / weft_algo_size_mult(a);
+        int64_t l = (weft_coll_large(a->coll, WEFT_BUF_INPUT) ? a->ngpus : 1) * k +
+                    (weft_coll_large(a->coll, WEFT_BUF_OUTPUT) ? a->ngpus : 1) * k;
+        for (int32_t r = 0; r < a->ngpus; r++)
+            if (a->gpus[r].s_chunks > 0 && l + a->gpus[r].s_chunks > locs)
+                locs = l + a->gpus[r].s_chunks;
+        if (l > locs) locs = l;
+    }
+    int big = 0;
+    if (nsteps > WEFT_IR_MAX_STEPS)
+        big = 1, vreport(&v, WEFT_SEV_ERROR, a->line, -1, -1, -1,
+                         "%lld steps in all: weft reads, verifies and runs at most %d",
+                         (long long)nsteps, WEFT_IR_MAX_STEPS);
+    if (moves > WEFT_IR_MAX_MOVES)
+        big = 1, vreport(&v, WEFT_SEV_ERROR, a->line, -1, -1, -1,
+                         "the steps move %lld chunks in all (the sum of cnt): weft verifies and "
+                         "runs at most %d",
+                         (long long)moves, WEFT_IR_MAX_MOVES);
+    if ((int64_t)a->ngpus * locs > WEFT_IR_MAX_LOCATIONS)
+        big = 1, vreport(&v, WEFT_SEV_ERROR, a->line, -1, -1, -1,
+                         "%d ranks of %lld chunks each (input, output and scratch): weft verifies "
+                         "and runs at most %d chunks over all ranks",
+                         a->ngpus, (long long)locs, WEFT_IR_MAX_LOCATIONS);
+    if (big) return WEFT_ERR_INPUT;
     check_algo(&v);
     int32_t maxchan = -1, maxsteps = 0, maxsteps_r = 0, maxsteps_t = 0, maxtbs = 0, maxtbs_r = 0;
     int64_t big_cnt = 0, first_big[3] = {0, 0, 0};

@@ -38,12 +38,24 @@ typedef struct arena_block {
 
 typedef struct arena {
     arena_block *head;
-    size_t used; /* words used in head */
+    size_t used;  /* words used in head */
+    size_t total; /* words in all blocks */
+    int over;     /* a request went past VERIFY_MAX_VALUE_WORDS */
 } arena;
+
+/* The symbolic values of one mode may take this much; past it the schedule is refused (as too
+ * large to verify) rather than the machine's memory exhausted: values grow with the ranks a
+ * reduction combines and the distinct chunks it mixes. */
+#define VERIFY_MAX_VALUE_WORDS (((size_t)256 << 20) / sizeof(uint64_t))
 
 static uint64_t *arena_alloc(arena *A, size_t words) {
     if (A->head == NULL || A->used + words > A->head->size) {
         size_t size = words > (1u << 17) ? words : (1u << 17);
+        if (A->total + size > VERIFY_MAX_VALUE_WORDS) {
+            A->over = 1;
+            return NULL;
+        }
+        A->total += size;
         arena_block *b = malloc(sizeof *b + size * sizeof(uint64_t));
         if (b == NULL) return NULL;
         b->next = A->head;
@@ -63,6 +75,7 @@ static void arena_free(arena *A) {
         A->head = n;
     }
     A->used = 0;
+    A->total = 0;
 }
 
 /* ---- symbolic values ------------------------------------------------------------------- *
@@ -91,10 +104,11 @@ typedef struct ctx {
     sval **val;      /* [N * L] */
     int32_t *writer; /* [N * L] step that last wrote the location, -1 */
     sval ***payload; /* [nsteps] what a send step sent */
-    uint64_t *tmp;   /* scratch for overlaps, nw * 64 words */
-    sval *expect;    /* scratch value, one group */
-    int32_t *order;  /* the unbounded run's order */
-    int32_t *pos;    /* position of each step in order */
+    uint64_t *tmp;   /* scratch for overlaps: 2 words each, ntmp words */
+    size_t ntmp;
+    sval *expect;   /* scratch value, one group */
+    int32_t *order; /* the unbounded run's order */
+    int32_t *pos;   /* position of each step in order */
     weft_result res;
 } ctx;
 
@@ -173,6 +187,16 @@ static sval *sv_reduce(ctx *c, const sval *a, const sval *b) {
     if (nxmax > UINT32_MAX / 4) {
         c->res = WEFT_ERR_NOMEM;
         return NULL;
+    }
+    /* the overlaps of every group, not of one: as many as the contributions the two share */
+    if (2 * ov + 2 > c->ntmp) {
+        uint64_t *t = realloc(c->tmp, (2 * ov + 2) * sizeof *t);
+        if (t == NULL) {
+            c->res = WEFT_ERR_NOMEM;
+            return NULL;
+        }
+        c->tmp = t;
+        c->ntmp = 2 * ov + 2;
     }
     sval *v = sv_alloc(c, ng, (uint32_t)nxmax);
     if (v == NULL) return NULL;
@@ -1034,6 +1058,7 @@ static weft_result check_mode(ctx *c, int inplace) {
     c->inplace = inplace;
     c->res = WEFT_OK;
     size_t nl = (size_t)c->N * c->L;
+    c->A.over = 0;
     c->val = calloc(nl + 1, sizeof *c->val);
     c->writer = malloc((nl + 1) * sizeof *c->writer);
     c->payload = calloc((size_t)g->nsteps + 1, sizeof *c->payload);
@@ -1062,6 +1087,14 @@ static weft_result check_mode(ctx *c, int inplace) {
                       c->sum->errors[WEFT_VERIFY_RACE] - races_before == 1 ? "" : "s",
                       mode_suffix(c));
 fail:
+    if (c->A.over) {
+        weft_diag_add(c->d, WEFT_SEV_ERROR, c->a->file, c->a->line, 0,
+                      "the schedule's symbolic values need more than %zu MiB, the verifier's "
+                      "limit (reductions that mix many ranks and chunks)%s",
+                      VERIFY_MAX_VALUE_WORDS * sizeof(uint64_t) >> 20, mode_suffix(c));
+        c->sum->errors[WEFT_VERIFY_STRUCTURE]++;
+        res = WEFT_ERR_INPUT;
+    }
     free(c->payload);
     free(c->writer);
     free(c->val);
@@ -1168,10 +1201,10 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK(weft_sg_validate(a, d, sum->errors));
     res = weft_sg_build(a, d, sum->errors, &g);
     if (res != WEFT_OK) goto fail;
-    if ((int64_t)a->ngpus * g->nlocs > (1 << 25)) {
+    if ((int64_t)a->ngpus * g->nlocs > WEFT_IR_MAX_LOCATIONS) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
-                      "%d ranks of %d chunks are more than the verifier handles", a->ngpus,
-                      g->nlocs);
+                      "%d ranks of %d chunks are more than the verifier handles (%d in all)",
+                      a->ngpus, g->nlocs, WEFT_IR_MAX_LOCATIONS);
         sum->errors[WEFT_VERIFY_STRUCTURE]++;
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
@@ -1186,7 +1219,8 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     c.nw = (c.N + 63) / 64;
     c.order = malloc(((size_t)g->nsteps + 1) * sizeof *c.order);
     c.pos = malloc(((size_t)g->nsteps + 1) * sizeof *c.pos);
-    c.tmp = malloc(((size_t)c.nw * 64 * 2 + 2) * sizeof *c.tmp);
+    c.ntmp = (size_t)c.nw * 64 * 2 + 2;
+    c.tmp = malloc(c.ntmp * sizeof *c.tmp);
     c.expect = malloc(sv_words(&c, 1, 0) * sizeof(uint64_t));
     WEFT_CHECK_ALLOC(c.order);
     WEFT_CHECK_ALLOC(c.pos);

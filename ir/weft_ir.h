@@ -138,6 +138,11 @@ WEFT_API int64_t weft_algo_nsteps(const weft_algo *a);
 #define WEFT_IR_MAX_RANKS      8192        /* ngpus */
 #define WEFT_IR_MAX_CHANNELS   1024        /* nchannels */
 #define WEFT_IR_MAX_CHUNKS     (1 << 20)   /* nchunksperloop, i/o/s_chunks */
+/* What one schedule may ask of weft as a whole: these bound the memory and time of reading,
+ * verifying (docs/verify.md, "Limits") and planning it; the compiler produces no more. */
+#define WEFT_IR_MAX_STEPS     (1 << 19) /* steps over all ranks and tbs, nops included */
+#define WEFT_IR_MAX_MOVES     (1 << 21) /* the sum of cnt over all steps */
+#define WEFT_IR_MAX_LOCATIONS (1 << 22) /* ngpus x chunks of a rank (input, output, scratch) */
 /* Reads an MSCCL XML algorithm. Errors are reported as `file:line: message` naming the element
  * and attribute; legacy files get defaults with an INFO note. On success *out is owned by the
  * caller. The structural validation below runs as part of reading. */
@@ -154,7 +159,8 @@ WEFT_API weft_result weft_ir_write_string(const weft_algo *a, char **out);
 /* ---- structural validation (validate.c) ------------------------------------------------- */
 /* One send and one recv peer per tb, one tb per (peer, channel, direction), dependencies point
  * at existing steps marked hasdep, offsets within the declared chunk counts, nchannels and
- * nchunksperloop consistent. Limits of the MSCCL runtimes become warnings. Returns
+ * nchunksperloop consistent, the hard limits above (steps, moves, locations) kept. Limits of the
+ * MSCCL runtimes become warnings. Returns
  * WEFT_ERR_INPUT when any error was reported. */
 WEFT_API weft_result weft_ir_validate(const weft_algo *a, weft_diag *d);
 

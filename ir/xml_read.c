@@ -1,52 +1,72 @@
-/* xml_read.c — the MSCCL XML reader on libxml2: builds a weft_algo, reporting file:line errors. */
+/* xml_read.c — the MSCCL XML reader on libxml2: builds a weft_algo from SAX events (no document
+ * tree: memory stays proportional to the schedule, not to the text), reporting file:line errors. */
 #include "weft_ir.h"
 
 #include <libxml/parser.h>
 #include <libxml/SAX2.h>
 #include <libxml/parserInternals.h>
-#include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Past this many errors the rest of the file is unlikely to say anything new. */
 #define MAX_ERRORS 20
 
+/* What a file's structure says (elements, attributes) is collected in `sd` and reported only
+ * when libxml2 finds the whole document well-formed: a malformed file gets libxml2's messages
+ * alone, as a reader that builds a tree first would give. */
 typedef struct reader {
     const char *file;
-    weft_diag *d;
-    int nerr;
+    weft_diag *d;   /* libxml2's messages, and the final result */
+    weft_diag *sd;  /* messages about the structure, until the document is known well-formed */
+    int nerr;       /* errors of either kind: past MAX_ERRORS the structure is no longer read */
+    int nxerr;      /* errors of libxml2 */
+    int nserr;      /* errors about the structure */
     int stopped;    /* the DOCTYPE hook halted libxml2 */
     int doctype_at; /* its line */
 } reader;
 
-static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) WEFT_PRINTF(4, 5);
-static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) {
+static void report_to(reader *r, int structure, weft_severity sev, long line, const char *fmt,
+                      va_list ap) {
+    weft_diag *d = structure ? r->sd : r->d;
+    int *n = structure ? &r->nserr : &r->nxerr;
     if (sev == WEFT_SEV_ERROR) {
         r->nerr++;
-        if (r->nerr > MAX_ERRORS) return;
+        if (++*n > MAX_ERRORS) return;
     }
+    weft_diag_vadd(d, sev, r->file, line > 0 && line < 0x7fffffff ? (int)line : 0, 0, fmt, ap);
+    if (sev == WEFT_SEV_ERROR && *n == MAX_ERRORS)
+        weft_diag_add(d, WEFT_SEV_NOTE, r->file, 0, 0, "too many errors, stopping here");
+}
+
+/* A message about the structure of the file. */
+static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) WEFT_PRINTF(4, 5);
+static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    weft_diag_vadd(r->d, sev, r->file, line > 0 && line < 0x7fffffff ? (int)line : 0, 0, fmt, ap);
+    report_to(r, 1, sev, line, fmt, ap);
     va_end(ap);
-    if (sev == WEFT_SEV_ERROR && r->nerr == MAX_ERRORS)
-        weft_diag_add(r->d, WEFT_SEV_NOTE, r->file, 0, 0, "too many errors, stopping here");
+}
+
+/* A message of libxml2 or about the text as a whole. */
+static void report_xml(reader *r, weft_severity sev, long line, const char *fmt, ...)
+    WEFT_PRINTF(4, 5);
+static void report_xml(reader *r, weft_severity sev, long line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    report_to(r, 0, sev, line, fmt, ap);
+    va_end(ap);
 }
 
 static int too_many(const reader *r) {
     return r->nerr >= MAX_ERRORS;
 }
 
-/* Elements carry their line in psvi (set by on_start_element below): libxml2's own node->line
- * saturates at 65535 and its workaround for larger lines is off by one for our elements. */
-static long line_of(const xmlNode *n) {
-    if (n->type == XML_ELEMENT_NODE && n->psvi) return (long)(intptr_t)n->psvi;
-    return xmlGetLineNo(n);
-}
+/* The SAX handlers' state (below); ctxt->_private points to it, and its first member is the
+ * reader, which is all that libxml2's own callbacks here need. */
+typedef struct sax sax;
 
 /* ---- libxml2 plumbing --------------------------------------------------------------------- */
 
@@ -58,15 +78,15 @@ static void xml_error(reader *r, xmlErrorPtr e) {
     size_t n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         msg[--n] = '\0';
-    report(r, e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR, e->line,
-           "malformed XML: %s", msg);
+    report_xml(r, e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR, e->line,
+               "malformed XML: %s", msg);
 }
 
 /* Errors of the parser itself arrive with the parser context (SAX handlers need it as their
  * user data), those raised elsewhere (encoding, I/O) with the reader. */
 static void on_parser_error(void *ctx, xmlErrorPtr e) {
     xmlParserCtxtPtr ctxt = ctx;
-    xml_error(ctxt ? ctxt->_private : NULL, e);
+    xml_error(ctxt && ctxt->_private ? *(reader **)ctxt->_private : NULL, e);
 }
 static void on_global_error(void *ctx, xmlErrorPtr e) {
     xml_error(ctx, e);
@@ -77,19 +97,10 @@ static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ex
                                const xmlChar *sys) {
     (void)name, (void)ext, (void)sys;
     xmlParserCtxtPtr ctxt = ctx;
-    reader *r = ctxt->_private;
+    reader *r = *(reader **)ctxt->_private;
     r->stopped = 1;
     r->doctype_at = xmlSAX2GetLineNumber(ctxt);
     xmlStopParser(ctxt);
-}
-
-static void on_start_element(void *ctx, const xmlChar *name, const xmlChar *prefix,
-                             const xmlChar *uri, int nns, const xmlChar **ns, int nattrs,
-                             int ndefaulted, const xmlChar **attrs) {
-    xmlParserCtxtPtr ctxt = ctx;
-    xmlSAX2StartElementNs(ctx, name, prefix, uri, nns, ns, nattrs, ndefaulted, attrs);
-    if (ctxt->node && ctxt->node->type == XML_ELEMENT_NODE && ctxt->input && ctxt->input->line > 0)
-        ctxt->node->psvi = (void *)(intptr_t)ctxt->input->line;
 }
 
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
@@ -214,39 +225,58 @@ static const char *shown(const char *v, char *buf, size_t len) {
 
 static void attrs_free(attrs *at) {
     for (int i = 0; i < at->n; i++) {
-        if (at->val[i]) xmlFree(at->val[i]);
+        free(at->val[i]);
         at->val[i] = NULL;
     }
 }
 
-/* Collects the known attributes of an element; unknown ones are warned about and ignored (the
- * MSCCL runtimes ignore them too). */
-static weft_result attrs_load(reader *r, attrs *at, const xmlNode *node, const char *elem,
-                              const char *const *names, int n) {
+/* An attribute value as libxml2 hands it to SAX: not terminated, and with '&' still written
+ * "&#38;" (libxml2 leaves that to the tree builder; every other reference is already replaced,
+ * and there are no entities since a DOCTYPE is refused). */
+static char *attr_value(const xmlChar *v, const xmlChar *end) {
+    size_t n = (size_t)(end - v);
+    char *out = malloc(n + 1), *o = out;
+    if (out == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '&' && i + 5 <= n && memcmp(v + i, "&#38;", 5) == 0) {
+            *o++ = '&';
+            i += 4;
+        } else {
+            *o++ = (char)v[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Collects the known attributes of an element (SAX2's array: name, prefix, URI, value, end for
+ * each); unknown ones are warned about and ignored (the MSCCL runtimes ignore them too). */
+static weft_result attrs_load(reader *r, attrs *at, long line, int nattrs, const xmlChar **av,
+                              const char *elem, const char *const *names, int n) {
     memset(at, 0, sizeof *at);
     at->elem = elem;
     at->names = names;
     at->n = n;
-    at->line = line_of(node);
-    for (const xmlAttr *p = node->properties; p; p = p->next) {
+    at->line = line;
+    for (int a = 0; a < nattrs; a++) {
+        const xmlChar *const *p = av + 5 * a;
         int k = -1;
-        if (p->ns == NULL)
+        if (p[1] == NULL)
             for (int i = 0; i < n; i++)
-                if (strcmp((const char *)p->name, names[i]) == 0) k = i;
+                if (strcmp((const char *)p[0], names[i]) == 0) k = i;
         if (k < 0) {
             char b[48];
             report(r, WEFT_SEV_WARNING, at->line, "<%s>: unknown attribute '%s%s%s' ignored", elem,
-                   p->ns && p->ns->prefix ? (const char *)p->ns->prefix : "",
-                   p->ns && p->ns->prefix ? ":" : "", shown((const char *)p->name, b, sizeof b));
+                   p[1] ? (const char *)p[1] : "", p[1] ? ":" : "",
+                   shown((const char *)p[0], b, sizeof b));
             continue;
         }
-        char *v = (char *)xmlNodeListGetString(node->doc, p->children, 1);
-        if (v == NULL) v = (char *)xmlStrdup((const xmlChar *)"");
-        if (v == NULL) {
+        free(at->val[k]); /* libxml2 refuses duplicates; keep the last if one slips through */
+        at->val[k] = attr_value(p[3], p[4]);
+        if (at->val[k] == NULL) {
             attrs_free(at);
             return WEFT_ERR_NOMEM;
         }
-        at->val[k] = v;
     }
     return WEFT_OK;
 }
@@ -359,56 +389,23 @@ static int get_step_type(reader *r, const attrs *at, int i, weft_step_type *out)
 
 /* ---- elements ----------------------------------------------------------------------------- */
 
-static int is_elem(const xmlNode *n, const char *name) {
-    return n->type == XML_ELEMENT_NODE && n->ns == NULL && strcmp((const char *)n->name, name) == 0;
-}
-
-static int blank(const xmlChar *s) {
-    for (; s && *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return 0;
+static int blank_n(const xmlChar *s, int n) {
+    for (int i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return 0;
     return 1;
 }
 
-/* Children other than elements: blank text, comments and processing instructions are fine;
- * anything else is reported. Returns 1 when n is an element to look at. */
-static int child_element(reader *r, const xmlNode *n, const char *parent) {
-    switch (n->type) {
-    case XML_ELEMENT_NODE: return 1;
-    case XML_TEXT_NODE:
-    case XML_CDATA_SECTION_NODE:
-        if (!blank(n->content))
-            report(r, WEFT_SEV_ERROR, line_of(n), "unexpected text inside <%s>", parent);
-        return 0;
-    case XML_COMMENT_NODE:
-    case XML_PI_NODE: return 0;
-    default:
-        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected content inside <%s>", parent);
-        return 0;
-    }
-}
-
 /* An element's name as written: <m:gpu>, or <gpu xmlns="urn:x"> for a default namespace. */
-static void elem_name(char *out, size_t len, const xmlNode *n) {
+static void elem_name(char *out, size_t len, const xmlChar *name, const xmlChar *prefix,
+                      const xmlChar *uri) {
     char b[48], h[48];
-    const char *name = shown((const char *)n->name, b, sizeof b);
-    if (n->ns && n->ns->prefix)
-        snprintf(out, len, "<%s:%s>", shown((const char *)n->ns->prefix, h, sizeof h), name);
-    else if (n->ns && n->ns->href)
-        snprintf(out, len, "<%s xmlns=\"%s\">", name,
-                 shown((const char *)n->ns->href, h, sizeof h));
+    const char *nm = shown((const char *)name, b, sizeof b);
+    if (prefix)
+        snprintf(out, len, "<%s:%s>", shown((const char *)prefix, h, sizeof h), nm);
+    else if (uri)
+        snprintf(out, len, "<%s xmlns=\"%s\">", nm, shown((const char *)uri, h, sizeof h));
     else
-        snprintf(out, len, "<%s>", name);
-}
-
-static void unexpected_element(reader *r, const xmlNode *n, const char *parent,
-                               const char *expected) {
-    char e[128];
-    elem_name(e, sizeof e, n);
-    if (expected)
-        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s> (expected <%s>)",
-               e, parent, expected);
-    else
-        report(r, WEFT_SEV_ERROR, line_of(n), "unexpected element %s inside <%s>", e, parent);
+        snprintf(out, len, "<%s>", nm);
 }
 
 typedef struct step_in {
@@ -426,152 +423,6 @@ static int cmp_tb(const void *x, const void *y) {
     const weft_tb *a = x, *b = y;
     if (a->id != b->id) return a->id < b->id ? -1 : 1;
     return a->line < b->line ? -1 : a->line > b->line;
-}
-
-/* <step s=".." type=".." .../>: returns 0 and fills *out when the element is well-formed. */
-static weft_result read_step(reader *r, const xmlNode *n, step_in *out, int *ok) {
-    weft_result res = WEFT_OK;
-    attrs at;
-    WEFT_CHECK(attrs_load(r, &at, n, "step", step_attrs, S_COUNT));
-    memset(out, 0, sizeof *out);
-    int bad = 0;
-    bad |= get_i32(r, &at, S_S, &out->s);
-    bad |= get_step_type(r, &at, S_TYPE, &out->st.type);
-    bad |= get_buf(r, &at, S_SRCBUF, &out->st.srcbuf);
-    bad |= get_i32(r, &at, S_SRCOFF, &out->st.srcoff);
-    bad |= get_buf(r, &at, S_DSTBUF, &out->st.dstbuf);
-    bad |= get_i32(r, &at, S_DSTOFF, &out->st.dstoff);
-    bad |= get_i32(r, &at, S_CNT, &out->st.cnt);
-    bad |= get_i32(r, &at, S_DEPID, &out->st.depid);
-    bad |= get_i32(r, &at, S_DEPS, &out->st.deps);
-    bad |= get_bool(r, &at, S_HASDEP, &out->st.hasdep);
-    if (!bad && out->s < 0) {
-        report(r, WEFT_SEV_ERROR, at.line, "<step> attribute 's' is negative: \"%d\"", out->s);
-        bad = 1;
-    }
-    out->st.line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
-    for (const xmlNode *c = n->children; c; c = c->next)
-        if (child_element(r, c, "step")) unexpected_element(r, c, "step", NULL);
-    *ok = !bad;
-fail:
-    attrs_free(&at);
-    return res;
-}
-
-/* <tb id send recv chan> with its steps, sorted by `s`, which must be 0..n-1. The tb is
- * appended to g (its id taken from the file) when well-formed. */
-static weft_result read_tb(reader *r, const xmlNode *n, weft_gpu *g, int32_t rank) {
-    weft_result res = WEFT_OK;
-    step_in *steps = NULL;
-    size_t nsteps = 0, cap = 0;
-    attrs at;
-    WEFT_CHECK(attrs_load(r, &at, n, "tb", tb_attrs, T_COUNT));
-    int32_t id = -1, send = 0, recv = 0, chan = 0;
-    int bad = 0;
-    bad |= get_i32(r, &at, T_ID, &id);
-    bad |= get_i32(r, &at, T_SEND, &send);
-    bad |= get_i32(r, &at, T_RECV, &recv);
-    bad |= get_i32(r, &at, T_CHAN, &chan);
-    if (id < 0 && !bad) {
-        report(r, WEFT_SEV_ERROR, at.line, "<tb> attribute 'id' is negative: \"%d\"", id);
-        bad = 1;
-    }
-    for (const xmlNode *c = n->children; c && !too_many(r); c = c->next) {
-        if (!child_element(r, c, "tb")) continue;
-        if (!is_elem(c, "step")) {
-            unexpected_element(r, c, "tb", "step");
-            continue;
-        }
-        if (weft_grow((void **)&steps, &cap, nsteps, sizeof *steps) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-        int ok = 0;
-        WEFT_CHECK(read_step(r, c, &steps[nsteps], &ok));
-        if (ok)
-            nsteps++;
-        else
-            bad = 1;
-    }
-    if (bad) goto fail;
-    /* Steps may come in any order (the MSCCL runtimes index them by `s`). */
-    if (nsteps > 1) qsort(steps, nsteps, sizeof *steps, cmp_step_in);
-    for (size_t i = 1; i < nsteps; i++)
-        if (steps[i].s == steps[i - 1].s) {
-            report(r, WEFT_SEV_ERROR, steps[i].st.line,
-                   "rank %d tb %d: duplicate <step s=\"%d\"> (first on line %d)", rank, id,
-                   steps[i].s, steps[i - 1].st.line);
-            bad = 1;
-        }
-    if (bad) goto fail;
-    for (size_t i = 0; i < nsteps; i++)
-        if (steps[i].s != (int32_t)i) {
-            report(r, WEFT_SEV_ERROR, at.line,
-                   "rank %d tb %d: no <step s=\"%zu\"> (s must run 0..%zu without gaps)", rank, id,
-                   i, nsteps - 1);
-            goto fail;
-        }
-    weft_tb *tb = weft_gpu_add_tb(g, send, recv, chan);
-    WEFT_CHECK_ALLOC(tb);
-    tb->id = id;
-    tb->line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
-    for (size_t i = 0; i < nsteps; i++)
-        if (weft_tb_add_step(tb, &steps[i].st) < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-fail:
-    free(steps);
-    attrs_free(&at);
-    return res;
-}
-
-/* <gpu id i_chunks o_chunks s_chunks> with its tbs, sorted by id, which must be 0..n-1. The
- * result goes to *g (freshly zeroed); *id is -1 when the id could not be read. */
-static weft_result read_gpu(reader *r, const xmlNode *n, weft_gpu *g, int32_t *id, int *ok) {
-    weft_result res = WEFT_OK;
-    attrs at;
-    memset(g, 0, sizeof *g);
-    *ok = 0;
-    *id = -1;
-    WEFT_CHECK(attrs_load(r, &at, n, "gpu", gpu_attrs, G_COUNT));
-    int bad = 0;
-    int64_t v;
-    if (get_int(r, &at, G_ID, 0, INT32_MAX, &v) == 0)
-        *id = (int32_t)v;
-    else
-        bad = 1;
-    bad |= get_i32(r, &at, G_I, &g->i_chunks);
-    bad |= get_i32(r, &at, G_O, &g->o_chunks);
-    bad |= get_i32(r, &at, G_S, &g->s_chunks);
-    g->line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
-    int before = r->nerr;
-    for (const xmlNode *c = n->children; c && !too_many(r); c = c->next) {
-        if (!child_element(r, c, "gpu")) continue;
-        if (!is_elem(c, "tb")) {
-            unexpected_element(r, c, "gpu", "tb");
-            continue;
-        }
-        WEFT_CHECK(read_tb(r, c, g, *id));
-    }
-    if (r->nerr != before) bad = 1;
-    if (bad) goto fail;
-    /* tbs may come in any order; their ids must be exactly 0..n-1. */
-    if (g->ntbs > 1) qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
-    for (int32_t t = 1; t < g->ntbs; t++)
-        if (g->tbs[t].id == g->tbs[t - 1].id) {
-            report(r, WEFT_SEV_ERROR, g->tbs[t].line,
-                   "rank %d: duplicate <tb id=\"%d\"> (first on line %d)", *id, g->tbs[t].id,
-                   g->tbs[t - 1].line);
-            bad = 1;
-        }
-    if (bad) goto fail;
-    for (int32_t t = 0; t < g->ntbs; t++)
-        if (g->tbs[t].id != t) {
-            report(r, WEFT_SEV_ERROR, g->line,
-                   "rank %d: no <tb id=\"%d\"> (tb ids must run 0..%d without gaps)", *id, t,
-                   g->ntbs - 1);
-            goto fail;
-        }
-    g->id = *id;
-    *ok = 1;
-fail:
-    attrs_free(&at);
-    return res;
 }
 
 static void gpu_clear(weft_gpu *g) {
@@ -592,12 +443,63 @@ static int get_enum(reader *r, const attrs *at, int i, int (*lookup)(const char 
     return -1;
 }
 
-static weft_result read_algo(reader *r, const xmlNode *root, weft_algo **out) {
-    weft_result res = WEFT_OK;
-    weft_algo *a = NULL;
-    weft_gpu tmp = {0};
+/* The reader's state between SAX events: the element path is <algo> <gpu> <tb> <step>, one of
+ * each open at a time, so that what is being read is the last of each kind. */
+struct sax {
+    reader *r; /* first: see the typedef */
+    xmlParserCtxtPtr ctxt;
+    weft_result res; /* allocation failure: everything after is ignored */
+    int depth;       /* elements open */
+    int skip;        /* > 0: depth of an element whose content is ignored */
+    int done;        /* the structure is no longer read (too many errors, or failure) */
+    long text_line;  /* line of the current run of text, 0 when none */
+    int text_told;   /* the current run was reported */
+    int saw_root;
+    /* <algo> */
+    weft_algo *a;
+    int abad, legacy;
+    long aline;
+    /* <gpu> */
+    weft_gpu g;
+    int32_t gid;
+    int gbad, gerr;
+    /* <tb> */
+    attrs tat;
+    int32_t tid, tsend, trecv, tchan;
+    int tbad;
+    step_in *steps;
+    size_t nsteps, capsteps;
+    int64_t total_steps;
+};
+
+static long sax_line(const sax *x) {
+    return x->ctxt->input ? (long)x->ctxt->input->line : 0;
+}
+
+static void sax_nomem(sax *x) {
+    x->res = WEFT_ERR_NOMEM;
+    x->done = 1;
+}
+
+static void unexpected_element(sax *x, const xmlChar *name, const xmlChar *prefix,
+                               const xmlChar *uri, const char *parent, const char *expected) {
+    char e[128];
+    elem_name(e, sizeof e, name, prefix, uri);
+    if (expected)
+        report(x->r, WEFT_SEV_ERROR, sax_line(x),
+               "unexpected element %s inside <%s> (expected <%s>)", e, parent, expected);
+    else
+        report(x->r, WEFT_SEV_ERROR, sax_line(x), "unexpected element %s inside <%s>", e, parent);
+}
+
+/* <algo ...>: the header; the schedule is allocated once ngpus is known. */
+static void algo_start(sax *x, int nattrs, const xmlChar **av) {
+    reader *r = x->r;
     attrs at;
-    WEFT_CHECK(attrs_load(r, &at, root, "algo", algo_attrs, A_COUNT));
+    if (attrs_load(r, &at, sax_line(x), nattrs, av, "algo", algo_attrs, A_COUNT) != WEFT_OK) {
+        sax_nomem(x);
+        return;
+    }
     int bad = 0;
     int64_t v = 0;
     int32_t ngpus = -1, nchannels = 0, nchunks = 0, root_rank = 0;
@@ -631,12 +533,18 @@ static weft_result read_algo(reader *r, const xmlNode *root, weft_algo **out) {
             report(r, WEFT_SEV_WARNING, at.line, "<algo> attribute 'root' is ignored for %s",
                    weft_coll_name((weft_coll)coll));
     }
+    x->abad = bad;
+    x->legacy = legacy;
+    x->aline = at.line;
     if (ngpus > 0) {
-        a = weft_algo_new(at.val[A_NAME] ? at.val[A_NAME] : "", coll >= 0 ? (weft_coll)coll : 0,
-                          ngpus, nchunks);
-        WEFT_CHECK_ALLOC(a);
-        a->file = r->file ? weft_strdup(r->file) : NULL;
-        if (r->file) WEFT_CHECK_ALLOC(a->file);
+        weft_algo *a = weft_algo_new(at.val[A_NAME] ? at.val[A_NAME] : "",
+                                     coll >= 0 ? (weft_coll)coll : 0, ngpus, nchunks);
+        if (a == NULL || (r->file && (a->file = weft_strdup(r->file)) == NULL)) {
+            weft_algo_free(a);
+            attrs_free(&at);
+            sax_nomem(x);
+            return;
+        }
         a->proto = proto >= 0 ? (weft_proto)proto : 0;
         a->nchannels = nchannels;
         a->inplace = inplace;
@@ -648,115 +556,423 @@ static weft_result read_algo(reader *r, const xmlNode *root, weft_algo **out) {
         a->line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
         for (int32_t g = 0; g < ngpus; g++)
             a->gpus[g].id = -1; /* not seen yet */
+        x->a = a;
     }
-    for (const xmlNode *c = root->children; c && !too_many(r); c = c->next) {
-        if (!child_element(r, c, "algo")) continue;
-        if (!is_elem(c, "gpu")) {
-            unexpected_element(r, c, "algo", "gpu");
-            continue;
-        }
-        int32_t id = -1;
-        int ok = 0;
-        WEFT_CHECK(read_gpu(r, c, &tmp, &id, &ok));
-        if (a && id >= ngpus) {
-            report(r, WEFT_SEV_ERROR, line_of(c),
-                   "<gpu> attribute 'id' is out of range: \"%d\" (ngpus is %d)", id, ngpus);
-        } else if (a && id >= 0 && a->gpus[id].id >= 0) {
-            report(r, WEFT_SEV_ERROR, line_of(c), "duplicate <gpu id=\"%d\"> (first on line %d)",
-                   id, a->gpus[id].line);
-        } else if (a && ok) {
-            a->gpus[id] = tmp;
-            memset(&tmp, 0, sizeof tmp);
-            continue;
-        } else if (a && id >= 0) {
-            a->gpus[id].id = id; /* seen, though broken: not "missing" as well */
-            a->gpus[id].line = tmp.line;
-        }
-        gpu_clear(&tmp);
-    }
-    if (a && !too_many(r))
-        for (int32_t g = 0; g < ngpus; g++)
-            if (a->gpus[g].id < 0) {
-                report(r, WEFT_SEV_ERROR, at.line, "no <gpu id=\"%d\"> (ngpus is %d)", g, ngpus);
+    attrs_free(&at);
+}
+
+/* </algo>: every gpu must have been there. */
+static void algo_end(sax *x) {
+    reader *r = x->r;
+    if (x->a && !too_many(r))
+        for (int32_t g = 0; g < x->a->ngpus; g++)
+            if (x->a->gpus[g].id < 0) {
+                report(r, WEFT_SEV_ERROR, x->aline, "no <gpu id=\"%d\"> (ngpus is %d)", g,
+                       x->a->ngpus);
                 break;
             }
-    if (bad || r->nerr) goto fail;
-    if (legacy)
-        report(r, WEFT_SEV_INFO, at.line,
+    if (x->abad || r->nerr) return;
+    if (x->legacy)
+        report(r, WEFT_SEV_INFO, x->aline,
                "legacy MSCCL format (no outofplace, minBytes, maxBytes): assuming "
                "outofplace=\"%d\", minBytes=\"0\", maxBytes=\"0\" (unbounded)",
-               outofplace);
-    *out = a;
-    a = NULL;
-fail:
-    gpu_clear(&tmp);
-    weft_algo_free(a);
+               x->a ? x->a->outofplace : 0);
+}
+
+/* <gpu id i_chunks o_chunks s_chunks>: read into x->g until its end. */
+static void gpu_start(sax *x, int nattrs, const xmlChar **av) {
+    reader *r = x->r;
+    attrs at;
+    gpu_clear(&x->g);
+    x->gid = -1;
+    if (attrs_load(r, &at, sax_line(x), nattrs, av, "gpu", gpu_attrs, G_COUNT) != WEFT_OK) {
+        sax_nomem(x);
+        return;
+    }
+    int bad = 0;
+    int64_t v;
+    if (get_int(r, &at, G_ID, 0, INT32_MAX, &v) == 0)
+        x->gid = (int32_t)v;
+    else
+        bad = 1;
+    bad |= get_i32(r, &at, G_I, &x->g.i_chunks);
+    bad |= get_i32(r, &at, G_O, &x->g.o_chunks);
+    bad |= get_i32(r, &at, G_S, &x->g.s_chunks);
+    x->g.line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
+    x->gbad = bad;
+    x->gerr = r->nerr;
     attrs_free(&at);
-    if (res == WEFT_OK && *out == NULL) res = WEFT_ERR_INPUT;
-    return res;
+}
+
+/* </gpu>: tbs sorted by id, which must be exactly 0..n-1; then the gpu takes its rank. */
+static void gpu_end(sax *x) {
+    reader *r = x->r;
+    weft_gpu *g = &x->g;
+    int32_t id = x->gid;
+    int ok = !x->gbad && r->nerr == x->gerr;
+    if (ok) {
+        /* tbs may come in any order; their ids must be exactly 0..n-1. */
+        if (g->ntbs > 1) qsort(g->tbs, (size_t)g->ntbs, sizeof *g->tbs, cmp_tb);
+        for (int32_t t = 1; t < g->ntbs; t++)
+            if (g->tbs[t].id == g->tbs[t - 1].id) {
+                report(r, WEFT_SEV_ERROR, g->tbs[t].line,
+                       "rank %d: duplicate <tb id=\"%d\"> (first on line %d)", id, g->tbs[t].id,
+                       g->tbs[t - 1].line);
+                ok = 0;
+            }
+    }
+    if (ok)
+        for (int32_t t = 0; t < g->ntbs; t++)
+            if (g->tbs[t].id != t) {
+                report(r, WEFT_SEV_ERROR, g->line,
+                       "rank %d: no <tb id=\"%d\"> (tb ids must run 0..%d without gaps)", id, t,
+                       g->ntbs - 1);
+                ok = 0;
+                break;
+            }
+    weft_algo *a = x->a;
+    if (a && id >= a->ngpus) {
+        report(r, WEFT_SEV_ERROR, g->line,
+               "<gpu> attribute 'id' is out of range: \"%d\" (ngpus is %d)", id, a->ngpus);
+    } else if (a && id >= 0 && a->gpus[id].id >= 0) {
+        report(r, WEFT_SEV_ERROR, g->line, "duplicate <gpu id=\"%d\"> (first on line %d)", id,
+               a->gpus[id].line);
+    } else if (a && ok) {
+        g->id = id;
+        a->gpus[id] = *g;
+        memset(g, 0, sizeof *g);
+        return;
+    } else if (a && id >= 0) {
+        a->gpus[id].id = id; /* seen, though broken: not "missing" as well */
+        a->gpus[id].line = g->line;
+    }
+    gpu_clear(g);
+}
+
+static void tb_start(sax *x, int nattrs, const xmlChar **av) {
+    reader *r = x->r;
+    x->nsteps = 0;
+    if (attrs_load(r, &x->tat, sax_line(x), nattrs, av, "tb", tb_attrs, T_COUNT) != WEFT_OK) {
+        sax_nomem(x);
+        return;
+    }
+    x->tid = -1, x->tsend = x->trecv = x->tchan = 0;
+    int bad = 0;
+    bad |= get_i32(r, &x->tat, T_ID, &x->tid);
+    bad |= get_i32(r, &x->tat, T_SEND, &x->tsend);
+    bad |= get_i32(r, &x->tat, T_RECV, &x->trecv);
+    bad |= get_i32(r, &x->tat, T_CHAN, &x->tchan);
+    if (x->tid < 0 && !bad) {
+        report(r, WEFT_SEV_ERROR, x->tat.line, "<tb> attribute 'id' is negative: \"%d\"", x->tid);
+        bad = 1;
+    }
+    x->tbad = bad;
+}
+
+/* </tb>: its steps, sorted by `s`, which must be 0..n-1; the tb is appended to the gpu (its id
+ * taken from the file) when well-formed. */
+static void tb_end(sax *x) {
+    reader *r = x->r;
+    int32_t rank = x->gid, id = x->tid;
+    size_t n = x->nsteps;
+    step_in *steps = x->steps;
+    if (x->tbad) goto done;
+    /* Steps may come in any order (the MSCCL runtimes index them by `s`). */
+    if (n > 1) qsort(steps, n, sizeof *steps, cmp_step_in);
+    int bad = 0;
+    for (size_t i = 1; i < n; i++)
+        if (steps[i].s == steps[i - 1].s) {
+            report(r, WEFT_SEV_ERROR, steps[i].st.line,
+                   "rank %d tb %d: duplicate <step s=\"%d\"> (first on line %d)", rank, id,
+                   steps[i].s, steps[i - 1].st.line);
+            bad = 1;
+        }
+    if (bad) goto done;
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].s != (int32_t)i) {
+            report(r, WEFT_SEV_ERROR, x->tat.line,
+                   "rank %d tb %d: no <step s=\"%zu\"> (s must run 0..%zu without gaps)", rank, id,
+                   i, n - 1);
+            goto done;
+        }
+    weft_tb *tb = weft_gpu_add_tb(&x->g, x->tsend, x->trecv, x->tchan);
+    if (tb == NULL) {
+        sax_nomem(x);
+        goto done;
+    }
+    tb->id = id;
+    tb->line = (int32_t)(x->tat.line < INT32_MAX ? x->tat.line : 0);
+    for (size_t i = 0; i < n; i++)
+        if (weft_tb_add_step(tb, &steps[i].st) < 0) {
+            sax_nomem(x);
+            goto done;
+        }
+done:
+    x->nsteps = 0;
+    attrs_free(&x->tat);
+}
+
+/* <step s=".." type=".." .../>: appended to the tb's list when well-formed. */
+static void step_start(sax *x, int nattrs, const xmlChar **av) {
+    reader *r = x->r;
+    attrs at;
+    if (++x->total_steps > WEFT_IR_MAX_STEPS) {
+        /* the pre-scan counts steps too; this guards what it cannot see */
+        report(r, WEFT_SEV_ERROR, sax_line(x), "more than %d <step> elements (the most weft reads)",
+               WEFT_IR_MAX_STEPS);
+        x->done = 1;
+        return;
+    }
+    if (attrs_load(r, &at, sax_line(x), nattrs, av, "step", step_attrs, S_COUNT) != WEFT_OK) {
+        sax_nomem(x);
+        return;
+    }
+    step_in out;
+    memset(&out, 0, sizeof out);
+    int bad = 0;
+    bad |= get_i32(r, &at, S_S, &out.s);
+    bad |= get_step_type(r, &at, S_TYPE, &out.st.type);
+    bad |= get_buf(r, &at, S_SRCBUF, &out.st.srcbuf);
+    bad |= get_i32(r, &at, S_SRCOFF, &out.st.srcoff);
+    bad |= get_buf(r, &at, S_DSTBUF, &out.st.dstbuf);
+    bad |= get_i32(r, &at, S_DSTOFF, &out.st.dstoff);
+    bad |= get_i32(r, &at, S_CNT, &out.st.cnt);
+    bad |= get_i32(r, &at, S_DEPID, &out.st.depid);
+    bad |= get_i32(r, &at, S_DEPS, &out.st.deps);
+    bad |= get_bool(r, &at, S_HASDEP, &out.st.hasdep);
+    if (!bad && out.s < 0) {
+        report(r, WEFT_SEV_ERROR, at.line, "<step> attribute 's' is negative: \"%d\"", out.s);
+        bad = 1;
+    }
+    out.st.line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
+    attrs_free(&at);
+    if (bad) {
+        x->tbad = 1;
+        return;
+    }
+    if (weft_grow((void **)&x->steps, &x->capsteps, x->nsteps, sizeof *x->steps) != 0) {
+        sax_nomem(x);
+        return;
+    }
+    x->steps[x->nsteps++] = out;
+}
+
+/* Text between elements: blank text is fine, anything else is reported once per run. */
+static void text_run_end(sax *x) {
+    x->text_line = 0;
+    x->text_told = 0;
+}
+
+static const char *const parent_names[] = {"", "algo", "gpu", "tb", "step"};
+
+static void on_text(void *ctx, const xmlChar *ch, int len) {
+    sax *x = ((xmlParserCtxtPtr)ctx)->_private;
+    if (x->done || x->skip || x->depth == 0) return;
+    if (x->text_line == 0) x->text_line = sax_line(x);
+    if (x->text_told || blank_n(ch, len)) return;
+    x->text_told = 1;
+    report(x->r, WEFT_SEV_ERROR, x->text_line, "unexpected text inside <%s>",
+           parent_names[x->depth < 4 ? x->depth : 4]);
+}
+
+/* A CDATA section is a text of its own. */
+static void on_cdata(void *ctx, const xmlChar *ch, int len) {
+    sax *x = ((xmlParserCtxtPtr)ctx)->_private;
+    text_run_end(x);
+    on_text(ctx, ch, len);
+    text_run_end(x);
+}
+
+/* Comments and processing instructions are fine; they end a run of text. */
+static void on_comment(void *ctx, const xmlChar *value) {
+    (void)value;
+    text_run_end(((xmlParserCtxtPtr)ctx)->_private);
+}
+static void on_pi(void *ctx, const xmlChar *target, const xmlChar *data) {
+    (void)target, (void)data;
+    text_run_end(((xmlParserCtxtPtr)ctx)->_private);
+}
+
+static void on_start_element(void *ctx, const xmlChar *name, const xmlChar *prefix,
+                             const xmlChar *uri, int nns, const xmlChar **ns, int nattrs,
+                             int ndefaulted, const xmlChar **av) {
+    (void)nns, (void)ns, (void)ndefaulted;
+    sax *x = ((xmlParserCtxtPtr)ctx)->_private;
+    int depth = x->depth++;
+    text_run_end(x);
+    if (x->done || x->skip) return;
+    if (too_many(x->r)) {
+        x->done = 1;
+        return;
+    }
+    static const char *const want[] = {"algo", "gpu", "tb", "step"};
+    int known = depth < 4 && uri == NULL && strcmp((const char *)name, want[depth]) == 0;
+    if (depth == 0) {
+        x->saw_root = 1;
+        if (!known) {
+            char e[128];
+            elem_name(e, sizeof e, name, prefix, uri);
+            /* nothing else of the file means anything */
+            report(x->r, WEFT_SEV_ERROR, sax_line(x), "root element is %s, expected <algo>", e);
+            x->done = 1;
+            return;
+        }
+        algo_start(x, nattrs, av);
+        return;
+    }
+    if (!known) {
+        unexpected_element(x, name, prefix, uri, parent_names[depth < 4 ? depth : 4],
+                           depth < 4 ? want[depth] : NULL);
+        x->skip = x->depth;
+        return;
+    }
+    if (depth == 1) gpu_start(x, nattrs, av);
+    if (depth == 2) tb_start(x, nattrs, av);
+    if (depth == 3) step_start(x, nattrs, av);
+}
+
+static void on_end_element(void *ctx, const xmlChar *name, const xmlChar *prefix,
+                           const xmlChar *uri) {
+    (void)name, (void)prefix, (void)uri;
+    sax *x = ((xmlParserCtxtPtr)ctx)->_private;
+    int depth = x->depth--;
+    text_run_end(x);
+    if (x->skip) {
+        if (depth == x->skip) x->skip = 0;
+        return;
+    }
+    if (x->done) return;
+    if (depth == 1) algo_end(x);
+    if (depth == 2) gpu_end(x);
+    if (depth == 3) tb_end(x);
+}
+
+/* The text handed to libxml2 through its I/O interface, a piece at a time: xmlCtxtReadMemory
+ * would first copy all of it (up to 256 MiB more), while this way the parser keeps only the part
+ * it is working on (the same parser, the same messages). */
+typedef struct mem_reader {
+    const char *p;
+    size_t left;
+} mem_reader;
+
+static int mem_read(void *ctx, char *buf, int len) {
+    mem_reader *m = ctx;
+    size_t n = (size_t)len < m->left ? (size_t)len : m->left;
+    memcpy(buf, m->p, n);
+    m->p += n;
+    m->left -= n;
+    return (int)n;
+}
+
+static int mem_close(void *ctx) {
+    (void)ctx;
+    return 0;
+}
+
+/* The number of <step> tags, and the line of the one past WEFT_IR_MAX_STEPS (0 when there are
+ * not that many): a file with more is refused before libxml2 reads it. */
+static long step_count(const char *p, size_t len, int64_t *count) {
+    const char *end = p + len;
+    long line = 1;
+    *count = 0;
+    for (const char *q = p; q < end; q++) {
+        if (*q == '\n') line++;
+        if (*q != '<' || end - q < 6 || memcmp(q + 1, "step", 4) != 0) continue;
+        char c = q[5];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '/' && c != '>') continue;
+        if (++*count > WEFT_IR_MAX_STEPS) return line;
+    }
+    return 0;
 }
 
 weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, weft_algo **out,
                                 weft_diag *d) {
     weft_result res = WEFT_OK;
-    reader r = {name ? name : "<memory>", d, 0, 0, 0};
+    reader r = {name ? name : "<memory>", d, NULL, 0, 0, 0, 0, 0};
+    sax x;
+    memset(&x, 0, sizeof x);
     xmlParserCtxtPtr ctxt = NULL;
     xmlDocPtr doc = NULL;
-    weft_algo *a = NULL;
     *out = NULL;
     if (len > (size_t)WEFT_IR_MAX_FILE_BYTES) {
-        report(&r, WEFT_SEV_ERROR, 0, "file too large (%zu bytes; the limit is %d)", len,
-               WEFT_IR_MAX_FILE_BYTES);
+        report_xml(&r, WEFT_SEV_ERROR, 0, "file too large (%zu bytes; the limit is %d)", len,
+                   WEFT_IR_MAX_FILE_BYTES);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     long crowded = crowded_tag(data ? data : "", data ? len : 0);
     if (crowded) {
-        report(&r, WEFT_SEV_ERROR, crowded,
-               "an element with more than %d attributes (MSCCL elements have at most 11)",
-               MAX_ATTRS_PER_TAG);
+        report_xml(&r, WEFT_SEV_ERROR, crowded,
+                   "an element with more than %d attributes (MSCCL elements have at most 11)",
+                   MAX_ATTRS_PER_TAG);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
+    int64_t nsteps = 0;
+    long past = step_count(data ? data : "", data ? len : 0, &nsteps);
+    if (past) {
+        report_xml(&r, WEFT_SEV_ERROR, past,
+                   "more than %d <step> elements: weft reads, verifies and runs schedules of at "
+                   "most that many steps",
+                   WEFT_IR_MAX_STEPS);
+        WEFT_FAIL(WEFT_ERR_INPUT);
+    }
+    r.sd = weft_diag_new();
+    WEFT_CHECK_ALLOC(r.sd);
     pthread_once(&xml_once, xml_init);
     ctxt = xmlNewParserCtxt();
     WEFT_CHECK_ALLOC(ctxt);
-    ctxt->_private = &r;
-    ctxt->sax->serror = on_parser_error;
-    ctxt->sax->internalSubset = on_internal_subset;
-    ctxt->sax->startElementNs = on_start_element;
+    x.r = &r;
+    x.ctxt = ctxt;
+    ctxt->_private = &x;
+    /* SAX only: no handler builds a tree */
+    xmlSAXHandler *h = ctxt->sax;
+    h->serror = on_parser_error;
+    h->internalSubset = on_internal_subset;
+    h->startElementNs = on_start_element;
+    h->endElementNs = on_end_element;
+    h->characters = on_text;
+    h->ignorableWhitespace = on_text;
+    h->cdataBlock = on_cdata;
+    h->comment = on_comment;
+    h->processingInstruction = on_pi;
+    h->reference = NULL;
     /* Errors raised outside the parser context use the thread's global handler: borrow it for
      * the duration of the parse. */
     xmlStructuredErrorFunc saved_fn = xmlStructuredError;
     void *saved_ctx = xmlStructuredErrorContext;
     xmlSetStructuredErrorFunc(&r, on_global_error);
-    doc = xmlCtxtReadMemory(ctxt, data, (int)len, NULL, NULL,
-                            XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
+    mem_reader m = {data ? data : "", data ? len : 0};
+    doc = xmlCtxtReadIO(ctxt, mem_read, mem_close, &m, NULL, NULL,
+                        XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
     xmlSetStructuredErrorFunc(saved_ctx, saved_fn);
+    if (x.res != WEFT_OK) WEFT_FAIL(x.res);
     if (r.stopped) {
-        report(&r, WEFT_SEV_ERROR, r.doctype_at,
-               "<!DOCTYPE> is not allowed in an MSCCL algorithm file");
+        report_xml(&r, WEFT_SEV_ERROR, r.doctype_at,
+                   "<!DOCTYPE> is not allowed in an MSCCL algorithm file");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     if (doc == NULL) {
-        if (r.nerr == 0) report(&r, WEFT_SEV_ERROR, 0, "malformed XML");
+        if (r.nxerr == 0) report_xml(&r, WEFT_SEV_ERROR, 0, "malformed XML");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (root == NULL) {
-        report(&r, WEFT_SEV_ERROR, 0, "no root element");
+    /* well-formed: what the structure says counts */
+    weft_diag_append(d, r.sd);
+    if (!x.saw_root) {
+        report_xml(&r, WEFT_SEV_ERROR, 0, "no root element");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    if (!is_elem(root, "algo")) {
-        char e[128];
-        elem_name(e, sizeof e, root);
-        report(&r, WEFT_SEV_ERROR, line_of(root), "root element is %s, expected <algo>", e);
+    if (r.nerr || x.abad || x.a == NULL || x.done) {
+        if (r.nerr == 0) report_xml(&r, WEFT_SEV_ERROR, 0, "malformed schedule");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    WEFT_CHECK(read_algo(&r, root, &a));
-    WEFT_CHECK(weft_ir_validate(a, d));
-    *out = a;
-    a = NULL;
+    WEFT_CHECK(weft_ir_validate(x.a, d));
+    *out = x.a;
+    x.a = NULL;
 fail:
-    weft_algo_free(a);
+    weft_algo_free(x.a);
+    gpu_clear(&x.g);
+    attrs_free(&x.tat);
+    free(x.steps);
+    weft_diag_free(r.sd);
     if (doc) xmlFreeDoc(doc);
     if (ctxt) xmlFreeParserCtxt(ctxt);
     return res;
@@ -767,14 +983,8 @@ weft_result weft_ir_read_file(const char *path, weft_algo **out, weft_diag *d) {
     char *data = NULL;
     size_t len = 0;
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > WEFT_IR_MAX_FILE_BYTES) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "file too large (%lld bytes; the limit is %d)",
-                      (long long)st.st_size, WEFT_IR_MAX_FILE_BYTES);
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    WEFT_CHECK(weft_read_file(path, &data, &len, d));
-    WEFT_CHECK(weft_ir_read_memory(data, len, path, out, d));
+    WEFT_CHECK(weft_read_file_max(path, WEFT_IR_MAX_FILE_BYTES, WEFT_READ_STDIN, &data, &len, d));
+    WEFT_CHECK(weft_ir_read_memory(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, d));
 fail:
     free(data);
     return res;

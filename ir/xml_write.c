@@ -43,10 +43,26 @@ static void put(sbuf *b, const char *fmt, ...) {
 
 /* The name is the only free text. Besides the XML specials, line breaks and tabs are written as
  * character references so that the element stays on one line; other control characters cannot
- * appear in XML 1.0 at all and become '?'. */
+ * appear in XML 1.0 at all and become '?', as do bytes that are not UTF-8 (a file must read back)
+ * and the two code points XML excludes, U+FFFE and U+FFFF. */
 static void put_escaped(sbuf *b, const char *s) {
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
+        if (c >= 0x80) {
+            uint32_t cp = 0;
+            /* at most 4 bytes; the terminator ends a sequence early, never read past */
+            size_t n = weft_utf8_len((const unsigned char *)s, 4, &cp);
+            if (n == 0) {
+                put(b, "?");
+                continue;
+            }
+            if (cp == 0xFFFE || cp == 0xFFFF)
+                put(b, "?");
+            else
+                put(b, "%.*s", (int)n, s);
+            s += n - 1;
+            continue;
+        }
         switch (c) {
         case '&': put(b, "&amp;"); break;
         case '<': put(b, "&lt;"); break;

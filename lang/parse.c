@@ -19,6 +19,7 @@ typedef struct reader {
     int depth;
     char **seen; /* canonical paths of every file read */
     size_t nseen, capseen;
+    size_t budget; /* source bytes the program may still read (WEFT_LANG_MAX_SOURCE_BYTES) */
 } reader;
 
 static weft_lang_node *read_text(reader *r, const char *path, char *text, size_t len, int included);
@@ -88,9 +89,13 @@ static void resolve_includes(reader *r, weft_lang_node *file, const char *path, 
             } else {
                 char *text = NULL;
                 size_t len = 0;
-                if (weft_read_file(found, &text, &len, r->d) != WEFT_OK) {
+                weft_result rr = weft_read_file_max(found, r->budget, 0, &text, &len, r->d);
+                if (rr == WEFT_ERR_NOMEM) {
+                    r->nomem = 1;
+                } else if (rr != WEFT_OK) {
                     report(r, it->loc, "cannot read included file '%s'", it->name);
                 } else {
+                    r->budget -= len;
                     it->a = read_text(r, found, text, len, 1);
                 }
             }
@@ -144,6 +149,7 @@ static weft_result read_program(const char *path, char *text, size_t len, const 
     r.dirs = dirs;
     r.ndirs = ndirs;
     r.d = d;
+    r.budget = WEFT_LANG_MAX_SOURCE_BYTES - len;
     weft_lang_program *prog = calloc(1, sizeof *prog);
     *out = NULL;
     if (prog == NULL) {
@@ -173,8 +179,10 @@ weft_result weft_lang_parse_file(const char *path, const char *const *include_di
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    weft_result res = weft_read_file(path, &text, &len, d);
+    weft_result res =
+        weft_read_file_max(path, WEFT_LANG_MAX_SOURCE_BYTES, WEFT_READ_STDIN, &text, &len, d);
     if (res != WEFT_OK) return res;
+    if (strcmp(path, "-") == 0) path = "<stdin>";
     return read_program(path, text, len, include_dirs, n_include_dirs, out, d);
 }
 
@@ -182,6 +190,12 @@ weft_result weft_lang_parse_string(const char *text, size_t len, const char *nam
                                    const char *const *include_dirs, size_t n_include_dirs,
                                    weft_lang_program **out, weft_diag *d) {
     *out = NULL;
+    if (len > WEFT_LANG_MAX_SOURCE_BYTES) {
+        weft_diag_add(d, WEFT_SEV_ERROR, name ? name : "<string>", 0, 0,
+                      "file too large (%zu bytes; the limit is %d)", len,
+                      WEFT_LANG_MAX_SOURCE_BYTES);
+        return WEFT_ERR_INPUT;
+    }
     char *copy = malloc(len + 1);
     if (copy == NULL) return WEFT_ERR_NOMEM;
     memcpy(copy, text, len);

@@ -321,11 +321,27 @@ int weft_lang_parse_text(weft_lang_parser *p, const char *text, size_t len) {
         p->nomem = 1;
         return 1;
     }
+    /* flex takes a NUL byte for the possible end of its buffer and rescans the token so far to
+     * find out (quadratic in a run of NULs): it gets a copy with NULs as 0x01, another byte
+     * that begins no token. Messages quote the source, which keeps its NULs. */
+    char *copy = NULL;
+    if (memchr(text, '\0', len) != NULL) {
+        copy = malloc(len + 1);
+        if (copy == NULL) {
+            weft_lang_yylex_destroy(scanner);
+            p->nomem = 1;
+            return 1;
+        }
+        for (size_t i = 0; i < len; i++)
+            copy[i] = text[i] ? text[i] : '\x01';
+        text = copy;
+    }
     int rc = 1;
     if (weft_lang_yy_scan_bytes(text, (int)len, scanner) != NULL)
         rc = weft_lang_yyparse(scanner, p);
     else
         p->nomem = 1;
     weft_lang_yylex_destroy(scanner);
+    free(copy);
     return rc;
 }

@@ -91,42 +91,64 @@ void weft_lang_linecol(const weft_lang_sources *s, int32_t file, int32_t offset,
     *col = offset - f->line_starts[lo] + 1;
 }
 
+/* Longest source line a diagnostic shows whole; a longer one is shown as an excerpt around the
+ * caret, so that a diagnostic costs the same on a megabyte-long line as on a short one. */
+#define SHOW_LINE   240
+#define SHOW_BEFORE 80
+
 void weft_lang_vreport(weft_diag *d, const weft_lang_sources *s, weft_severity sev,
                        weft_lang_loc loc, const char *fmt, va_list ap) {
     if (d == NULL) return;
     const char *path = weft_lang_source_path(s, loc.file);
     int line = 0, col = 0;
     weft_lang_linecol(s, loc.file, loc.start, &line, &col);
-    if (line == 0) {
-        weft_diag_vadd(d, sev, path, 0, 0, fmt, ap);
+    if (line == 0 || weft_diag_full(d)) {
+        /* past the cap the entry is only counted: nothing is formatted */
+        weft_diag_vadd(d, sev, path, line, col, fmt, ap);
         return;
     }
     const struct weft_lang_source *f = &s->v[loc.file];
+    /* the line's end from the index, not by scanning it */
     int32_t ls = f->line_starts[line - 1];
-    int32_t le = ls;
-    while ((size_t)le < f->len && f->text[le] != '\n')
-        le++;
+    int32_t le = line < f->nlines ? f->line_starts[line] - 1 : (int32_t)f->len;
     if (le > ls && f->text[le - 1] == '\r') le--;
-    int32_t start = loc.start < ls ? ls : loc.start;
+    int32_t start = loc.start < ls ? ls : loc.start > le ? le : loc.start;
     int32_t end = loc.end > le ? le : loc.end;
     int caret = end > start ? (int)(end - start) : 1;
-    char *src = malloc((size_t)(le - ls) + 1);
-    char *msg = NULL;
-    va_list ap2;
-    va_copy(ap2, ap);
-    int mlen = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (mlen >= 0 && (msg = malloc((size_t)mlen + 1)) != NULL)
-        vsnprintf(msg, (size_t)mlen + 1, fmt, ap);
-    if (src == NULL || msg == NULL) {
-        weft_diag_add(d, sev, path, line, col, "%s", msg ? msg : "(out of memory)");
-    } else {
-        memcpy(src, f->text + ls, (size_t)(le - ls));
-        src[le - ls] = '\0';
-        weft_diag_add_src(d, sev, path, line, col, src, caret, "%s", msg);
+    int32_t from = ls, to = le, caret_col = 0;
+    if (le - ls > SHOW_LINE) {
+        from = start - ls > SHOW_BEFORE ? start - SHOW_BEFORE : ls;
+        to = from + SHOW_LINE < le ? from + SHOW_LINE : le;
+        if (caret > to - start) caret = to - start > 0 ? (int)(to - start) : 1;
     }
+    int pre = from > ls, post = to < le;
+    if (pre || post) caret_col = (int)(start - from) + 1 + (pre ? 3 : 0);
+    size_t n = (size_t)(to - from);
+    char *src = malloc(n + 7);
+    if (src == NULL) {
+        weft_diag_vadd(d, sev, path, line, col, fmt, ap);
+        return;
+    }
+    char *o = src;
+    if (pre) o += sprintf(o, "...");
+    memcpy(o, f->text + from, n);
+    o += n;
+    if (post) o += sprintf(o, "...");
+    *o = '\0';
+    /* control characters (a NUL would cut the text short, an escape would reach the terminal)
+     * and bytes that are not UTF-8 are shown as '?'; tabs stay, so that the caret lines up */
+    unsigned char *q = (unsigned char *)src + (pre ? 3 : 0), *qe = q + n;
+    while (q < qe) {
+        size_t len = weft_utf8_len(q, (size_t)(qe - q), NULL);
+        if (len > 1) {
+            q += len;
+            continue;
+        }
+        if (*q < 0x20 ? *q != '\t' : *q >= 0x7f) *q = '?';
+        q++;
+    }
+    weft_diag_vadd_src(d, sev, path, line, col, src, caret_col, caret, fmt, ap);
     free(src);
-    free(msg);
 }
 
 void weft_lang_report(weft_diag *d, const weft_lang_sources *s, weft_severity sev,

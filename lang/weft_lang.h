@@ -116,10 +116,15 @@ typedef struct weft_lang_program {
 } weft_lang_program;
 
 /* ---- parsing ----------------------------------------------------------------------------- */
+/* Source text one program may have, its includes counted: larger inputs are refused before
+ * they are read (a .weft file is a screenful; this leaves room for generated ones). */
+#define WEFT_LANG_MAX_SOURCE_BYTES (4 << 20)
 /* Parses a file and, recursively, the files it includes (relative to the including file, then
- * each of include_dirs). Syntax errors are reported to d, several per run. On WEFT_OK *out is
- * owned by the caller (free with weft_lang_program_free). On WEFT_ERR_INPUT *out may still hold
- * what was parsed (so that callers can print diagnostics with sources) and must be freed. */
+ * each of include_dirs). Only regular files are read ("-" for the main file is standard input,
+ * named <stdin> in diagnostics, its includes relative to the current folder), at most
+ * WEFT_LANG_MAX_SOURCE_BYTES in all. Syntax errors are reported to d, several per run. On WEFT_OK
+ * *out is owned by the caller (free with weft_lang_program_free). On WEFT_ERR_INPUT *out may still
+ * hold what was parsed (so that callers can print diagnostics with sources) and must be freed. */
 WEFT_API weft_result weft_lang_parse_file(const char *path, const char *const *include_dirs,
                                           size_t n_include_dirs, weft_lang_program **out,
                                           weft_diag *d);

@@ -2,6 +2,7 @@
  * (weft tune) that overrides their size ranges, and the per-call selection every rank computes
  * identically. CPU-only C; no CUDA or NCCL calls. */
 #include "registry_internal.h"
+#include "runtime_internal.h"
 #include "tune_internal.h"
 #include "weft_compiler.h"
 
@@ -158,6 +159,28 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
 /* How much checking an algorithm still needs before it joins a registry. */
 enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 
+/* The verifier's proof with the FIFO depth the runtime will use for this algorithm's protocol:
+ * a schedule that needs more messages buffered than WEFT_FIFO gives could stall on the GPU. */
+static weft_result prove(const weft_algo *a, weft_diag *d) {
+    weft_rt_cfg cfg; /* the runtime's defaults with WEFT_FIFO applied (runtime/plan.c) */
+    weft_rt_cfg_default(&cfg);
+    weft_verify_opts opts;
+    weft_verify_summary sum;
+    weft_verify_opts_init(&opts);
+    int32_t proto = weft_plan_proto(a);
+    opts.fifo_slots = cfg.nslots[proto];
+    weft_result res = weft_ir_verify(a, &opts, d, &sum);
+    if (sum.errors[WEFT_VERIFY_FIFO_DEADLOCK] > 0 && sum.min_fifo > opts.fifo_slots)
+        weft_diag_add(d, WEFT_SEV_NOTE, a->file ? a->file : a->name, 0, 0,
+                      "the runtime buffers %d message%s per %s connection%s; this schedule needs "
+                      "%d",
+                      opts.fifo_slots, opts.fifo_slots == 1 ? "" : "s",
+                      proto == WEFT_RT_PROTO_SIMPLE ? "Simple" : "LL",
+                      weft_env_is_set(WEFT_ENV_FIFO) ? " (WEFT_FIFO)" : "", sum.min_fifo);
+    weft_verify_summary_free(&sum);
+    return res;
+}
+
 /* Appends an algorithm after the checks it still needs: structural validation unless the IR
  * reader or the compiler ran it, weft's selection checks, and the verifier's proof (its
  * collective, no deadlock with the FIFO depth the runtime provides, no race, in bounds) for every
@@ -171,9 +194,7 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
     if (checks != CHECK_NONE) {
         WEFT_CHECK(check_selectable(a, d));
-        weft_verify_opts opts;
-        weft_verify_opts_init(&opts);
-        WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
+        WEFT_CHECK(prove(a, d));
     }
     if (m) {
         mine = *m;
@@ -258,16 +279,9 @@ static int only_requirements(const weft_diag *d) {
     return n > 0 && n == weft_diag_count(d, WEFT_SEV_ERROR);
 }
 
-static void copy_diag(weft_diag *to, const weft_diag *from) {
-    for (size_t i = 0; i < weft_diag_size(from); i++) {
-        const weft_diag_entry *e = weft_diag_get(from, i);
-        weft_diag_add_src(to, e->sev, e->file, e->line, e->col, e->source, e->caret_len, "%s",
-                          e->msg);
-    }
-}
-
 /* Loads one file; its problems go to d followed by a note that it was skipped. Only allocation
- * failure is returned as an error: a bad file never stops the others from loading. */
+ * failure is returned as an error: a bad file never stops the others from loading. (The readers
+ * take regular files only, so that a FIFO, a device or a link to one is refused unread.) */
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
@@ -280,7 +294,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
         weft_diag *cd = weft_diag_new();
         if (cd == NULL) return WEFT_ERR_NOMEM;
         res = weft_cc_compile_file(path, NULL, &a, cd);
-        copy_diag(d, cd);
+        weft_diag_append(d, cd);
         if (res == WEFT_OK) m.params = declared_params(path, &m.declared);
         /* ruled out by its own `require`s: kept as a source that -D defines (weft tune) or a
          * tuning table's recorded defines can still build */
@@ -319,6 +333,25 @@ static int cmp_names(const void *x, const void *y) {
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Why an entry named like an algorithm file is not one: INFO, so that a link gone stale or a
+ * FIFO left in the folder is visible in WEFT_DEBUG=INFO logs rather than skipped silently. */
+static int not_a_file(const char *path, weft_diag *d) {
+    struct stat st, lst;
+    if (stat(path, &st) == 0) {
+        if (S_ISREG(st.st_mode)) return 0;
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0, "skipped: not a regular file (it is %s)",
+                      weft_file_kind((unsigned)st.st_mode));
+        return 1;
+    }
+    int err = errno;
+    if (err == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0,
+                      "skipped: a symbolic link to nothing (what it names does not exist)");
+    else
+        weft_diag_add(d, WEFT_SEV_INFO, path, 0, 0, "skipped: %s", strerror(err));
+    return 1;
+}
+
 /* Every .xml and .weft file directly inside dir (not its subdirectories), sorted by name in byte
  * order so that every process loads the same algorithms in the same order. */
 static weft_result load_dir(weft_registry *r, const char *dir, weft_diag *d) {
@@ -341,8 +374,7 @@ static weft_result load_dir(weft_registry *r, const char *dir, weft_diag *d) {
     }
     if (n > 1) qsort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(names[i], &st) != 0 || !S_ISREG(st.st_mode)) continue; /* dangling link, dir */
+        if (not_a_file(names[i], d)) continue;
         WEFT_CHECK(load_file(r, names[i], d));
     }
 fail:
@@ -435,7 +467,7 @@ static weft_result instantiate(weft_registry *r, const char *file, const reg_met
         weft_diag_add(d, WEFT_SEV_INFO, file, e->line, e->col, "no instance for %s: %s", what,
                       e->msg);
     } else if (d) {
-        copy_diag(d, cd);
+        weft_diag_append(d, cd);
         if (cr != WEFT_OK)
             weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
     }

@@ -289,7 +289,7 @@ static void api(void) {
     o.defines = neg;
     CHECK(weft_cc_eval(prog, &o, &p, d) == WEFT_ERR_INPUT && p == NULL);
     const weft_diag_entry *e = weft_diag_get(d, 0);
-    CHECK(e && strstr(e->msg, "ranks must be in 1..65536 (got -3)") != NULL);
+    CHECK(e && strstr(e->msg, "ranks must be in 1..8192 (got -3)") != NULL);
     weft_lang_program_free(prog);
 
     /* the one-call pipeline reports errors and leaves *out NULL */

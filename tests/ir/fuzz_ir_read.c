@@ -1,6 +1,7 @@
 /* fuzz_ir_read.c — libFuzzer target for the XML reader: any bytes must be read or rejected with a
- * diagnostic, never crash or leak; what is accepted must survive write -> read unchanged. Built
- * without libFuzzer it is a replay driver: each argument (file) is run once. */
+ * diagnostic, never crash or leak; what is accepted must survive write -> read unchanged, and the
+ * verifier must prove or refute it without crashing. Built without libFuzzer it is a replay
+ * driver: each argument (file) is run once. */
 #include "weft_ir.h"
 
 #include <dirent.h>
@@ -49,6 +50,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
             INVARIANT(weft_ir_show(a, devnull, 0) == WEFT_OK);
             fclose(devnull);
         }
+        /* whatever was accepted, the verifier proves or refutes it: no crash, no "internal" */
+        weft_diag_clear(d);
+        weft_verify_summary sum;
+        weft_result v = weft_ir_verify(a, NULL, d, &sum);
+        snprintf(why, sizeof why, "weft_ir_verify returned %d", (int)v);
+        INVARIANT(v == WEFT_OK || v == WEFT_ERR_INPUT || v == WEFT_ERR_UNSUPPORTED);
+        INVARIANT(v != WEFT_ERR_INPUT || weft_diag_count(d, WEFT_SEV_ERROR) > 0);
+        weft_verify_summary_free(&sum);
     }
     free(x);
     free(y);

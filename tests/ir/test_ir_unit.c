@@ -180,6 +180,20 @@ static void test_escaping_and_root(void) {
     weft_algo_free(b);
     weft_algo_free(a);
 
+    /* Names that are not UTF-8 (or name U+FFFF) still write a file that reads back: those bytes
+     * become '?'; well-formed UTF-8 stays. */
+    a = ring2("L\xEC"
+              "128 \xC3\xA9 \xED\xA0\x80 \xEF\xBF\xBF \xF4\x90\x80\x80 \xC3");
+    if (a == NULL) return;
+    CHECK(weft_ir_write_string(a, &x) == WEFT_OK);
+    CHECK(x && strstr(x, "name=\"L?128 \xC3\xA9 ??? ? ???? ?\"") != NULL);
+    weft_diag_clear(d);
+    CHECK(x && weft_ir_read_memory(x, strlen(x), "utf8.xml", &b, d) == WEFT_OK);
+    CHECK(b && weft_algo_equal(a, b, NULL, 0));
+    free(x);
+    weft_algo_free(b);
+    weft_algo_free(a);
+
     /* Rooted collectives carry root="R", last among <algo>'s attributes. */
     a = weft_algo_new("bc", WEFT_COLL_BROADCAST, 2, 1);
     if (a == NULL) return;

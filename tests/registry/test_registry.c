@@ -233,6 +233,17 @@ static void test_bad_files(void) {
     char sub[600];
     snprintf(sub, sizeof sub, "%s/f_subdir.xml", dir);
     CHECK(mkdir(sub, 0700) == 0);
+    /* entries named like algorithms that are not files: each skipped with one INFO saying why
+     * (and nothing waits on the FIFO, nothing reads the device) */
+    char lnk[700];
+    snprintf(lnk, sizeof lnk, "%s/g_dangling.weft", dir);
+    CHECK(symlink("/nonexistent/algo.weft", lnk) == 0);
+    snprintf(lnk, sizeof lnk, "%s/h_loop.xml", dir);
+    CHECK(symlink("h_loop.xml", lnk) == 0);
+    snprintf(lnk, sizeof lnk, "%s/i_fifo.xml", dir);
+    CHECK(mkfifo(lnk, 0600) == 0);
+    snprintf(lnk, sizeof lnk, "%s/j_zero.xml", dir);
+    CHECK(symlink("/dev/zero", lnk) == 0);
 
     char paths[2048];
     snprintf(paths, sizeof paths, "/nonexistent/weft:%s::%s/d_notes.txt", dir, dir);
@@ -269,15 +280,28 @@ static void test_bad_files(void) {
     CHECK(mentions(d, path) == 2);
     snprintf(path, sizeof path, "%s/.e_hidden.xml", dir);
     CHECK(mentions(d, path) == 0);
-    CHECK(mentions(d, sub) == 0);
+    const char *skipped[][2] = {
+        {"f_subdir.xml", "skipped: not a regular file (it is a directory)"},
+        {"g_dangling.weft", "skipped: a symbolic link to nothing (what it names does not exist)"},
+        {"h_loop.xml", "skipped: Too many levels of symbolic links"},
+        {"i_fifo.xml", "skipped: not a regular file (it is a FIFO)"},
+        {"j_zero.xml", "skipped: not a regular file (it is a character device)"},
+    };
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, skipped[i][0]);
+        snprintf(msg, sizeof msg, "%s: info: %s", path, skipped[i][1]);
+        CHECK(count_diag(d, msg) == 1);
+        CHECK(mentions(d, path) == 1);
+    }
     CHECK(count_diag(d, "/nonexistent/weft: error: cannot open: No such file or directory") == 1);
     CHECK(weft_diag_count(d, WEFT_SEV_NOTE) == 4);
     weft_registry_free(r);
     weft_diag_free(d);
 
-    const char *names[] = {"a_good.xml",    "b_broken.xml", "b_wrong.xml",
-                           "c_source.weft", "d_notes.txt",  ".e_hidden.xml"};
-    for (int i = 0; i < 6; i++) {
+    const char *names[] = {"a_good.xml",  "b_broken.xml",  "b_wrong.xml", "c_source.weft",
+                           "d_notes.txt", ".e_hidden.xml", "e_ring.weft", "g_dangling.weft",
+                           "h_loop.xml",  "i_fifo.xml",    "j_zero.xml"};
+    for (int i = 0; i < 11; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }
@@ -420,6 +444,58 @@ static void test_add(void) {
     weft_diag_free(d);
 }
 
+/* A 2-rank ring shaped like msccl-tools' (send, then receive-reduce-and-forward): it needs 2
+ * messages buffered per connection. */
+static const char ring2_xml[] =
+    "<algo name=\"ring2\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "
+    "coll=\"allreduce\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"0\">\n"
+    "%s%s</algo>\n";
+static const char ring2_gpu[] =
+    " <gpu id=\"%d\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
+    "  <tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n"
+    "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"%d\" dstbuf=\"i\" dstoff=\"%d\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"1\" type=\"rrcs\" srcbuf=\"i\" srcoff=\"%d\" dstbuf=\"i\" dstoff=\"%d\" "
+    "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "   <step s=\"2\" type=\"r\" srcbuf=\"i\" srcoff=\"%d\" dstbuf=\"i\" dstoff=\"%d\" cnt=\"1\" "
+    "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+    "  </tb>\n </gpu>\n";
+
+/* The registry verifies with the connection buffers the runtime will have (WEFT_FIFO): a
+ * schedule that needs more is refused, with a note saying how many it needs. */
+static void test_fifo(void) {
+    char dir[] = "/tmp/weft_fifo_XXXXXX", g0[1024], g1[1024], text[2600], msg[800];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(g0, sizeof g0, ring2_gpu, 0, 1, 1, 0, 0, 1, 1, 0, 0);
+    snprintf(g1, sizeof g1, ring2_gpu, 1, 0, 0, 1, 1, 0, 0, 1, 1);
+    snprintf(text, sizeof text, ring2_xml, g0, g1);
+    write_file(dir, "ring2.xml", text);
+    const char *specs[] = {NULL, "Simple=2x128K", "Simple=1x128K", "LL=1x32K"};
+    const size_t want[] = {1, 1, 0, 1};
+    for (int i = 0; i < 4; i++) {
+        if (specs[i])
+            setenv("WEFT_FIFO", specs[i], 1);
+        else
+            unsetenv("WEFT_FIFO");
+        weft_env_reset();
+        weft_diag *d = weft_diag_new();
+        weft_registry *r = load(dir, d);
+        CHECK(weft_registry_size(r) == want[i]);
+        snprintf(msg, sizeof msg,
+                 "%s/ring2.xml: note: the runtime buffers 1 message per Simple connection "
+                 "(WEFT_FIFO); this schedule needs 2",
+                 dir);
+        CHECK(count_diag(d, msg) == (want[i] ? 0 : 1));
+        weft_registry_free(r);
+        weft_diag_free(d);
+    }
+    unsetenv("WEFT_FIFO");
+    weft_env_reset();
+    snprintf(text, sizeof text, "%s/ring2.xml", dir);
+    unlink(text);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_registry ALGOS_DIR\n");
@@ -431,6 +507,7 @@ int main(int argc, char **argv) {
     test_pure();
     test_bad_files();
     test_for_ranks();
+    test_fifo();
     test_add();
     CHECK_DONE();
 }

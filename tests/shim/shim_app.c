@@ -473,6 +473,136 @@ static void bad_algos(void) {
     rmdir(dir);
 }
 
+/* ---- a folder with hostile files: weft stays up, serves what is good, NCCL the rest --------- */
+static void write_text(const char *dir, const char *name, const char *text) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void copy_file(const char *src, const char *dir, const char *name) {
+    char dst[1300];
+    snprintf(dst, sizeof dst, "%s/%s", dir, name);
+    FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+    CHECK(in && out);
+    if (in && out) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, out);
+    }
+    if (in) fclose(in);
+    if (out) fclose(out);
+}
+
+static void hostile_algos(void) {
+    char dir[1100], path[1300], src[1200];
+    snprintf(dir, sizeof dir, "%s/hostile_algos.%d", workdir, (int)getpid());
+    CHECK(mkdir(dir, 0700) == 0);
+    /* the good one, last in name order */
+    snprintf(src, sizeof src, "%s/allreduce_2r_small.xml", algos);
+    copy_file(src, dir, "z_good.xml");
+    /* an out-of-place allreduce that sums into NCCL's const send buffer and restores it: were
+     * it accepted, it would serve the allreduces below (it comes first) */
+    snprintf(src, sizeof src, "%s/../../verify/bad/const-input-restored.xml", algos);
+    copy_file(src, dir, "l_const.xml");
+    /* an index past 2^63 - 2 (used to overflow the compiler and crash the process) */
+    write_text(dir, "a_index.weft",
+               "param N = 2;\nalgorithm a { collective allreduce; ranks N; }\n"
+               "copy input[9223372036854775807][0] -> input[1][0];\n");
+    /* 2^60 calls, and an endless loop with a body: the work budget stops both */
+    write_text(dir, "b_calls.weft",
+               "param N = 2;\nalgorithm b { collective allreduce; ranks N; }\n"
+               "def f(d) { if d < 60 { f(d + 1); f(d + 1); } }\nf(0);\n");
+    write_text(dir, "c_loop.weft",
+               "param N = 2;\nalgorithm c { collective allreduce; ranks N; }\n"
+               "for i in 0..9223372036854775807 { let x = i * 2; }\n");
+    /* garbage: NULs and invalid bytes */
+    snprintf(path, sizeof path, "%s/d_nul.weft", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        for (int i = 0; i < 200000; i++)
+            fputc(i % 3 ? 0 : 0x81, f);
+        fclose(f);
+    }
+    /* a FIFO nobody writes, a directory, links to a device, to nothing, to themselves */
+    snprintf(path, sizeof path, "%s/e_fifo.xml", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    snprintf(path, sizeof path, "%s/f_dir.xml", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/g_zero.weft", dir);
+    CHECK(symlink("/dev/zero", path) == 0);
+    snprintf(path, sizeof path, "%s/h_dangling.xml", dir);
+    CHECK(symlink("/nonexistent/x.xml", path) == 0);
+    snprintf(path, sizeof path, "%s/i_loop.xml", dir);
+    CHECK(symlink("i_loop.xml", path) == 0);
+    /* too large to read: a sparse 300 MiB XML file and a 5 MiB source */
+    snprintf(path, sizeof path, "%s/j_huge.xml", dir);
+    f = fopen(path, "w");
+    if (f) {
+        CHECK(ftruncate(fileno(f), 300L << 20) == 0);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/k_huge.weft", dir);
+    f = fopen(path, "w");
+    if (f) {
+        CHECK(ftruncate(fileno(f), 5L << 20) == 0);
+        fclose(f);
+    }
+    setup(dir, "INFO");
+    ncclComm_t c[2] = {init(2, 0), init(2, 1)};
+    for (int i = 0; i < 2; i++) {
+        CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c[i], S) == ncclSuccess);
+        CHECK(ncclAllGather(fbuf, gbuf, 4, ncclFloat, c[i], S) == ncclSuccess);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(ncclCommDestroy(c[i]) == ncclSuccess);
+    char *log = take_log(1);
+    /* the good file serves the allreduces; NCCL the allgathers */
+    CHECK(strstr(log, "weft.launch ar2_small") != NULL);
+    CHECK(strstr(log, "AllGather count=4") != NULL);
+    free(log);
+    static const char *const why[][2] = {
+        {"a_index.weft:3:12: error: rank 9223372036854775807 is out of range 0..1", NULL},
+        {"b_calls.weft:3:", "evaluation stopped at its limit of"},
+        {"c_loop.weft:3:", "evaluation stopped at its limit of"},
+        {"d_nul.weft:1:1: error: ", "invalid bytes"},
+        {"e_fifo.xml: info: skipped: not a regular file (it is a FIFO)", NULL},
+        {"f_dir.xml: info: skipped: not a regular file (it is a directory)", NULL},
+        {"g_zero.weft: info: skipped: not a regular file (it is a character device)", NULL},
+        {"h_dangling.xml: info: skipped: a symbolic link to nothing", NULL},
+        {"i_loop.xml: info: skipped: Too many levels of symbolic links", NULL},
+        {"j_huge.xml: error: file too large (314572800 bytes; the limit is 268435456)", NULL},
+        {"k_huge.weft: error: file too large (5242880 bytes; the limit is 4194304)", NULL},
+        {"l_const.xml:7: error: rank 0 tb 0 step 2: writes input chunk 0, but the input is NCCL's "
+         "const send buffer in an out-of-place call",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof why / sizeof *why; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, why[i][0]);
+        if (in_weft_log(path) < 1 || (why[i][1] && in_weft_log(why[i][1]) < 1)) {
+            fprintf(stderr, "%s:%d: weft log lacks \"%s\" %s\n", __FILE__, __LINE__, path,
+                    why[i][1] ? why[i][1] : "");
+            check_failures++;
+        }
+    }
+    const char *names[] = {"z_good.xml", "a_index.weft", "b_calls.weft", "c_loop.weft",
+                           "d_nul.weft", "e_fifo.xml",   "g_zero.weft",  "h_dangling.xml",
+                           "i_loop.xml", "j_huge.xml",   "k_huge.weft",  "l_const.xml"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/f_dir.xml", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 /* ---- one folder of sources serves every communicator size --------------------------------- */
 static void sizes(void) {
     char dir[1100], path[2400], src[1200];
@@ -617,6 +747,7 @@ int main(int argc, char **argv) {
         {"launch_fail", "", "INFO", launch_fail},
         {"teardown", "", "INFO", teardown},
         {"bad_algos", NULL, NULL, bad_algos},
+        {"hostile_algos", NULL, NULL, hostile_algos},
         {"sizes", NULL, NULL, sizes},
         {"no_nccl", "", "WARN", no_nccl},
         {"old_nccl", "", "WARN", old_nccl},
