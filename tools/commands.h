@@ -11,6 +11,7 @@
     X(run, "execute an XML algorithm with real data and check the result (--cpu)")                 \
     X(compile, "compile a .weft program to MSCCL XML")                                             \
     X(select, "which loaded algorithm serves a collective call, or why NCCL does")                 \
+    X(plan, "the GPU and network phases a schedule runs in across nodes, proven")                  \
     X(library, "compile, verify and CPU-execute the algorithm library; print a table")             \
     X(trace, "summarize, check and merge per-step timeline traces (WEFT_TRACE)")
 
