@@ -14,7 +14,10 @@ struct weft_registry {
     /* per algorithm: the PARAM_ bits of the .weft source it was compiled from, so that
      * weft_registry_for_ranks can instantiate it for other rank counts and roots */
     uint8_t *param_n;
-    size_t n, cap, capn;
+    /* per algorithm, in a registry for several nodes: its proven cut into phases (else NULL) */
+    weft_phased **phased;
+    size_t n, cap, capn, capp;
+    int gpus_per_node; /* 0: made without a node structure (weft_registry_load, _for_ranks) */
 };
 
 weft_result weft_registry_new(weft_registry **out) {
@@ -28,10 +31,13 @@ fail:
 
 void weft_registry_free(weft_registry *r) {
     if (r == NULL) return;
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         weft_algo_free(r->algos[i]);
+        weft_phased_free(r->phased[i]);
+    }
     free(r->algos);
     free(r->param_n);
+    free(r->phased);
     free(r);
 }
 
@@ -96,6 +102,36 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
     return WEFT_OK;
 }
 
+/* The cut of a for the registry's nodes (ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams),
+ * proven; an algorithm whose cut fails or has too many phases does not join the registry. */
+static weft_result cut_for_nodes(const weft_registry *r, const weft_algo *a, weft_phased **out,
+                                 weft_diag *d) {
+    weft_result res = WEFT_OK;
+    const char *f = a->file ? a->file : a->name;
+    int32_t *node = malloc((size_t)a->ngpus * sizeof *node);
+    WEFT_CHECK_ALLOC(node);
+    for (int32_t q = 0; q < a->ngpus; q++)
+        node[q] = q / r->gpus_per_node;
+    WEFT_CHECK(weft_phase_cut(a, node, out, d));
+    if ((*out)->nphases > WEFT_REGISTRY_MAX_PHASES) {
+        weft_diag_add(d, WEFT_SEV_INFO, f, a->line, 0,
+                      "'%s' runs in %d GPU phases on nodes of %d GPUs (more than %d): not used "
+                      "across these nodes",
+                      a->name, (*out)->nphases, r->gpus_per_node, WEFT_REGISTRY_MAX_PHASES);
+        WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+    }
+    weft_verify_opts opts;
+    weft_verify_opts_init(&opts);
+    res = weft_phase_verify(a, *out, &opts, d, NULL);
+fail:
+    if (res != WEFT_OK) {
+        weft_phased_free(*out);
+        *out = NULL;
+    }
+    free(node);
+    return res;
+}
+
 /* How much checking an algorithm still needs before it joins a registry. */
 enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 
@@ -106,6 +142,7 @@ enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
  * a registry has passed all of them. Takes ownership of a, also on failure. */
 static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_n, weft_diag *d) {
     weft_result res = WEFT_OK;
+    weft_phased *p = NULL;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
     if (checks != CHECK_NONE) {
@@ -114,13 +151,17 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, int param_
         weft_verify_opts_init(&opts);
         WEFT_CHECK(weft_ir_verify(a, &opts, d, NULL));
     }
+    if (r->gpus_per_node > 0 && r->gpus_per_node < a->ngpus) WEFT_CHECK(cut_for_nodes(r, a, &p, d));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
-        weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0)
+        weft_grow((void **)&r->param_n, &r->capn, r->n, sizeof *r->param_n) != 0 ||
+        weft_grow((void **)&r->phased, &r->capp, r->n, sizeof *r->phased) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     r->param_n[r->n] = (uint8_t)param_n;
+    r->phased[r->n] = p;
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
+    weft_phased_free(p);
     weft_algo_free(a);
     return res;
 }
@@ -136,8 +177,9 @@ static int has_suffix(const char *s, const char *suffix) {
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The library's parameter names: N the rank count, ROOT the root of rooted collectives. */
-enum { PARAM_N = 1, PARAM_ROOT = 2 };
+/* The library's parameter names: N the rank count, ROOT the root of rooted collectives, G the
+ * GPUs per node of files written for several nodes. */
+enum { PARAM_N = 1, PARAM_ROOT = 2, PARAM_G = 4 };
 
 /* Which of those parameters a program declares (0 when it cannot be parsed). */
 static int declared_params(const char *path) {
@@ -149,6 +191,7 @@ static int declared_params(const char *path) {
             if (k->kind != WEFT_LANG_PARAM || k->name == NULL) continue;
             if (strcmp(k->name, "N") == 0) found |= PARAM_N;
             if (strcmp(k->name, "ROOT") == 0) found |= PARAM_ROOT;
+            if (strcmp(k->name, "G") == 0) found |= PARAM_G;
         }
     }
     weft_lang_program_free(prog);
@@ -269,17 +312,17 @@ static void copy_diag(weft_diag *to, const weft_diag *from) {
 }
 
 /* Compiles one instance of a source for the given defines; appends it when it has nranks ranks.
- * A `require` that rules the instance out is one INFO entry; other failures are reported like a
- * bad file. Only allocation failure is an error. */
+ * A `require` that rules the instance out, or a cut with too many phases, is one INFO entry;
+ * other failures are reported like a bad file. Only allocation failure is an error. */
 static weft_result instantiate(weft_registry *r, const char *file, int params, int nranks,
                                const char *const *defines, size_t ndefines, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *c = NULL;
     weft_diag *cd = weft_diag_new();
     weft_cc_options opts = {defines, ndefines, NULL, 0};
-    char what[64];
-    snprintf(what, sizeof what, "%s%s%s", defines[0], ndefines > 1 ? " " : "",
-             ndefines > 1 ? defines[1] : "");
+    char what[96] = "";
+    for (size_t i = 0; i < ndefines; i++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", i ? " " : "", defines[i]);
     WEFT_CHECK_ALLOC(cd);
     weft_result cr = weft_cc_compile_file(file, &opts, &c, cd);
     if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
@@ -297,7 +340,7 @@ static weft_result instantiate(weft_registry *r, const char *file, int params, i
                       e->msg);
     } else {
         copy_diag(d, cd);
-        if (cr != WEFT_OK)
+        if (cr != WEFT_OK && cr != WEFT_ERR_UNSUPPORTED)
             weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
     }
 fail:
@@ -306,39 +349,75 @@ fail:
     return res;
 }
 
-weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
-                                    weft_diag *d) {
+/* Appends a copy of an algorithm of a base registry (checked there); in a registry for several
+ * nodes its cut may still rule it out, which is reported like a skipped instance. */
+static weft_result add_copy(weft_registry *r, const weft_algo *a, int params, weft_diag *d) {
+    weft_algo *c = weft_algo_clone(a);
+    weft_diag *cd = weft_diag_new();
+    if (c == NULL || cd == NULL) {
+        weft_algo_free(c);
+        weft_diag_free(cd);
+        return WEFT_ERR_NOMEM;
+    }
+    weft_result res = append(r, c, CHECK_NONE, params, cd);
+    copy_diag(d, cd);
+    weft_diag_free(cd);
+    if (res == WEFT_ERR_NOMEM) return res;
+    if (res != WEFT_OK && res != WEFT_ERR_UNSUPPORTED)
+        weft_diag_add(d, WEFT_SEV_NOTE, a->file ? a->file : a->name, 0, 0,
+                      "'%s' skipped on nodes of %d GPUs", a->name, r->gpus_per_node);
+    return WEFT_OK;
+}
+
+/* gpn: GPUs per node (> 0), or 0 for the registry of weft_registry_for_ranks. */
+static weft_result for_shape(const weft_registry *base, int nranks, int gpn, weft_registry **out,
+                             weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_registry *r = NULL;
-    char def_n[32], def_root[32];
-    const char *defines[] = {def_n, def_root};
-    if (base == NULL || out == NULL || nranks < 1) return WEFT_ERR_USAGE;
+    char def_n[32], def_g[32], def_root[32];
+    if (base == NULL || out == NULL || nranks < 1 || gpn < 0 || (gpn > 0 && nranks % gpn))
+        return WEFT_ERR_USAGE;
     *out = NULL;
     snprintf(def_n, sizeof def_n, "N=%d", nranks);
+    snprintf(def_g, sizeof def_g, "G=%d", gpn);
     WEFT_CHECK(weft_registry_new(&r));
+    r->gpus_per_node = gpn;
+    const int nodes = gpn > 0 && gpn < nranks;
     for (size_t i = 0; i < base->n; i++) {
         const weft_algo *a = base->algos[i];
         int params = base->param_n[i];
+        int source = a->file && has_suffix(a->file, ".weft");
+        int use_g = gpn > 0 && (params & PARAM_G) && source;
+        if (nodes && source && !use_g) {
+            /* the library's convention: a file for several nodes says so with G */
+            if ((params & PARAM_N) || a->ngpus == nranks)
+                weft_diag_add(d, WEFT_SEV_INFO, a->file, a->line, 0,
+                              "'%s' is written for one node (no parameter G): NCCL serves the "
+                              "calls it would fit on %d ranks in nodes of %d",
+                              a->name, nranks, gpn);
+            continue;
+        }
+        const char *defines[3];
+        size_t nd = 0;
+        if ((params & PARAM_N) && source) defines[nd++] = def_n;
+        if (use_g) defines[nd++] = def_g;
         int per_root = weft_coll_rooted(a->coll) && (params & PARAM_ROOT) && (params & PARAM_N) &&
-                       nranks <= WEFT_REGISTRY_MAX_ROOTED_RANKS && a->file;
+                       nranks <= WEFT_REGISTRY_MAX_ROOTED_RANKS && source;
         if (per_root) {
             /* one instance per root, in root order; the loaded one where it fits */
+            defines[nd++] = def_root;
             for (int root = 0; root < nranks; root++) {
-                if (a->ngpus == nranks && a->root == root) {
-                    weft_algo *c = weft_algo_clone(a);
-                    WEFT_CHECK_ALLOC(c);
-                    WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
+                if (a->ngpus == nranks && a->root == root && !use_g) {
+                    WEFT_CHECK(add_copy(r, a, params, d));
                     continue;
                 }
                 snprintf(def_root, sizeof def_root, "ROOT=%d", root);
-                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 2, d));
+                WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, nd, d));
             }
-        } else if (a->ngpus == nranks) {
-            weft_algo *c = weft_algo_clone(a);
-            WEFT_CHECK_ALLOC(c);
-            WEFT_CHECK(append(r, c, CHECK_NONE, params, d));
-        } else if ((params & PARAM_N) && a->file) {
-            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, 1, d));
+        } else if (a->ngpus == nranks && !use_g) {
+            WEFT_CHECK(add_copy(r, a, params, d));
+        } else if (nd > 0) {
+            WEFT_CHECK(instantiate(r, a->file, params, nranks, defines, nd, d));
         }
     }
     *out = r;
@@ -346,6 +425,25 @@ weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_
 fail:
     weft_registry_free(r);
     return res;
+}
+
+weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
+                                    weft_diag *d) {
+    return for_shape(base, nranks, 0, out, d);
+}
+
+weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int gpus_per_node,
+                                    weft_registry **out, weft_diag *d) {
+    if (gpus_per_node < 1) return WEFT_ERR_USAGE;
+    return for_shape(base, nranks, gpus_per_node, out, d);
+}
+
+int weft_registry_gpus_per_node(const weft_registry *r) {
+    return r ? r->gpus_per_node : 0;
+}
+
+const weft_phased *weft_registry_phases(const weft_registry *r, size_t i) {
+    return r && i < r->n ? r->phased[i] : NULL;
 }
 
 /* ---- selection --------------------------------------------------------------------------- */
