@@ -1,0 +1,102 @@
+/* multinode_internal.h — weft on communicators that span nodes: what a rank runs of an algorithm
+ * cut into phases (GPU phases for the interpreter, its NCCL operations per network phase), the
+ * node structure NCCL reports, weft's own communicator for the network phases, and one call's
+ * sequence of kernels and NCCL groups on a stream. docs/runtime.md ("Across nodes"). */
+#ifndef WEFT_MULTINODE_INTERNAL_H
+#define WEFT_MULTINODE_INTERNAL_H
+
+#include "weft_ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- planning (multinode_plan.c; host code, no NCCL) ------------------------------------ */
+
+/* One NCCL operation of a network phase: cnt scratch chunks at chunk off, to or from peer. */
+typedef struct weft_mn_op {
+    int32_t peer, send;
+    int32_t off, cnt;
+} weft_mn_op;
+
+/* An algorithm cut into phases (weft_phase_cut) as one rank runs it. */
+typedef struct weft_mn_algo {
+    const weft_algo *algo;     /* the original (not owned) */
+    const weft_phased *phased; /* its proven cut (not owned) */
+    int32_t rank, nphases;
+    /* nphases schedules for the interpreter (owned): the cut's GPU phases, in which every rank
+     * without a tb gets one with a single nop (the interpreter runs at least one tb per rank of
+     * an algorithm, and every rank of a node launches every phase the node works in) */
+    weft_algo **gpu;
+    uint8_t *active; /* per GPU phase: some rank of this rank's node has a step in it (when none
+                        has, the node skips that kernel) */
+    int32_t *nops;   /* per network phase: this rank's operations, sends by peer then receives
+                        by peer (one per peer and direction: a transfer of the cut) */
+    weft_mn_op **ops;
+    int32_t *slot; /* per GPU phase: the communicator's index of its plan (set by the attach) */
+    int64_t sent_chunks, recv_chunks; /* over all network phases, this rank */
+} weft_mn_algo;
+
+/* What rank `rank` runs of a cut: the padded GPU phases, the active flags for its node, its
+ * network operations. out is zeroed first; free with weft_mn_algo_free. */
+weft_result weft_mn_algo_build(const weft_algo *a, const weft_phased *p, int32_t rank,
+                               weft_mn_algo *out);
+void weft_mn_algo_free(weft_mn_algo *m);
+/* Bytes of one scratch chunk of a call (the count policy's C elements), for the network phases'
+ * ncclSend/ncclRecv sizes and offsets. */
+size_t weft_mn_chunk_bytes(const weft_algo *a, size_t count, int32_t dtype_bytes);
+/* "GPU phase 1 of 3 of 'name'" or "network phase 0 of 2 of 'name'": what the watchdog names. */
+void weft_mn_phase_name(const weft_mn_algo *m, int32_t phase, int network, char *buf, size_t len);
+
+/* GPUs per node from NCCL's LSA team of rank `rank` of nranks (size lsa_size, lsa_rank inside,
+ * stride lsa_stride). NCCL's device API numbers nodes as weft does (the rail team: nranks /
+ * lsa_size teams of stride lsa_size), so the team must be lsa_size consecutive ranks starting at
+ * a multiple of lsa_size; otherwise 0 with the reason in why. */
+int weft_mn_gpus_per_node(int nranks, int rank, int lsa_rank, int lsa_size, int lsa_stride,
+                          char *why, size_t whylen);
+/* The window of every rank as rank sees it, from the LSA pointers of its node (lsa[0 .. gpn)):
+ * a rank of another node gets rank's own window. The interpreter only reads a peer's arrival and
+ * abort words through it; a GPU phase's messages never leave the node. */
+void weft_mn_peer_table(int32_t nranks, int32_t gpn, int32_t rank, char *const *lsa, char **world);
+
+/* ---- NCCL (multinode.c; needs weft_runtime.h included first) ---------------------------- */
+#ifdef WEFT_RUNTIME_H
+/* A communicator's size, this rank, and its GPUs per node from NCCL's LSA team (ncclTeamLsa;
+ * weft_mn_gpus_per_node's rules). Without ncclTeamLsa in the process, gpn is the rank count
+ * (one node: the attach then finds out from the device communicator). WEFT_ERR_UNSUPPORTED with
+ * the reason in d when the team has a shape weft cannot use. */
+weft_result weft_mn_query(const weft_nccl_api *api, ncclComm_t comm, int *nranks, int *rank,
+                          int *gpn, weft_diag *d);
+/* weft's own communicator for the network phases of each of comms: ncclCommSplit with one color
+ * and the rank as key, grouped (collective: every rank of every one of comms calls it). out[i]
+ * is NULL where NCCL failed (reported in d). Released with the api's CommDestroy, or CommAbort
+ * when peers may be gone. */
+weft_result weft_mn_split(const weft_nccl_api *api, int n, const ncclComm_t *comms, ncclComm_t *out,
+                          weft_diag *d);
+/* Network phase ph of m on stream: one NCCL group of ncclSend/ncclRecv of this rank's operations
+ * (bytes, between scratch + off * chunk_bytes areas) on net. A rank without operations in the
+ * phase issues nothing. */
+weft_result weft_mn_net_phase(const weft_nccl_api *api, ncclComm_t net, const weft_mn_algo *m,
+                              int32_t ph, char *scratch, size_t chunk_bytes, cudaStream_t stream,
+                              weft_diag *d);
+/* Launches GPU phase `slot` (a plan of the communicator) on stream; ctx is the caller's. */
+typedef weft_result (*weft_mn_gpu_fn)(void *ctx, int32_t slot, cudaStream_t stream);
+/* Observes the stream between phases (the watchdog's marks); may be NULL. `network`: the phase
+ * just enqueued is network phase ph, else GPU phase ph. */
+typedef void (*weft_mn_mark_fn)(void *ctx, int32_t ph, int network, cudaStream_t stream);
+/* One call of m: GPU phase 0, network phase 0, GPU phase 1, ..., all enqueued on stream, never
+ * waiting for the device (capturable: kernels and NCCL operations both are). The kernel of a
+ * phase the node does not work in is not launched. *done receives the number of phases
+ * enqueued (GPU and network, in order) so that a failure names the first one that was not. */
+weft_result weft_mn_run(const weft_nccl_api *api, ncclComm_t net, const weft_mn_algo *m,
+                        weft_mn_gpu_fn gpu, weft_mn_mark_fn mark, void *ctx, char *scratch,
+                        size_t chunk_bytes, cudaStream_t stream, int32_t *done, weft_diag *d);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
