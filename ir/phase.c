@@ -310,6 +310,17 @@ static weft_result build_phase(cut *c, int32_t ph) {
             for (int32_t s = lo; s < end; s++)
                 WEFT_CHECK(expand_step(c, pa, r, nt->id, s));
         }
+        /* a rank with nothing to do still runs one tb (a nop): the interpreter runs at least one
+         * tb per rank of a schedule, and every rank of a node launches each phase it works in */
+        if (pa->gpus[r].ntbs == 0) {
+            weft_tb *nt = weft_gpu_add_tb(&pa->gpus[r], -1, -1, 0);
+            WEFT_CHECK_ALLOC(nt);
+            if (emit(pa, r, nt->id, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 0) < 0)
+                WEFT_FAIL(WEFT_ERR_NOMEM);
+            if (weft_grow((void **)&lanes, &capl, nl, sizeof *lanes) != 0)
+                WEFT_FAIL(WEFT_ERR_NOMEM);
+            lanes[nl++] = a->gpus[r].ntbs; /* a lane of its own, after the original tbs */
+        }
         /* dependencies, now that every tb of the rank has its steps */
         for (int32_t t = 0; t < a->gpus[r].ntbs; t++) {
             int32_t gt = g->rank_tb[r] + t;

@@ -298,9 +298,11 @@ typedef struct weft_phased {
     int32_t nranks, nnodes;
     int32_t *node;   /* nranks: the node of each rank (0 .. nnodes-1, in order of first rank) */
     int32_t nphases; /* GPU phases (network phases: nphases - 1) */
-    weft_algo **gpu; /* nphases schedules for all nranks ranks, owned */
+    weft_algo **gpu; /* nphases schedules for all nranks ranks, owned; every rank has a tb */
     int32_t **lane;  /* [phase][g]: for tb g of gpu[phase] counted over ranks in order (rank 0's
-                        tbs, then rank 1's, ...), the tb of the original it comes from */
+                        tbs, then rank 1's, ...), the tb of the original it comes from; a rank
+                        with no step in a phase gets one tb with a nop there, whose lane is the
+                        original's tb count */
     int32_t *nxfers; /* nphases - 1 */
     weft_phase_xfer **xfers;      /* [network phase], sorted by (src, dst) */
     int32_t *stage_base;          /* nranks: first staging chunk (the original's s_chunks) */

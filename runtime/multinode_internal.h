@@ -27,10 +27,8 @@ typedef struct weft_mn_algo {
     const weft_algo *algo;     /* the original (not owned) */
     const weft_phased *phased; /* its proven cut (not owned) */
     int32_t rank, nphases;
-    /* nphases schedules for the interpreter (owned): the cut's GPU phases, in which every rank
-     * without a tb gets one with a single nop (the interpreter runs at least one tb per rank of
-     * an algorithm, and every rank of a node launches every phase the node works in) */
-    weft_algo **gpu;
+    const weft_algo *const *gpu; /* the cut's GPU phases, what the interpreter plans (the
+                                    cut's: they live as long as the registry) */
     uint8_t *active; /* per GPU phase: some rank of this rank's node has a step in it (when none
                         has, the node skips that kernel) */
     int32_t *nops;   /* per network phase: this rank's operations, sends by peer then receives
@@ -40,10 +38,12 @@ typedef struct weft_mn_algo {
     int64_t sent_chunks, recv_chunks; /* over all network phases, this rank */
 } weft_mn_algo;
 
-/* What rank `rank` runs of a cut: the padded GPU phases, the active flags for its node, its
- * network operations. out is zeroed first; free with weft_mn_algo_free. */
+/* What rank `rank` runs of a cut: the active flags for its node, its network operations. out is
+ * zeroed first; free with weft_mn_algo_free. */
 weft_result weft_mn_algo_build(const weft_algo *a, const weft_phased *p, int32_t rank,
                                weft_mn_algo *out);
+/* The same for another rank. */
+weft_result weft_mn_algo_set_rank(weft_mn_algo *m, int32_t rank);
 void weft_mn_algo_free(weft_mn_algo *m);
 /* Bytes of one scratch chunk of a call (the count policy's C elements), for the network phases'
  * ncclSend/ncclRecv sizes and offsets. */
@@ -57,10 +57,11 @@ void weft_mn_phase_name(const weft_mn_algo *m, int32_t phase, int network, char 
  * a multiple of lsa_size; otherwise 0 with the reason in why. */
 int weft_mn_gpus_per_node(int nranks, int rank, int lsa_rank, int lsa_size, int lsa_stride,
                           char *why, size_t whylen);
-/* The window of every rank as rank sees it, from the LSA pointers of its node (lsa[0 .. gpn)):
- * a rank of another node gets rank's own window. The interpreter only reads a peer's arrival and
- * abort words through it; a GPU phase's messages never leave the node. */
-void weft_mn_peer_table(int32_t nranks, int32_t gpn, int32_t rank, char *const *lsa, char **world);
+/* The window of every rank as rank sees it (win[q], from the device API's peer pointers by world
+ * rank, which are addresses only for ranks of its own node): a rank of another node gets rank's
+ * own window instead. The interpreter only reads a peer's arrival and abort words through it; a
+ * GPU phase's messages never leave the node. */
+void weft_mn_peer_table(int32_t nranks, int32_t gpn, int32_t rank, char **win);
 
 /* ---- NCCL (multinode.c; needs weft_runtime.h included first) ---------------------------- */
 #ifdef WEFT_RUNTIME_H
@@ -94,6 +95,44 @@ typedef void (*weft_mn_mark_fn)(void *ctx, int32_t ph, int network, cudaStream_t
 weft_result weft_mn_run(const weft_nccl_api *api, ncclComm_t net, const weft_mn_algo *m,
                         weft_mn_gpu_fn gpu, weft_mn_mark_fn mark, void *ctx, char *scratch,
                         size_t chunk_bytes, cudaStream_t stream, int32_t *done, weft_diag *d);
+#endif
+
+/* ---- on a communicator (multinode_launch.c; CUDA builds, needs comm_internal.h first) ---- *
+ * What weft_comm_attach and weft_comm_launch (api.c) do for a registry made for several nodes;
+ * comm.c itself needs the hooks listed in docs/runtime.md ("Across nodes: the runtime"). */
+#ifdef WEFT_COMM_INTERNAL_H
+typedef struct weft_mn_comm weft_mn_comm;
+/* For a registry made for several nodes (weft_registry_for_nodes with fewer GPUs per node than
+ * ranks): the algorithms a communicator plans, in the registry's order, each phased one
+ * replaced by its GPU phase 0 and its other GPU phases appended (the same list on every rank),
+ * and the state of a rank of it (bound to its rank with weft_mn_comm_bind). *out NULL when the
+ * registry is for one node (then *list is the registry's algorithms). *list is owned by the
+ * caller (free), its algorithms by *out. */
+weft_result weft_mn_comm_new(const weft_registry *reg, weft_mn_comm **out, const weft_algo ***list,
+                             size_t *nlist, weft_diag *d);
+/* The NCCL operations of rank `rank` (the attach calls it once the rank is known). */
+weft_result weft_mn_comm_bind(weft_mn_comm *m, int rank);
+/* GPUs per node (the LSA team size the attach must find). */
+int weft_mn_comm_gpus_per_node(const weft_mn_comm *m);
+/* After every rank attached: weft's own communicators for the network phases (collective over
+ * cs[0..n)); every rank learns whether all succeeded (an allreduce on the application's
+ * communicators), and on failure all of them return the error. */
+weft_result weft_mn_comm_connect(int n, weft_comm **cs, weft_mn_comm **ms, weft_diag *d);
+/* Whether registry algorithm ai runs in phases. */
+int weft_mn_comm_phased(const weft_mn_comm *m, int ai);
+/* One call of phased algorithm ai (see weft_rt_launch for the rest; avg: sum in the phases, the
+ * scaling pass after the last). Scratch (with staging) is sized before anything is enqueued, so
+ * a call under capture that would need more is refused whole (WEFT_ERR_UNSUPPORTED). */
+weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const weft_call *call,
+                                const void *sendbuff, void *recvbuff, cudaStream_t stream);
+/* The watchdog: "GPU phase p of P of 'name'" for plan index slot (0 when slot is not a phase),
+ * and a network phase that has not completed timeout_ns after the GPU phase before it did
+ * (eager calls; a stalled call keeps being watched until it completes): WEFT_ERR_TIMEOUT with
+ * its description, naming the peers it waits for. Never blocks. */
+int weft_mn_comm_describe(const weft_mn_comm *m, int slot, char *buf, size_t len);
+weft_result weft_mn_comm_check(weft_mn_comm *m, int64_t timeout_ns, char *msg, size_t len);
+/* Frees m; destroys weft's communicator (abort: aborts it, when peers may be gone). */
+void weft_mn_comm_free(const weft_nccl_api *api, weft_mn_comm *m, int abort);
 #endif
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
-/* multinode_plan.c — what one rank runs of an algorithm cut into phases: the GPU phases padded for
- * the interpreter, which phases its node works in, its NCCL operations per network phase; the
- * node structure from NCCL's LSA team; the peer window table. Host code, tested without a GPU. */
+/* multinode_plan.c — what one rank runs of an algorithm cut into phases: which GPU phases its node
+ * works in, its NCCL operations per network phase; the node structure from NCCL's LSA team; the
+ * peer window table. Host code, tested without a GPU. */
 #include "multinode_internal.h"
 
 #include <stdio.h>
@@ -9,35 +9,13 @@
 
 void weft_mn_algo_free(weft_mn_algo *m) {
     if (m == NULL) return;
-    for (int32_t ph = 0; ph < m->nphases; ph++) {
-        if (m->gpu) weft_algo_free(m->gpu[ph]);
-        if (m->ops && ph + 1 < m->nphases) free(m->ops[ph]);
-    }
-    free(m->gpu);
+    for (int32_t ph = 0; ph + 1 < m->nphases; ph++)
+        if (m->ops) free(m->ops[ph]);
     free(m->active);
     free(m->nops);
     free(m->ops);
     free(m->slot);
     memset(m, 0, sizeof *m);
-}
-
-/* GPU phase ph with a one-nop tb for every rank that has none. */
-static weft_algo *padded(const weft_algo *g) {
-    weft_algo *c = weft_algo_clone(g);
-    if (c == NULL) return NULL;
-    for (int32_t r = 0; r < c->ngpus; r++) {
-        if (c->gpus[r].ntbs > 0) continue;
-        weft_tb *tb = weft_gpu_add_tb(&c->gpus[r], -1, -1, 0);
-        weft_step s;
-        memset(&s, 0, sizeof s);
-        s.type = WEFT_STEP_NOP;
-        s.depid = s.deps = -1;
-        if (tb == NULL || weft_tb_add_step(tb, &s) < 0) {
-            weft_algo_free(c);
-            return NULL;
-        }
-    }
-    return c;
 }
 
 static int node_active(const weft_phased *p, int32_t ph, int32_t node) {
@@ -50,6 +28,40 @@ static int node_active(const weft_phased *p, int32_t ph, int32_t node) {
     return 0;
 }
 
+weft_result weft_mn_algo_set_rank(weft_mn_algo *m, int32_t rank) {
+    weft_result res = WEFT_OK;
+    const weft_phased *p = m->phased;
+    if (rank < 0 || rank >= p->nranks) return WEFT_ERR_USAGE;
+    m->rank = rank;
+    m->sent_chunks = m->recv_chunks = 0;
+    for (int32_t ph = 0; ph < m->nphases; ph++)
+        m->active[ph] = (uint8_t)node_active(p, ph, p->node[rank]);
+    for (int32_t ph = 0; ph + 1 < m->nphases; ph++) {
+        free(m->ops[ph]);
+        m->nops[ph] = 0;
+        m->ops[ph] = calloc((size_t)p->nxfers[ph] + 1, sizeof **m->ops);
+        WEFT_CHECK_ALLOC(m->ops[ph]);
+        /* the cut's transfers are sorted by (src, dst): sends by destination come out in peer
+         * order; receives are gathered in a second pass, by source */
+        for (int pass = 0; pass < 2; pass++)
+            for (int32_t i = 0; i < p->nxfers[ph]; i++) {
+                const weft_phase_xfer *x = &p->xfers[ph][i];
+                if (pass == 0 ? x->src != rank : x->dst != rank) continue;
+                weft_mn_op *o = &m->ops[ph][m->nops[ph]++];
+                o->send = pass == 0;
+                o->peer = pass == 0 ? x->dst : x->src;
+                o->off = pass == 0 ? x->soff : x->doff;
+                o->cnt = x->cnt;
+                if (pass == 0)
+                    m->sent_chunks += x->cnt;
+                else
+                    m->recv_chunks += x->cnt;
+            }
+    }
+fail:
+    return res;
+}
+
 weft_result weft_mn_algo_build(const weft_algo *a, const weft_phased *p, int32_t rank,
                                weft_mn_algo *out) {
     weft_result res = WEFT_OK;
@@ -59,44 +71,19 @@ weft_result weft_mn_algo_build(const weft_algo *a, const weft_phased *p, int32_t
     int32_t nph = p->nphases;
     out->algo = a;
     out->phased = p;
-    out->rank = rank;
     out->nphases = nph;
-    out->gpu = calloc((size_t)nph, sizeof *out->gpu);
+    out->gpu = (const weft_algo *const *)p->gpu;
     out->active = calloc((size_t)nph, 1);
     out->nops = calloc((size_t)nph, sizeof *out->nops);
     out->ops = calloc((size_t)nph, sizeof *out->ops);
     out->slot = malloc((size_t)nph * sizeof *out->slot);
-    WEFT_CHECK_ALLOC(out->gpu);
     WEFT_CHECK_ALLOC(out->active);
     WEFT_CHECK_ALLOC(out->nops);
     WEFT_CHECK_ALLOC(out->ops);
     WEFT_CHECK_ALLOC(out->slot);
-    for (int32_t ph = 0; ph < nph; ph++) {
+    for (int32_t ph = 0; ph < nph; ph++)
         out->slot[ph] = -1;
-        out->gpu[ph] = padded(p->gpu[ph]);
-        WEFT_CHECK_ALLOC(out->gpu[ph]);
-        out->active[ph] = (uint8_t)node_active(p, ph, p->node[rank]);
-    }
-    for (int32_t ph = 0; ph + 1 < nph; ph++) {
-        out->ops[ph] = calloc((size_t)p->nxfers[ph] + 1, sizeof **out->ops);
-        WEFT_CHECK_ALLOC(out->ops[ph]);
-        /* the cut's transfers are sorted by (src, dst): sends by destination come out in peer
-         * order; receives are gathered in a second pass, by source */
-        for (int pass = 0; pass < 2; pass++)
-            for (int32_t i = 0; i < p->nxfers[ph]; i++) {
-                const weft_phase_xfer *x = &p->xfers[ph][i];
-                if (pass == 0 ? x->src != rank : x->dst != rank) continue;
-                weft_mn_op *o = &out->ops[ph][out->nops[ph]++];
-                o->send = pass == 0;
-                o->peer = pass == 0 ? x->dst : x->src;
-                o->off = pass == 0 ? x->soff : x->doff;
-                o->cnt = x->cnt;
-                if (pass == 0)
-                    out->sent_chunks += x->cnt;
-                else
-                    out->recv_chunks += x->cnt;
-            }
-    }
+    WEFT_CHECK(weft_mn_algo_set_rank(out, rank));
     return WEFT_OK;
 fail:
     weft_mn_algo_free(out);
@@ -136,8 +123,8 @@ int weft_mn_gpus_per_node(int nranks, int rank, int lsa_rank, int lsa_size, int 
     return lsa_size;
 }
 
-void weft_mn_peer_table(int32_t nranks, int32_t gpn, int32_t rank, char *const *lsa, char **world) {
+void weft_mn_peer_table(int32_t nranks, int32_t gpn, int32_t rank, char **win) {
     int32_t base = rank / gpn * gpn;
     for (int32_t q = 0; q < nranks; q++)
-        world[q] = q >= base && q < base + gpn ? lsa[q - base] : lsa[rank - base];
+        if (q < base || q >= base + gpn) win[q] = win[rank];
 }
