@@ -5,7 +5,7 @@
  * fake libnccl. */
 #include "weft_runtime.h"
 
-#include "multinode_internal.h"
+#include "multinode_rt_internal.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include "comm_internal.h"
 #include "registry_internal.h"
 
-#include "multinode_internal.h"
+#include "multinode_rt_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

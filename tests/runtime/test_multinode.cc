@@ -12,7 +12,7 @@
 #include "weft_runtime.h"
 
 extern "C" {
-#include "multinode_internal.h" /* C headers without C++ guards around their C++-visible parts */
+#include "multinode_rt_internal.h"
 #include "registry_internal.h"
 void fake_nccl_set(const char *key, long value);
 char *fake_nccl_take_log(void);

@@ -620,7 +620,7 @@ typedef struct fake_team {
     int nRanks, rank, stride;
 } fake_team;
 
-FAKE_API fake_team ncclTeamLsa(ncclComm_t comm) {
+FAKE_API fake_team pncclTeamLsa(ncclComm_t comm) {
     fake_nccl_record("TeamLsa");
     fake_team t = {1, 0, 1};
     if (comm == NULL) return t;
@@ -629,6 +629,7 @@ FAKE_API fake_team ncclTeamLsa(ncclComm_t comm) {
     t.rank = comm->rank % t.nRanks;
     return t;
 }
+ALIAS(fake_team, ncclTeamLsa, (ncclComm_t comm))
 ALIAS(ncclResult_t, ncclRecv,
       (void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
        cudaStream_t stream))
