@@ -1,8 +1,7 @@
 /* multinode_launch.c — weft across nodes on a communicator: the plan list of a registry made for
  * several nodes, weft's own communicator for the network phases, one call of a phased algorithm
  * (GPU phases through comm.c's launch, network phases as NCCL groups, on the caller's stream),
- * and the watchdog's view of network phases. CUDA builds; comm.c's hooks are listed in
- * docs/runtime.md ("Across nodes: the runtime"). */
+ * and the watchdog's view of network phases. CUDA builds; called from api.c and comm.c. */
 #include "comm_internal.h"
 #include "registry_internal.h"
 
@@ -245,14 +244,11 @@ static int capturing(cudaStream_t s) {
 static weft_result size_scratch(weft_comm *c, const weft_mn_algo *ma, const weft_call *call,
                                 cudaStream_t stream) {
     rt_rank *rr = &c->sub[0];
-    weft_call_geom g;
-    weft_result res =
-        weft_call_geometry(&c->plans[ma->slot[0]], &c->cfg, rr->rank, call->count,
-                           weft_dtype_size(call->dtype), weft_coll_reduces(ma->algo->coll), &g);
-    if (res != WEFT_OK) return res;
-    if (g.scratch_bytes <= rr->scratch_bytes) return WEFT_OK;
+    size_t need = weft_call_scratch(&c->plans[ma->slot[0]], rr->rank, call->count,
+                                    weft_dtype_size(call->dtype));
+    if (need <= rr->scratch_bytes) return WEFT_OK;
     if (capturing(stream)) return WEFT_ERR_UNSUPPORTED;
-    size_t bytes = (g.scratch_bytes + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    size_t bytes = (need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
     void *p = NULL;
     if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return WEFT_ERR_CUDA;
     if (rr->scratch) cudaFreeAsync(rr->scratch, stream);

@@ -45,8 +45,8 @@ weft_result weft_mn_run(const weft_nccl_api *api, ncclComm_t net, const weft_mn_
                         size_t chunk_bytes, cudaStream_t stream, int32_t *done, weft_diag *d);
 
 /* ---- on a communicator (multinode_launch.c; CUDA builds) -------------------------------- *
- * What weft_comm_attach and weft_comm_launch (api.c) do for a registry made for several nodes;
- * comm.c itself needs the hooks listed in docs/runtime.md ("Across nodes: the runtime"). */
+ * What weft_comm_attach and weft_comm_launch (api.c) and comm.c's attach, watchdog, detach and
+ * abort do for a registry made for several nodes (docs/runtime.md, "Across nodes", the hooks). */
 typedef struct weft_mn_comm weft_mn_comm;
 /* For a registry made for several nodes (weft_registry_for_nodes with fewer GPUs per node than
  * ranks): the algorithms a communicator plans, in the registry's order, each phased one

@@ -126,7 +126,7 @@ static void run_case(Comms &cm, EmuComm &em, std::vector<weft_mn_algo> &mn, weft
     ncases++;
     weft_diag *d = weft_diag_new();
     for (int32_t ph = 0; ph < mn[0].nphases; ph++) {
-        weft_result res = em.launch(mn[0].slot[ph], dt, op, count, bufs);
+        weft_result res = em.launch(mn[0].slot[ph], dt, op, count, inplace, bufs);
         if (res != WEFT_OK) {
             char msg[1024] = "";
             for (int r = 0; r < n; r++)
@@ -205,7 +205,7 @@ static int run_registry(const weft_registry *base, int n, int g) {
         EmuComm em;
         if (em.attach(n, phases, small_cfg()) != WEFT_OK) FAILF("%s: emu attach failed\n", a->name);
         for (int32_t ph = 0; ph < mn[0].nphases; ph++)
-            if (em.plans[ph].ranks == nullptr)
+            if (!em.eligible(ph))
                 FAILF("%s GPU phase %d: the interpreter cannot run it: %s\n", a->name, ph,
                       em.why[ph].c_str());
         const int reduces = weft_coll_reduces(a->coll);
