@@ -278,6 +278,77 @@ typedef struct weft_exec_report {
 WEFT_API weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag *d,
                                   weft_exec_report *report);
 
+/* ---- phases across nodes (phase.c) ------------------------------------------------------ *
+ * A schedule whose ranks sit on several nodes runs as a sequence GPU phase 0, network phase 0,
+ * GPU phase 1, ..., GPU phase P-1. A GPU phase is an ordinary schedule of the same collective
+ * and chunking whose messages all stay inside a node (the interpreter runs it over NCCL's LSA
+ * team); a network phase is a list of transfers between staging areas, one NCCL group of
+ * ncclSend/ncclRecv. Every step of the original gets the smallest phase consistent with its
+ * tb's program order, its dependency and its message: a receive no earlier than its send, and
+ * strictly later when the message crosses nodes. A message whose receive lands in a later phase
+ * than its send (every message between nodes, and the rare one inside a node that must wait
+ * across a network phase) is staged: its send writes the value into the sender's staging area
+ * (scratch chunks after the original's), NCCL carries it in the network phase of the send's
+ * phase, and its receive reads it from the receiver's staging area (`rrc` becomes `re`, `r`
+ * becomes `cpy`, ...). Staging is never reused within a call. docs/runtime.md ("Across
+ * nodes") describes the runtime side. */
+
+/* One transfer of a network phase: cnt scratch chunks from rank src at chunk soff to rank dst
+ * at chunk doff. All staged messages of a phase from one rank to another are one transfer. */
+typedef struct weft_phase_xfer {
+    int32_t src, dst;
+    int32_t soff, doff, cnt;
+} weft_phase_xfer;
+
+typedef struct weft_phased {
+    int32_t nranks, nnodes;
+    int32_t *node;   /* nranks: the node of each rank (0 .. nnodes-1, in order of first rank) */
+    int32_t nphases; /* GPU phases (network phases: nphases - 1) */
+    weft_algo **gpu; /* nphases schedules for all nranks ranks, owned; every rank has a tb */
+    int32_t **lane;  /* [phase][g]: for tb g of gpu[phase] counted over ranks in order (rank 0's
+                        tbs, then rank 1's, ...), the tb of the original it comes from; a rank
+                        with no step in a phase gets one tb with a nop there, whose lane is the
+                        original's tb count */
+    int32_t *nxfers; /* nphases - 1 */
+    weft_phase_xfer **xfers;      /* [network phase], sorted by (src, dst) */
+    int32_t *stage_base;          /* nranks: first staging chunk (the original's s_chunks) */
+    int64_t nsteps;               /* steps of the original */
+    int32_t *step_phase;          /* nsteps: phase of each original step, by (rank, tb, step) */
+    int64_t staged, staged_local; /* staged messages; of them, inside one node */
+} weft_phased;
+
+/* Cuts a into phases for the node map node[rank] (any integers; ranks with the same value share
+ * a node). a must pass structural checks and complete in the unbounded interleaving model
+ * (weft verify proves the rest). On success *out is owned by the caller (weft_phased_free).
+ * A schedule whose messages all stay inside nodes gets one GPU phase. */
+WEFT_API weft_result weft_phase_cut(const weft_algo *a, const int32_t *node, weft_phased **out,
+                                    weft_diag *d);
+WEFT_API void weft_phased_free(weft_phased *p);
+/* The original tb that tb t of rank r in GPU phase `phase` comes from (-1 when out of range). */
+WEFT_API int32_t weft_phased_lane(const weft_phased *p, int32_t phase, int32_t r, int32_t t);
+
+/* The phases joined back into one schedule of a's collective, as the runtime executes them: on
+ * every rank each original tb runs its sections of all GPU phases in order; every network
+ * transfer is a send and a receive on tbs of their own (a new channel); a barrier tb per rank
+ * orders, by nop steps with dependencies, GPU phase p before network phase p before GPU phase
+ * p+1 (what one CUDA stream does with kernels and NCCL groups). Owned by the caller. */
+WEFT_API weft_result weft_phase_join(const weft_phased *p, weft_algo **out, weft_diag *d);
+
+/* Proves a cut of a: every GPU phase is a self-contained schedule whose messages stay inside a
+ * node; the phase numbers respect a's program order, dependencies and messages (strictly later
+ * across nodes); and the joined schedule implements a's collective, cannot deadlock, has no race
+ * and stays in bounds (weft_ir_verify with opts). Findings go to d; summary (may be NULL) is the
+ * joined schedule's. WEFT_OK when proven, WEFT_ERR_INPUT otherwise. */
+WEFT_API weft_result weft_phase_verify(const weft_algo *a, const weft_phased *p,
+                                       const weft_verify_opts *opts, weft_diag *d,
+                                       weft_verify_summary *summary);
+
+/* Prints the phases: per GPU phase the CTAs (tbs) per rank, steps, protocol and messages; per
+ * network phase the transfers and bytes per chunk. steps != 0 adds every phase's listing as
+ * weft show prints it, and the network transfers one by one. */
+WEFT_API weft_result weft_phase_show(const weft_algo *a, const weft_phased *p, FILE *out,
+                                     int steps);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * the algorithm, comm.c runs it. Kept apart so that code using comm_internal.h alone does not
  * need the registry. */
 #include "comm_internal.h"
+#include "multinode_rt_internal.h"
 #include "registry_internal.h"
 
 #include <stdlib.h>
@@ -10,15 +11,28 @@
 weft_result weft_comm_attach(int ncomms, ncclComm_t *comms, const weft_registry *reg,
                              weft_comm **out, weft_diag *d) {
     weft_result res = WEFT_OK;
-    size_t n = reg ? weft_registry_size(reg) : 0;
-    const weft_algo **algos = calloc(n ? n : 1, sizeof *algos);
-    WEFT_CHECK_ALLOC(algos);
-    for (size_t i = 0; i < n; i++)
-        algos[i] = weft_registry_get(reg, i);
-    res = weft_rt_attach(ncomms, comms, algos, n, NULL, out, d);
+    struct weft_mn_comm **mns = calloc((size_t)(ncomms > 0 ? ncomms : 1), sizeof *mns);
+    const weft_algo **algos = NULL;
+    size_t n = 0;
+    WEFT_CHECK_ALLOC(mns);
+    /* across nodes: the registry's phased algorithms become their GPU phases (the same list on
+     * every communicator of this attach; each one's own state for its rank) */
+    for (int i = 0; i < ncomms; i++) {
+        const weft_algo **l = NULL;
+        size_t nl = 0;
+        WEFT_CHECK(weft_mn_comm_new(reg, &mns[i], &l, &nl, d));
+        if (i == 0)
+            algos = l, n = nl;
+        else
+            free(l);
+    }
+    res = weft_rt_attach_mn(ncomms, comms, algos, n, NULL, mns, out, d);
     for (int i = 0; i < ncomms && res == WEFT_OK; i++)
         out[i]->reg = reg;
 fail:
+    for (int i = 0; mns && i < ncomms; i++)
+        weft_mn_comm_free(NULL, mns[i], 0); /* NULL once a communicator took it */
+    free(mns);
     free(algos);
     return res;
 }
@@ -50,7 +64,10 @@ weft_result weft_comm_launch(weft_comm *c, const weft_call *call, const void *se
     int ai = x.algo > 0 && c->reg ? weft_registry_select_usable(c->reg, &x, c->usable, NULL)
                                   : weft_comm_select(c, &x, sendbuff, recvbuff, stream, NULL);
     if (ai < 0 || !weft_rt_algo_eligible(c, ai)) return WEFT_ERR_UNSUPPORTED;
-    res = weft_rt_launch(c, ai, &x, &sendbuff, &recvbuff, stream);
+    if (weft_mn_comm_phased(c->mn, ai))
+        res = weft_mn_comm_launch(c, c->mn, ai, &x, sendbuff, recvbuff, stream);
+    else
+        res = weft_rt_launch(c, ai, &x, &sendbuff, &recvbuff, stream);
     if (res == WEFT_OK && served) *served = c->algos[ai]->name;
     return res;
 }

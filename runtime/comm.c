@@ -3,6 +3,7 @@
  * collective with no host allocation or synchronization, the watchdog's report, detaching; and
  * the loopback communicator that runs every rank on one GPU without NCCL (tests). */
 #include "comm_internal.h"
+#include "multinode_rt_internal.h"
 #include "trace_rt_internal.h"
 
 #include <dlfcn.h>
@@ -307,6 +308,7 @@ static void comm_free(weft_comm *c) {
     cudaGetDevice(&cur);
     if (c->dev >= 0) cudaSetDevice(c->dev);
     weft_rt_trace_stop(c); /* its records refer to the plans freed below */
+    weft_mn_comm_free(c->api, c->mn, 0);
     for (int s = 0; s < c->nsub; s++)
         rank_free(c, &c->sub[s]);
     free(c->sub);
@@ -423,6 +425,12 @@ static weft_result release_windows(int n, weft_comm **cs, weft_diag *d) {
 
 weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const *algos,
                            size_t nalgos, const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d) {
+    return weft_rt_attach_mn(ncomms, comms, algos, nalgos, cfg, NULL, out, d);
+}
+
+weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *const *algos,
+                              size_t nalgos, const weft_rt_cfg *cfg, struct weft_mn_comm **mns,
+                              weft_comm **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_comm **cs = NULL;
     int *ok = NULL, all_ok = 0, cur = -1, registered = 0;
@@ -444,6 +452,7 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
     for (int i = 0; i < ncomms; i++) {
         weft_comm *c = cs[i] = calloc(1, sizeof *c);
         WEFT_CHECK_ALLOC(c);
+        if (mns) c->mn = mns[i], mns[i] = NULL;
         c->api = a;
         c->nccl = comms[i];
         c->dev = -1;
@@ -457,6 +466,7 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
             weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: cannot query communicator %d", i);
             continue;
         }
+        if (c->mn && weft_mn_comm_bind(c->mn, c->rank) != WEFT_OK) continue;
         if (cudaSetDevice(c->dev) != cudaSuccess ||
             cudaStreamCreateWithFlags(&c->internal, cudaStreamNonBlocking) != cudaSuccess ||
             cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming) != cudaSuccess ||
@@ -530,7 +540,8 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
         ok[i] = 0;
         int lrank = -1, lsize = 0, nr = 0;
         weft_rt_devcomm_info(c->devcomm, &lrank, &lsize, &nr);
-        if (lsize != c->nranks || nr != c->nranks) {
+        int gpn = c->mn ? weft_mn_comm_gpus_per_node(c->mn) : c->nranks;
+        if (lsize != gpn || nr != c->nranks) {
             weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
                           "weft: only %d of the communicator's %d ranks are load/store reachable "
                           "(other nodes?); weft's algorithms are ineligible on it",
@@ -541,6 +552,7 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
         if (win == NULL) continue;
         cudaSetDevice(c->dev);
         cudaError_t e = weft_rt_peer_pointers(c->win, c->nranks, (void **)win, c->internal);
+        if (c->mn) weft_mn_peer_table(c->nranks, gpn, c->rank, win);
         c->nsub = 1;
         c->sub = calloc(1, sizeof *c->sub);
         if (e == cudaSuccess && c->sub && rank_setup(c, &c->sub[0], c->rank, win, d) == WEFT_OK &&
@@ -557,6 +569,15 @@ weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const
         weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
                       "weft: not attached: a rank could not set up (see its log)");
         WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+    }
+    if (cs[0]->mn) { /* every rank attached: weft's own communicators, agreed */
+        struct weft_mn_comm **ms = calloc((size_t)ncomms, sizeof *ms);
+        WEFT_CHECK_ALLOC(ms);
+        for (int i = 0; i < ncomms; i++)
+            ms[i] = cs[i]->mn;
+        res = weft_mn_comm_connect(ncomms, cs, ms, d);
+        free(ms);
+        WEFT_CHECK(res);
     }
     for (int i = 0; i < ncomms; i++) {
         out[i] = cs[i];
@@ -583,6 +604,8 @@ fail:
     }
     free(cs);
     free(ok);
+    for (int i = 0; mns && i < ncomms; i++) /* those never handed to a communicator */
+        weft_mn_comm_free(a, mns[i], 0);
     if (cur >= 0) cudaSetDevice(cur);
     return res;
 }
@@ -773,12 +796,23 @@ int weft_rt_check_broken(weft_comm *c, weft_result *res) {
             memcpy(&rec, (const void *)e, sizeof rec);
             const weft_algo *a =
                 rec.algo >= 0 && (size_t)rec.algo < c->nalgos ? c->algos[rec.algo] : NULL;
-            weft_errrec_format(&rec, a, c->broken_msg, sizeof c->broken_msg);
+            char phase[192];
+            size_t at = 0;
+            if (weft_mn_comm_describe(c->mn, rec.algo, phase, sizeof phase))
+                at = (size_t)snprintf(c->broken_msg, sizeof c->broken_msg, "in %s: ", phase);
+            weft_errrec_format(&rec, a, c->broken_msg + at, sizeof c->broken_msg - at);
             WEFT_WARN("weft: %s; weft is off on this communicator from now on", c->broken_msg);
             c->broken = 1;
             *res = WEFT_ERR_TIMEOUT;
             return 1;
         }
+    }
+    if (weft_mn_comm_check(c->mn, c->cfg.timeout_ns, c->broken_msg, sizeof c->broken_msg) ==
+        WEFT_ERR_TIMEOUT) {
+        WEFT_WARN("weft: %s; weft is off on this communicator from now on", c->broken_msg);
+        c->broken = 1;
+        *res = WEFT_ERR_TIMEOUT;
+        return 1;
     }
     return 0;
 }
@@ -1020,6 +1054,8 @@ weft_result weft_comm_abort(weft_comm *c) {
     c->win_mem = NULL;
     c->win = NULL;
     c->have_devcomm = 0;
+    weft_mn_comm_free(c->api, c->mn, 1); /* peers may be gone: abort weft's communicator */
+    c->mn = NULL;
     comm_free(c);
     if (cur >= 0) cudaSetDevice(cur);
     return res;

@@ -39,6 +39,8 @@ typedef struct rt_window {
     size_t bytes;
 } rt_window;
 
+struct weft_mn_comm; /* multinode_rt_internal.h */
+
 struct weft_comm {
     const weft_nccl_api *api;
     ncclComm_t nccl;
@@ -73,11 +75,18 @@ struct weft_comm {
     char broken_msg[1024];
     int64_t ncalls;              /* launches so far (a trace's call numbers) */
     struct weft_rt_trace *trace; /* per-step recording, or NULL (trace_rt.c) */
+    struct weft_mn_comm *mn;     /* across nodes: phases and weft's communicator (NULL: one node) */
 };
 
 /* Attach with an explicit algorithm list (cfg NULL: defaults and environment). */
 weft_result weft_rt_attach(int ncomms, ncclComm_t *comms, const weft_algo *const *algos,
                            size_t nalgos, const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d);
+/* As weft_rt_attach across nodes: mns[i] (owned by the communicator from then on, also on
+ * failure) is comms[i]'s state from weft_mn_comm_new, NULL for one node; its LSA team must then
+ * have weft_mn_comm_gpus_per_node GPUs. */
+weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *const *algos,
+                              size_t nalgos, const weft_rt_cfg *cfg, struct weft_mn_comm **mns,
+                              weft_comm **out, weft_diag *d);
 weft_result weft_rt_detach(weft_comm *c);
 weft_result weft_rt_detach_many(int n, weft_comm **cs);
 /* Launch algorithm ai (index in the attach list); send/recv have one entry per local rank. */

@@ -50,6 +50,10 @@ struct weft_registry {
     const weft_tune_section *sec[WEFT_COLL_COUNT][2][4];
     weft_machine *machine; /* compare tables with this instead of detecting (tests) */
     int table_tried;
+    /* per algorithm, in a registry for several nodes: its proven cut into phases (else NULL) */
+    weft_phased **phased;
+    size_t capp;
+    int gpus_per_node; /* 0: made without a node structure (weft_registry_load, _for_ranks) */
 };
 
 static void table_unset(weft_registry *r) {
@@ -81,9 +85,11 @@ void weft_registry_free(weft_registry *r) {
         weft_algo_free(r->algos[i]);
         free(r->meta[i].declared);
         free(r->meta[i].recipe);
+        weft_phased_free(r->phased[i]);
     }
     free(r->algos);
     free(r->meta);
+    free(r->phased);
     for (size_t i = 0; i < r->nsrcs; i++) {
         free(r->srcs[i].path);
         free(r->srcs[i].declared);
@@ -156,6 +162,36 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
     return WEFT_OK;
 }
 
+/* The cut of a for the registry's nodes (ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams),
+ * proven; an algorithm whose cut fails or has too many phases does not join the registry. */
+static weft_result cut_for_nodes(const weft_registry *r, const weft_algo *a, weft_phased **out,
+                                 weft_diag *d) {
+    weft_result res = WEFT_OK;
+    const char *f = a->file ? a->file : a->name;
+    int32_t *node = malloc((size_t)a->ngpus * sizeof *node);
+    WEFT_CHECK_ALLOC(node);
+    for (int32_t q = 0; q < a->ngpus; q++)
+        node[q] = q / r->gpus_per_node;
+    WEFT_CHECK(weft_phase_cut(a, node, out, d));
+    if ((*out)->nphases > WEFT_REGISTRY_MAX_PHASES) {
+        weft_diag_add(d, WEFT_SEV_INFO, f, a->line, 0,
+                      "'%s' runs in %d GPU phases on nodes of %d GPUs (more than %d): not used "
+                      "across these nodes",
+                      a->name, (*out)->nphases, r->gpus_per_node, WEFT_REGISTRY_MAX_PHASES);
+        WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+    }
+    weft_verify_opts opts;
+    weft_verify_opts_init(&opts);
+    res = weft_phase_verify(a, *out, &opts, d, NULL);
+fail:
+    if (res != WEFT_OK) {
+        weft_phased_free(*out);
+        *out = NULL;
+    }
+    free(node);
+    return res;
+}
+
 /* How much checking an algorithm still needs before it joins a registry. */
 enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 
@@ -190,6 +226,7 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_
                           weft_diag *d) {
     weft_result res = WEFT_OK;
     reg_meta mine = {0, NULL, NULL, 0};
+    weft_phased *p = NULL;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
     if (checks != CHECK_NONE) {
@@ -203,15 +240,19 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_
     }
     mine.recipe = weft_strdup(m && m->recipe ? m->recipe : "");
     WEFT_CHECK_ALLOC(mine.recipe);
+    if (r->gpus_per_node > 0 && r->gpus_per_node < a->ngpus) WEFT_CHECK(cut_for_nodes(r, a, &p, d));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
-        weft_grow((void **)&r->meta, &r->capm, r->n, sizeof *r->meta) != 0)
+        weft_grow((void **)&r->meta, &r->capm, r->n, sizeof *r->meta) != 0 ||
+        weft_grow((void **)&r->phased, &r->capp, r->n, sizeof *r->phased) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     r->meta[r->n] = mine;
+    r->phased[r->n] = p;
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
     free(mine.declared);
     free(mine.recipe);
+    weft_phased_free(p);
     weft_algo_free(a);
     return res;
 }
@@ -223,6 +264,8 @@ static void truncate_to(weft_registry *r, size_t n) {
         weft_algo_free(r->algos[r->n]);
         free(r->meta[r->n].declared);
         free(r->meta[r->n].recipe);
+        weft_phased_free(r->phased[r->n]);
+        r->phased[r->n] = NULL;
     }
 }
 
@@ -241,8 +284,9 @@ static int has_suffix(const char *s, const char *suffix) {
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The library's parameter names: N the rank count, ROOT the root of rooted collectives. */
-enum { PARAM_N = 1, PARAM_ROOT = 2 };
+/* The library's parameter names: N the rank count, ROOT the root of rooted collectives, G the
+ * GPUs per node of files written for several nodes. */
+enum { PARAM_N = 1, PARAM_ROOT = 2, PARAM_G = 4 };
 
 /* Which of those parameters a program declares (0 when it cannot be parsed), and in *names
  * (malloc'd, NULL when none) every parameter it declares as ",A,B,". */
@@ -257,6 +301,7 @@ static int declared_params(const char *path, char **names) {
             if (k->kind != WEFT_LANG_PARAM || k->name == NULL) continue;
             if (strcmp(k->name, "N") == 0) found |= PARAM_N;
             if (strcmp(k->name, "ROOT") == 0) found |= PARAM_ROOT;
+            if (strcmp(k->name, "G") == 0) found |= PARAM_G;
             char *more = realloc(*names, len + strlen(k->name) + 3);
             if (more == NULL) continue;
             *names = more;
@@ -468,7 +513,7 @@ static weft_result instantiate(weft_registry *r, const char *file, const reg_met
                       e->msg);
     } else if (d) {
         weft_diag_append(d, cd);
-        if (cr != WEFT_OK)
+        if (cr != WEFT_OK && cr != WEFT_ERR_UNSUPPORTED) /* UNSUPPORTED: a cut said why (INFO) */
             weft_diag_add(d, WEFT_SEV_NOTE, file, 0, 0, "instance for %s skipped", what);
     }
 fail:
@@ -496,6 +541,26 @@ static src_info src_of_dormant(const weft_registry *base, size_t i) {
     return s;
 }
 
+/* Appends a copy of an algorithm of a base registry (checked there); in a registry for several
+ * nodes its cut may still rule it out, which is reported like a skipped instance. */
+static weft_result add_copy(weft_registry *r, const weft_algo *a, const reg_meta *m, weft_diag *d) {
+    weft_algo *c = weft_algo_clone(a);
+    weft_diag *cd = weft_diag_new();
+    if (c == NULL || cd == NULL) {
+        weft_algo_free(c);
+        weft_diag_free(cd);
+        return WEFT_ERR_NOMEM;
+    }
+    weft_result res = append(r, c, CHECK_NONE, m, cd);
+    weft_diag_append(d, cd);
+    weft_diag_free(cd);
+    if (res == WEFT_ERR_NOMEM) return res;
+    if (res != WEFT_OK && res != WEFT_ERR_UNSUPPORTED && d)
+        weft_diag_add(d, WEFT_SEV_NOTE, a->file ? a->file : a->name, 0, 0,
+                      "'%s' skipped on nodes of %d GPUs", a->name, r->gpus_per_node);
+    return WEFT_OK;
+}
+
 /* The instances of a source for nranks ranks, appended to r: a copy of the loaded algorithm
  * when it already has nranks ranks, else the source compiled with N (and per root with ROOT).
  * extra (a comma-separated list of NAME=VALUE, or "") adds defines; then the source is always
@@ -521,9 +586,7 @@ static weft_result instances(weft_registry *r, const src_info *s, int nranks, co
         /* one instance per root, in root order; the loaded one where it fits */
         for (int root = 0; root < nranks; root++) {
             if (a && a->ngpus == nranks && a->root == root && nextra == 0) {
-                weft_algo *c = weft_algo_clone(a);
-                WEFT_CHECK_ALLOC(c);
-                WEFT_CHECK(append(r, c, CHECK_NONE, m, d));
+                WEFT_CHECK(add_copy(r, a, m, d));
                 continue;
             }
             snprintf(def_root, sizeof def_root, "ROOT=%d", root);
@@ -531,9 +594,7 @@ static weft_result instances(weft_registry *r, const src_info *s, int nranks, co
             WEFT_CHECK(instantiate(r, s->file, m, nranks, defines, 2 + nextra, d));
         }
     } else if (a && a->ngpus == nranks && nextra == 0) {
-        weft_algo *c = weft_algo_clone(a);
-        WEFT_CHECK_ALLOC(c);
-        WEFT_CHECK(append(r, c, CHECK_NONE, m, d));
+        WEFT_CHECK(add_copy(r, a, m, d));
     } else if ((params & PARAM_N) && s->file) {
         for (size_t k = 0; k < nextra; k++)
             defines[1 + k] = defines[2 + k];
@@ -760,18 +821,49 @@ fail:
     return res;
 }
 
-static weft_result for_ranks(const weft_registry *base, int nranks, const char *const *defines,
-                             size_t ndefines, int with_table, weft_registry **out, weft_diag *d) {
+/* The defines a source gets on nodes of gpn GPUs: G=gpn when it declares G (the library's
+ * convention for files written for several nodes) and the given defines do not set it, then the
+ * given ones it declares. NULL on allocation failure. */
+static char *shape_defines(const char *declared, int params, int gpn, const char *const *defines,
+                           size_t ndefines) {
+    char *given = declared_subset(declared, defines, ndefines);
+    if (given == NULL || gpn <= 0 || !(params & PARAM_G)) return given;
+    if (strncmp(given, "G=", 2) == 0 || strstr(given, ",G=") != NULL) return given;
+    char *out = weft_asprintf("G=%d%s%s", gpn, *given ? "," : "", given);
+    free(given);
+    return out;
+}
+
+/* gpn: GPUs per node (> 0), or 0 for the registries of weft_registry_for_ranks(_defines). */
+static weft_result for_shape(const weft_registry *base, int nranks, int gpn,
+                             const char *const *defines, size_t ndefines, int with_table,
+                             weft_registry **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_registry *r = NULL;
     char *extra = NULL;
-    if (base == NULL || out == NULL || nranks < 1) return WEFT_ERR_USAGE;
+    if (base == NULL || out == NULL || nranks < 1 || gpn < 0 || (gpn > 0 && nranks % gpn))
+        return WEFT_ERR_USAGE;
     *out = NULL;
     WEFT_CHECK(weft_registry_new(&r));
+    r->gpus_per_node = gpn;
+    const int nodes = gpn > 0 && gpn < nranks;
     for (size_t i = 0; i < base->n; i++) {
-        extra = declared_subset(base->meta[i].declared, defines, ndefines);
+        const weft_algo *a = base->algos[i];
+        int params = base->meta[i].params;
+        int source = a->file && has_suffix(a->file, ".weft");
+        if (nodes && source && !(params & PARAM_G)) {
+            /* the library's convention: a file for several nodes says so with G */
+            if ((params & PARAM_N) || a->ngpus == nranks)
+                weft_diag_add(d, WEFT_SEV_INFO, a->file, a->line, 0,
+                              "'%s' is written for one node (no parameter G): NCCL serves the "
+                              "calls it would fit on %d ranks in nodes of %d",
+                              a->name, nranks, gpn);
+            continue;
+        }
+        extra = source ? shape_defines(base->meta[i].declared, params, gpn, defines, ndefines)
+                       : weft_strdup("");
         WEFT_CHECK_ALLOC(extra);
-        reg_meta m = {base->meta[i].params, base->meta[i].declared, extra, 0};
+        reg_meta m = {params, base->meta[i].declared, extra, 0};
         src_info s = src_of_algo(base, i);
         WEFT_CHECK(instances(r, &s, nranks, extra, &m, d));
         free(extra);
@@ -779,7 +871,9 @@ static weft_result for_ranks(const weft_registry *base, int nranks, const char *
     }
     /* sources whose defaults rule them out, built when the defines given concern them */
     for (size_t i = 0; i < base->nsrcs && ndefines > 0; i++) {
-        extra = declared_subset(base->srcs[i].declared, defines, ndefines);
+        if (nodes && !(base->srcs[i].params & PARAM_G)) continue;
+        extra = shape_defines(base->srcs[i].declared, base->srcs[i].params, gpn, defines,
+                              ndefines);
         WEFT_CHECK_ALLOC(extra);
         if (*extra) {
             reg_meta m = {base->srcs[i].params, base->srcs[i].declared, extra, 0};
@@ -805,13 +899,27 @@ fail:
 
 weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
                                     weft_diag *d) {
-    return for_ranks(base, nranks, NULL, 0, 1, out, d);
+    return for_shape(base, nranks, 0, NULL, 0, 1, out, d);
 }
 
 weft_result weft_registry_for_ranks_defines(const weft_registry *base, int nranks,
                                             const char *const *defines, size_t ndefines,
                                             weft_registry **out, weft_diag *d) {
-    return for_ranks(base, nranks, defines, ndefines, 0, out, d);
+    return for_shape(base, nranks, 0, defines, ndefines, 0, out, d);
+}
+
+weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int gpus_per_node,
+                                    weft_registry **out, weft_diag *d) {
+    if (gpus_per_node < 1) return WEFT_ERR_USAGE;
+    return for_shape(base, nranks, gpus_per_node, NULL, 0, 1, out, d);
+}
+
+int weft_registry_gpus_per_node(const weft_registry *r) {
+    return r ? r->gpus_per_node : 0;
+}
+
+const weft_phased *weft_registry_phases(const weft_registry *r, size_t i) {
+    return r && i < r->n ? r->phased[i] : NULL;
 }
 
 /* ---- selection --------------------------------------------------------------------------- */

@@ -56,6 +56,25 @@ const struct weft_tune_table *weft_registry_table(const weft_registry *r);
 /* weft_registry_load_table compares tables with m instead of this machine (tests). */
 weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machine *m);
 
+
+/* The algorithms of base for a communicator of nranks ranks in nodes of gpus_per_node GPUs
+ * (ranks n*G .. n*G+G-1 on node n: NCCL's LSA teams; gpus_per_node == nranks is one node), as
+ * libweft_nccl.so uses them: like weft_registry_for_ranks, and sources that declare `param G`
+ * (the library's convention for GPUs per node) compiled with G = gpus_per_node too. Across
+ * several nodes, only algorithms written for them serve: XML files with nranks ranks (the user
+ * chose them for this job) and sources with a parameter G; other sources get one INFO entry and
+ * NCCL serves what they would fit. Each of those algorithms is cut into phases
+ * (weft_phase_cut) and the cut proven (weft_phase_verify) before it joins; one whose cut has
+ * more than WEFT_REGISTRY_MAX_PHASES GPU phases is left out with an INFO entry. */
+#define WEFT_REGISTRY_MAX_PHASES 64
+weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int gpus_per_node,
+                                    weft_registry **out, weft_diag *d);
+/* The gpus_per_node a registry was made for (0: weft_registry_load or _for_ranks). */
+int weft_registry_gpus_per_node(const weft_registry *r);
+/* Algorithm i's proven cut into phases in a registry for several nodes; NULL otherwise. Owned by
+ * the registry. */
+const weft_phased *weft_registry_phases(const weft_registry *r, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

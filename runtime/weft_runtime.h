@@ -31,7 +31,12 @@ extern "C" {
     X(ncclResult_t, AllGather,                                                                     \
       (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))                    \
     X(ncclResult_t, GroupStart, (void))                                                            \
-    X(ncclResult_t, GroupEnd, (void))
+    X(ncclResult_t, GroupEnd, (void))                                                              \
+    X(ncclResult_t, Send, (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))   \
+    X(ncclResult_t, Recv, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))         \
+    X(ncclResult_t, CommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))               \
+    X(ncclResult_t, CommDestroy, (ncclComm_t))                                                     \
+    X(ncclResult_t, CommAbort, (ncclComm_t))
 
 typedef struct weft_nccl_api {
 #define WEFT_X_(ret, name, args) ret(*name) args;
@@ -41,6 +46,9 @@ typedef struct weft_nccl_api {
      * are C++ (nccl_device/); the .cu code casts them back. */
     void *DevCommCreate;
     void *DevCommDestroy;
+    /* ncclTeamLsa(ncclComm_t), the host function of nccl_device/core.h (the node structure);
+     * NULL: the runtime looks it up in the process. */
+    void *TeamLsa;
 } weft_nccl_api;
 
 /* Installs the table the runtime uses from now on (the shim calls this once, before any

@@ -12,8 +12,8 @@
 #include "tune_internal.h"
 
 static const char usage_text[] =
-    "usage: weft select [-d PATHS] COLL [--ranks N] [--bytes B | --sweep] [--type T] [--op OP]\n"
-    "                   [--inplace | --outofplace | --both] [--root R]\n"
+    "usage: weft select [-d PATHS] COLL [--ranks N] [--gpus-per-node G] [--bytes B | --sweep]\n"
+    "                   [--type T] [--op OP] [--inplace | --outofplace | --both] [--root R]\n"
     "                   [--table FILE | --no-table] [--graph] [--registered]\n"
     "\n"
     "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
@@ -22,6 +22,11 @@ static const char usage_text[] =
     "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
     "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
     "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
+    "--gpus-per-node G puts ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams (default:\n"
+    "one node); sources with a parameter G are compiled with it, and across nodes only\n"
+    "algorithms written for them serve. Given G, each choice also shows how it runs: its\n"
+    "GPU phases (CTAs per rank, protocol) and network phases (NCCL send/recv: peers and\n"
+    "bytes per rank), as `weft plan` does.\n"
     "A tuning table (weft tune) decides where it covers the call, as in libweft_nccl.so:\n"
     "$WEFT_TUNE_FILE, or weft-tune.txt in a folder of PATHS (its machine compared with this\n"
     "one's as far as it can be known here), or --table FILE (answered as on the machine that\n"
@@ -119,7 +124,59 @@ static void explain(const weft_tune_table *t, const weft_registry *r, const weft
     printf("; %d rounds\n", row->rounds);
 }
 
-static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
+static void print_bytes(unsigned long long b) {
+    if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+        printf("%llu GB", b >> 30);
+    else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+        printf("%llu MB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        printf("%llu KB", b >> 10);
+    else
+        printf("%llu B", b);
+}
+
+/* "GPU phases: 9, 1-2, 9 CTAs per rank (Simple); network phases (NCCL send/recv): 1 peer and
+ * 64 KB per rank, 1 peer and 64 KB per rank" for the selected algorithm at this call. */
+static void show_phases(const weft_algo *a, const weft_phased *p, const weft_call *c) {
+    unsigned long long chunk =
+        (unsigned long long)((c->count + (size_t)weft_algo_chunks_per_seg(a) - 1) /
+                             (size_t)weft_algo_chunks_per_seg(a)) *
+        (unsigned long long)weft_dtype_size(c->dtype);
+    int nph = p ? p->nphases : 1;
+    printf("    %d GPU phase%s: ", nph, nph == 1 ? "" : "s");
+    for (int ph = 0; ph < nph; ph++) {
+        const weft_algo *g = p ? p->gpu[ph] : a;
+        int lo = 1 << 30, hi = 0;
+        for (int r = 0; r < g->ngpus; r++) {
+            if (g->gpus[r].ntbs < lo) lo = g->gpus[r].ntbs;
+            if (g->gpus[r].ntbs > hi) hi = g->gpus[r].ntbs;
+        }
+        printf(lo == hi ? "%s%d" : "%s%d-%d", ph ? ", " : "", lo, hi);
+    }
+    printf(" CTAs per rank (%s)",
+           weft_proto_name(a->proto == WEFT_PROTO_LL128 ? WEFT_PROTO_LL : a->proto));
+    if (nph > 1) {
+        printf("; %d network phase%s (NCCL send/recv): ", nph - 1, nph == 2 ? "" : "s");
+        for (int ph = 0; ph + 1 < nph; ph++) {
+            int peers = 0;
+            long long chunks = 0;
+            for (int r = 0; r < p->nranks; r++) {
+                int np = 0;
+                long long nc = 0;
+                for (int x = 0; x < p->nxfers[ph]; x++)
+                    if (p->xfers[ph][x].src == r) np++, nc += p->xfers[ph][x].cnt;
+                if (np > peers) peers = np;
+                if (nc > chunks) chunks = nc;
+            }
+            printf("%s%d peer%s and ", ph ? ", " : "", peers, peers == 1 ? "" : "s");
+            print_bytes((unsigned long long)chunks * chunk);
+        }
+        printf(" per rank");
+    }
+    printf("\n");
+}
+
+static void one(const weft_registry *r, weft_call c, unsigned long long bytes, int phases) {
     const char *why = NULL;
     const weft_tune_table *t = weft_registry_table(r);
     int i = weft_registry_select(r, &c, &why);
@@ -136,6 +193,7 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes) {
     if (i >= 0) {
         const weft_algo *a = weft_registry_get(r, (size_t)i);
         printf("weft '%s' (%s)\n", a->name, a->file ? a->file : "in memory");
+        if (phases) show_phases(a, weft_registry_phases(r, (size_t)i), &c);
     } else {
         printf("NCCL: %s\n", why);
     }
@@ -159,7 +217,7 @@ int weft_cmd_select(int argc, char **argv) {
     const char *paths = NULL;
     const char *coll_s = NULL;
     unsigned long long bytes = 1 << 20;
-    int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0;
+    int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0, gpn = 0;
     int modes = 2; /* bit 0 in-place, bit 1 out-of-place */
     const char *table = NULL;
     int no_table = 0;
@@ -192,6 +250,12 @@ int weft_cmd_select(int argc, char **argv) {
             table = argv[++i];
         } else if (strcmp(a, "--ranks") == 0) {
             ranks = atoi(argv[++i]);
+        } else if (strcmp(a, "--gpus-per-node") == 0) {
+            gpn = atoi(argv[++i]);
+            if (gpn < 1) {
+                fprintf(stderr, "weft select: --gpus-per-node must be at least 1\n");
+                return WEFT_EXIT_USAGE;
+            }
         } else if (strcmp(a, "--root") == 0) {
             root = atoi(argv[++i]);
         } else if (strcmp(a, "--bytes") == 0) {
@@ -231,6 +295,10 @@ int weft_cmd_select(int argc, char **argv) {
         fprintf(stderr, "weft select: --table and --no-table exclude each other\n");
         return WEFT_EXIT_USAGE;
     }
+    if (gpn > 0 && ranks % gpn != 0) {
+        fprintf(stderr, "weft select: %d ranks are not whole nodes of %d GPUs\n", ranks, gpn);
+        return WEFT_EXIT_USAGE;
+    }
     if (paths == NULL) paths = weft_env_get(WEFT_ENV_ALGO_DIR);
     weft_registry *r = NULL;
     weft_diag *d = weft_diag_new();
@@ -258,11 +326,11 @@ int weft_cmd_select(int argc, char **argv) {
                           "ranges apply");
         }
     }
-    /* the algorithms for this rank count, as libweft_nccl.so builds them (.weft sources with a
-     * parameter N are compiled for it) */
+    /* the algorithms for this communicator, as libweft_nccl.so builds them (.weft sources with
+     * parameters N and G are compiled for it; across nodes every algorithm is cut into phases) */
     weft_registry *base = r;
     r = NULL;
-    if (weft_registry_for_ranks(base, ranks, &r, d) != WEFT_OK) {
+    if (weft_registry_for_nodes(base, ranks, gpn > 0 ? gpn : ranks, &r, d) != WEFT_OK) {
         fprintf(stderr, "weft select: out of memory\n");
         weft_diag_free(d);
         weft_registry_free(base);
@@ -290,7 +358,7 @@ int weft_cmd_select(int argc, char **argv) {
                            ranks,
                            flags,
                            0};
-            one(r, c, b);
+            one(r, c, b, gpn > 0);
         }
         if (b == 0) break;
     }

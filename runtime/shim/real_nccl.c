@@ -67,6 +67,7 @@ static void resolve(void) {
     if (h) {
         real.DevCommCreate = dlsym(h, "pncclDevCommCreate");
         real.DevCommDestroy = dlsym(h, "pncclDevCommDestroy");
+        real.TeamLsa = dlsym(h, "pncclTeamLsa");
     }
     const char *file = NULL;
     const void *self = object_base((const void *)&resolve, NULL);

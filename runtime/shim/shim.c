@@ -1,5 +1,6 @@
 /* shim.c — libweft_nccl.so: exports the NCCL C API; collectives an algorithm fits run on weft,
  * everything else goes to the real NCCL unchanged. */
+#include "multinode_rt_internal.h"
 #include "registry_internal.h"
 #include "shim_internal.h"
 
@@ -141,6 +142,7 @@ static void shim_init(void) {
 #undef WEFT_X_
     shim_api.DevCommCreate = n->DevCommCreate;
     shim_api.DevCommDestroy = n->DevCommDestroy;
+    shim_api.TeamLsa = n->TeamLsa;
     weft_shim_backend.set_nccl_api(&shim_api);
     shim_serving = 1;
 }
@@ -233,16 +235,16 @@ static weft_comm *comm_serving(shim_comm *e) {
 #define SHIM_MAX_SIZES 64
 static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-    int nranks;
+    int nranks, gpn;    /* ranks, GPUs per node */
     weft_registry *reg; /* NULL: nothing for this size */
 } sizes[SHIM_MAX_SIZES];
 static int nsizes;
 
-static const weft_registry *registry_for(int nranks) {
+static const weft_registry *registry_for(int nranks, int gpn) {
     const weft_registry *found = NULL;
     pthread_mutex_lock(&sizes_lock);
     for (int i = 0; i < nsizes; i++)
-        if (sizes[i].nranks == nranks) {
+        if (sizes[i].nranks == nranks && sizes[i].gpn == gpn) {
             found = sizes[i].reg;
             goto done;
         }
@@ -253,11 +255,14 @@ static const weft_registry *registry_for(int nranks) {
     weft_registry *r = NULL;
     weft_diag *d = weft_diag_new();
     char what[48];
-    if (d == NULL || weft_registry_for_ranks(shim_reg, nranks, &r, d) != WEFT_OK) {
+    if (d == NULL || weft_registry_for_nodes(shim_reg, nranks, gpn, &r, d) != WEFT_OK) {
         WEFT_WARN("out of memory instantiating algorithms for %d ranks: NCCL serves them", nranks);
     } else {
         log_diag(d);
-        snprintf(what, sizeof what, "for %d ranks: ", nranks);
+        if (gpn < nranks)
+            snprintf(what, sizeof what, "for %d ranks in nodes of %d: ", nranks, gpn);
+        else
+            snprintf(what, sizeof what, "for %d ranks: ", nranks);
         log_algos(r, what);
         if (weft_registry_size(r) == 0) {
             weft_registry_free(r);
@@ -266,6 +271,7 @@ static const weft_registry *registry_for(int nranks) {
     }
     weft_diag_free(d);
     sizes[nsizes].nranks = nranks;
+    sizes[nsizes].gpn = gpn;
     sizes[nsizes++].reg = r;
     found = r;
 done:
@@ -355,12 +361,21 @@ static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, co
         if (r->CommCount) r->CommCount(comms[i], &e->nranks);
         if (r->CommUserRank) r->CommUserRank(comms[i], &e->rank);
         if (r->CommCuDevice) r->CommCuDevice(comms[i], &e->dev);
+        /* the node structure from NCCL's LSA team: the registry is made for it */
+        int gpn = e->nranks;
+        weft_diag *qd = e->nranks >= 1 ? weft_diag_new() : NULL;
+        weft_result qr =
+            qd ? weft_mn_query(&shim_api, comms[i], &e->nranks, &e->rank, &gpn, qd) : WEFT_OK;
         tls_in_nccl--;
+        if (qr != WEFT_OK) log_diag(qd);
+        weft_diag_free(qd);
         if (!e->blocking)
             e->why = "non-blocking communicator (config.blocking=0): weft is not attached";
         else if (e->nranks < 1)
             e->why = "NCCL did not report the communicator's size";
-        else if ((e->reg = registry_for(e->nranks)) == NULL)
+        else if (qr != WEFT_OK)
+            e->why = "NCCL's nodes have a shape weft does not serve (see the log)";
+        else if ((e->reg = registry_for(e->nranks, gpn)) == NULL)
             e->why = "no algorithm loaded for this rank count";
         comm_insert(e);
         if (e->why) {

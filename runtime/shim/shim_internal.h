@@ -20,6 +20,7 @@ typedef struct shim_real {
     WEFT_NCCL_API(WEFT_X_)
 #undef WEFT_X_
     void *DevCommCreate, *DevCommDestroy; /* nccl_device.h host functions, for the runtime */
+    void *TeamLsa;                        /* the node structure (nccl_device/core.h) */
     int found;                            /* 0: no NCCL library could be found */
     char path[512];                       /* the file it came from, for the log */
 } shim_real;

@@ -6,6 +6,12 @@ run() {
   "$WEFT_BIN" select "$@" 2>&1
   echo "exit=$?"
 }
+# the library: its load-time diagnostics (files that rule out their default shape) are left out
+lib() {
+  echo "\$ weft select -d ../../algorithms $* 2>/dev/null"
+  "$WEFT_BIN" select -d ../../algorithms "$@" 2>/dev/null
+  echo "exit=$?"
+}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 {
@@ -22,6 +28,16 @@ trap 'rm -f "$out"' EXIT
   run -d algos send
   run -d algos allreduce --type fp8
   run -d algos allreduce --sweep --both
+  # several nodes: the library's two-level files, cut into phases (docs/runtime.md)
+  lib allreduce --ranks 16 --gpus-per-node 8 --bytes 8 --both
+  lib allreduce --ranks 16 --gpus-per-node 8 --bytes 256M
+  lib allreduce --ranks 32 --gpus-per-node 8 --bytes 1G
+  lib allreduce --ranks 8 --gpus-per-node 4 --bytes 1M
+  lib alltoall --ranks 16 --gpus-per-node 8 --bytes 16M --both
+  lib allgather --ranks 16 --gpus-per-node 8 --bytes 1M
+  lib allreduce --ranks 16 --bytes 1M
+  lib allreduce --ranks 8 --gpus-per-node 8 --bytes 16
+  lib allreduce --ranks 12 --gpus-per-node 8
 } > "$out"
 if [ "${1:-}" = "--print" ]; then cat "$out"; exit 0; fi
 diff -u select.golden "$out"

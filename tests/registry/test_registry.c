@@ -422,6 +422,78 @@ static void test_for_ranks(void) {
     rmdir(dir);
 }
 
+/* Across nodes: sources with `param G` are compiled with it and cut into proven phases, XML files
+ * of the rank count serve too, sources written for one node do not. */
+static void test_for_nodes(void) {
+    char dir[] = "/tmp/weft_nodes_XXXXXX", text[2048], src[512], path[600], list[1400];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(src, sizeof src, "%s/allreduce_2r_small.xml", algos_dir);
+    char *xml = slurp(src);
+    write_file(dir, "a_fixed.xml", xml);
+    free(xml);
+    snprintf(text, sizeof text, ring_src, "", "ring");
+    write_file(dir, "c_ring.weft", text);
+    snprintf(list, sizeof list, "%s:%s/../../../algorithms/allreduce_hierarchical.weft", dir,
+             algos_dir);
+    weft_diag *d = weft_diag_new();
+    weft_registry *base = NULL, *r = NULL;
+    CHECK(weft_registry_new(&base) == WEFT_OK && weft_registry_load(base, list, d) == WEFT_OK);
+    CHECK(weft_registry_size(base) == 3);
+    CHECK(weft_registry_gpus_per_node(base) == 0 && weft_registry_phases(base, 0) == NULL);
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 8, 0, 0};
+
+    /* 2 nodes of 4: only the two-level source, in 3 GPU phases */
+    weft_diag_clear(d);
+    CHECK(weft_registry_for_nodes(base, 8, 4, &r, d) == WEFT_OK);
+    CHECK(weft_registry_gpus_per_node(r) == 4);
+    CHECK(weft_registry_size(r) == 1);
+    CHECK_STR(selected(r, c), "allreduce_hierarchical");
+    const weft_phased *p = weft_registry_phases(r, 0);
+    CHECK(p && p->nphases == 3 && p->nnodes == 2 && p->gpu[0]->ngpus == 8);
+    CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0);
+    int said = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++)
+        said |= strstr(weft_diag_get(d, i)->msg, "'ring' is written for one node (no parameter "
+                                                 "G): NCCL serves the calls it would fit on 8 "
+                                                 "ranks in nodes of 4") != NULL;
+    CHECK(said);
+    weft_registry_free(r);
+
+    /* one node of 8: the ring, not the two-level file (its G is 8: one node) */
+    weft_diag_clear(d);
+    CHECK(weft_registry_for_nodes(base, 8, 8, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 1);
+    CHECK_STR(selected(r, c), "ring");
+    CHECK(weft_registry_phases(r, 0) == NULL);
+    CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0 && weft_diag_count(d, WEFT_SEV_INFO) == 1);
+    weft_registry_free(r);
+
+    /* 2 nodes of 1 GPU: the XML file written for 2 ranks serves, cut at its messages */
+    weft_diag_clear(d);
+    CHECK(weft_registry_for_nodes(base, 2, 1, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 2);
+    c.nranks = 2;
+    c.count = 4;
+    CHECK_STR(selected(r, c), "ar2_small");
+    for (size_t i = 0; i < weft_registry_size(r); i++) {
+        p = weft_registry_phases(r, i);
+        CHECK(p && p->nphases >= 2 && p->nnodes == 2 && p->staged > 0);
+    }
+    weft_registry_free(r);
+
+    CHECK(weft_registry_for_nodes(base, 8, 3, &r, d) == WEFT_ERR_USAGE);
+    CHECK(weft_registry_for_nodes(base, 8, 0, &r, d) == WEFT_ERR_USAGE);
+    CHECK(weft_registry_for_nodes(NULL, 8, 4, &r, d) == WEFT_ERR_USAGE);
+    weft_registry_free(base);
+    weft_diag_free(d);
+    const char *names[] = {"a_fixed.xml", "c_ring.weft"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void test_add(void) {
     weft_registry *r = NULL;
     CHECK(weft_registry_new(&r) == WEFT_OK);
@@ -508,6 +580,7 @@ int main(int argc, char **argv) {
     test_bad_files();
     test_for_ranks();
     test_fifo();
+    test_for_nodes();
     test_add();
     CHECK_DONE();
 }

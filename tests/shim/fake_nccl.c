@@ -3,19 +3,42 @@
  * that the fake runtime backend writes to as well, so that tests see the order of NCCL and weft
  * work. Like the real library it calls some of its own API through its PLT (ncclBcast calls
  * ncclBroadcast, ncclCommInitAll calls ncclGetUniqueId, ncclAllReduce brackets itself in
- * ncclGroupStart/End), which is what the shim's re-entry guard must handle. */
+ * ncclGroupStart/End), which is what the shim's re-entry guard must handle. Ranks can sit on
+ * nodes (option gpus_per_node: ncclTeamLsa, the host function of nccl_device, reports them), and
+ * with option p2p_data ncclSend/ncclRecv move bytes between the communicators of one process
+ * that belong together (one ncclCommInitAll, one unique id, or one split of those). */
 #include <nccl.h>
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FAKE_API __attribute__((visibility("default")))
 
+/* The communicators of one process that form one NCCL communicator, and their messages in
+ * flight: per (sender, receiver), a queue of sends not yet received or of receives not yet
+ * sent (never both). */
+typedef struct fake_msg {
+    struct fake_msg *next;
+    int is_send;
+    void *ptr; /* a send: a copy of its bytes (owned); a receive: where they go */
+    size_t bytes;
+} fake_msg;
+
+typedef struct fake_group {
+    struct fake_group *next; /* in the list of all groups */
+    char key[64];
+    int nranks, refs, nsplits;
+    fake_msg **queues; /* nranks x nranks */
+} fake_group;
+
 struct ncclComm {
     int nranks, rank, dev, blocking;
+    fake_group *grp;
+    int nsplits; /* splits of this communicator so far (all ranks split in the same order) */
 };
 
 /* ---- the log and the options the tests set ----------------------------------------------- */
@@ -67,6 +90,8 @@ static struct {
     {"attach_fail", 0},             /* the fake backend's weft_comm_attach fails */
     {"attach_unsupported", 0},      /* ... reports WEFT_ERR_UNSUPPORTED */
     {"launch_fail", 0},             /* the fake backend's weft_comm_launch fails */
+    {"gpus_per_node", 0},           /* ranks n*G .. n*G+G-1 share node n (0: one node) */
+    {"p2p_data", 0},                /* ncclSend/ncclRecv move bytes (host memory) */
 };
 
 FAKE_API void fake_nccl_set(const char *key, long value) {
@@ -80,21 +105,117 @@ FAKE_API long fake_nccl_get(const char *key) {
     return 0;
 }
 
+/* ---- communicator groups -----------------------------------------------------------------------
+ */
+static fake_group *groups;
+
+static fake_group *group_get(const char *key, int nranks) {
+    pthread_mutex_lock(&lock);
+    fake_group *g = groups;
+    while (g && (strcmp(g->key, key) != 0 || g->nranks != nranks))
+        g = g->next;
+    if (g == NULL && (g = calloc(1, sizeof *g)) != NULL) {
+        snprintf(g->key, sizeof g->key, "%s", key);
+        g->nranks = nranks;
+        g->queues = calloc((size_t)nranks * (size_t)nranks, sizeof *g->queues);
+        if (g->queues == NULL) {
+            free(g);
+            g = NULL;
+        } else {
+            g->next = groups;
+            groups = g;
+        }
+    }
+    if (g) g->refs++;
+    pthread_mutex_unlock(&lock);
+    return g;
+}
+
+static void group_put(fake_group *g) {
+    if (g == NULL) return;
+    pthread_mutex_lock(&lock);
+    if (--g->refs == 0) {
+        fake_group **p = &groups;
+        while (*p != g)
+            p = &(*p)->next;
+        *p = g->next;
+        for (int i = 0; i < g->nranks * g->nranks; i++)
+            while (g->queues[i]) {
+                fake_msg *m = g->queues[i];
+                g->queues[i] = m->next;
+                if (m->is_send) free(m->ptr);
+                free(m);
+            }
+        free(g->queues);
+        free(g);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* A send or receive between two ranks of g: completes against the oldest opposite operation
+ * queued, else waits in the queue. 0 on success. */
+static int p2p(fake_group *g, int src, int dst, int is_send, void *ptr, size_t bytes) {
+    int rc = 0;
+    pthread_mutex_lock(&lock);
+    fake_msg **q = &g->queues[src * g->nranks + dst];
+    if (*q && (*q)->is_send != is_send) {
+        fake_msg *m = *q;
+        *q = m->next;
+        if (m->bytes != bytes)
+            rc = -1;
+        else if (is_send)
+            memcpy(m->ptr, ptr, bytes);
+        else
+            memcpy(ptr, m->ptr, bytes);
+        if (m->is_send) free(m->ptr);
+        free(m);
+    } else {
+        fake_msg *m = calloc(1, sizeof *m);
+        if (m) {
+            m->is_send = is_send;
+            m->bytes = bytes;
+            m->ptr = is_send ? malloc(bytes ? bytes : 1) : ptr;
+            if (is_send && m->ptr) memcpy(m->ptr, ptr, bytes);
+        }
+        if (m == NULL || m->ptr == NULL) {
+            free(m);
+            rc = -1;
+        } else {
+            while (*q)
+                q = &(*q)->next;
+            *q = m;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
 /* ---- the API -------------------------------------------------------------------------------- */
 #define ALIAS(ret, name, params) FAKE_API ret name params __attribute__((weak, alias("p" #name)));
 
 static _Thread_local int group_depth;
 static _Thread_local int internal; /* inside the fake's own calls of its API */
 
-static ncclComm_t new_comm(int nranks, int rank, int blocking) {
+static ncclComm_t new_comm(int nranks, int rank, int blocking, const char *key) {
     ncclComm_t c = calloc(1, sizeof *c);
     if (c) {
         c->nranks = nranks;
         c->rank = rank;
         c->dev = rank;
         c->blocking = blocking;
+        c->grp = group_get(key, nranks);
     }
     return c;
+}
+
+static void free_comm(ncclComm_t c) {
+    if (c) group_put(c->grp);
+    free(c);
+}
+
+static const char *id_key(const ncclUniqueId *id, char *buf, size_t len) {
+    snprintf(buf, len, "id:%.16s", id->internal);
+    return buf;
 }
 
 static int config_blocking(const ncclConfig_t *config) {
@@ -132,10 +253,10 @@ ALIAS(ncclResult_t, ncclGetUniqueId, (ncclUniqueId * uniqueId))
 
 FAKE_API ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                               int rank, ncclConfig_t *config) {
-    (void)commId;
     int blocking = config_blocking(config);
     fake_nccl_record("CommInitRankConfig nranks=%d rank=%d blocking=%d", nranks, rank, blocking);
-    *comm = new_comm(nranks, rank, blocking);
+    char key[64];
+    *comm = new_comm(nranks, rank, blocking, id_key(&commId, key, sizeof key));
     return blocking ? ncclSuccess : ncclInProgress;
 }
 ALIAS(ncclResult_t, ncclCommInitRankConfig,
@@ -143,10 +264,10 @@ ALIAS(ncclResult_t, ncclCommInitRankConfig,
 
 FAKE_API ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                         int rank) {
-    (void)commId;
     fake_nccl_record("CommInitRank nranks=%d rank=%d", nranks, rank);
     if (rank < 0 || rank >= nranks) return ncclInvalidArgument;
-    *comm = new_comm(nranks, rank, 1);
+    char key[64];
+    *comm = new_comm(nranks, rank, 1, id_key(&commId, key, sizeof key));
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommInitRank,
@@ -159,8 +280,13 @@ FAKE_API ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *de
     ncclGetUniqueId(&id); /* through the PLT, as libnccl does */
     internal--;
     fake_nccl_record("CommInitAll ndev=%d", ndev);
+    static int nall;
+    char key[64];
+    pthread_mutex_lock(&lock);
+    snprintf(key, sizeof key, "all:%d", nall++);
+    pthread_mutex_unlock(&lock);
     for (int i = 0; i < ndev; i++)
-        comm[i] = new_comm(ndev, i, 1);
+        comm[i] = new_comm(ndev, i, 1, key);
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommInitAll, (ncclComm_t * comm, int ndev, const int *devlist))
@@ -173,14 +299,14 @@ ALIAS(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
 
 FAKE_API ncclResult_t pncclCommDestroy(ncclComm_t comm) {
     fake_nccl_record("CommDestroy rank=%d", comm ? comm->rank : -1);
-    free(comm);
+    free_comm(comm);
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
 
 FAKE_API ncclResult_t pncclCommAbort(ncclComm_t comm) {
     fake_nccl_record("CommAbort rank=%d", comm ? comm->rank : -1);
-    free(comm);
+    free_comm(comm);
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommAbort, (ncclComm_t comm))
@@ -195,10 +321,13 @@ FAKE_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
                                      ncclConfig_t *config) {
     fake_nccl_record("CommSplit color=%d key=%d", color, key);
     if (comm == NULL) return ncclInvalidArgument;
-    *newcomm =
-        color == NCCL_SPLIT_NOCOLOR
-            ? NULL
-            : new_comm(comm->nranks, comm->rank, config ? config_blocking(config) : comm->blocking);
+    /* every rank keeps its rank (the fake's limit: callers split with key = rank) */
+    char gk[64];
+    snprintf(gk, sizeof gk, "%p/%d/%d", (void *)comm->grp, comm->nsplits++, color);
+    *newcomm = color == NCCL_SPLIT_NOCOLOR
+                   ? NULL
+                   : new_comm(comm->nranks, comm->rank,
+                              config ? config_blocking(config) : comm->blocking, gk);
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommSplit,
@@ -210,7 +339,7 @@ FAKE_API ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
     (void)config;
     fake_nccl_record("CommShrink exclude=%d flags=%d", excludeRanksCount, shrinkFlags);
     if (comm == NULL) return ncclInvalidArgument;
-    *newcomm = new_comm(comm->nranks - excludeRanksCount, 0, comm->blocking);
+    *newcomm = new_comm(comm->nranks - excludeRanksCount, 0, comm->blocking, "shrink");
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommShrink,
@@ -220,9 +349,10 @@ ALIAS(ncclResult_t, ncclCommShrink,
 FAKE_API ncclResult_t pncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
                                                 int nId, ncclUniqueId *commIds,
                                                 ncclConfig_t *config) {
-    (void)commIds;
     fake_nccl_record("CommInitRankScalable nranks=%d rank=%d nId=%d", nranks, myrank, nId);
-    *newcomm = new_comm(nranks, myrank, config_blocking(config));
+    char key[64];
+    *newcomm = new_comm(nranks, myrank, config_blocking(config),
+                        nId > 0 ? id_key(commIds, key, sizeof key) : "scalable");
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclCommInitRankScalable,
@@ -440,10 +570,31 @@ ALIAS(ncclResult_t, ncclScatter,
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
        ncclComm_t comm, cudaStream_t stream))
 
+/* Bytes of one element of t (the real enum's sizes). */
+static size_t type_bytes(ncclDataType_t t) {
+    switch (t) {
+    case ncclInt8:
+    case ncclUint8: return 1;
+    case ncclFloat16:
+    case ncclBfloat16: return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
+    default: return 8;
+    }
+}
+
 FAKE_API ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype,
                                 int peer, ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)datatype, (void)comm, (void)stream;
+    (void)stream;
     fake_nccl_record("Send count=%zu peer=%d", count, peer);
+    if (fake_nccl_get("p2p_data")) {
+        if (comm == NULL || peer < 0 || peer >= comm->nranks || comm->grp == NULL)
+            return ncclInvalidArgument;
+        if (p2p(comm->grp, comm->rank, peer, 1, (void *)(uintptr_t)sendbuff,
+                count * type_bytes(datatype)) != 0)
+            return ncclInvalidUsage;
+    }
     return ncclSuccess;
 }
 ALIAS(ncclResult_t, ncclSend,
@@ -452,10 +603,33 @@ ALIAS(ncclResult_t, ncclSend,
 
 FAKE_API ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                 ncclComm_t comm, cudaStream_t stream) {
-    (void)recvbuff, (void)datatype, (void)comm, (void)stream;
+    (void)stream;
     fake_nccl_record("Recv count=%zu peer=%d", count, peer);
+    if (fake_nccl_get("p2p_data")) {
+        if (comm == NULL || peer < 0 || peer >= comm->nranks || comm->grp == NULL)
+            return ncclInvalidArgument;
+        if (p2p(comm->grp, peer, comm->rank, 0, recvbuff, count * type_bytes(datatype)) != 0)
+            return ncclInvalidUsage;
+    }
     return ncclSuccess;
 }
+
+/* ncclTeamLsa (nccl_device/core.h, a host function with C linkage): the ranks of this rank's
+ * node. The struct is ncclTeam_t's layout. */
+typedef struct fake_team {
+    int nRanks, rank, stride;
+} fake_team;
+
+FAKE_API fake_team pncclTeamLsa(ncclComm_t comm) {
+    fake_nccl_record("TeamLsa");
+    fake_team t = {1, 0, 1};
+    if (comm == NULL) return t;
+    long g = fake_nccl_get("gpus_per_node");
+    t.nRanks = g > 0 && g < comm->nranks ? (int)g : comm->nranks;
+    t.rank = comm->rank % t.nRanks;
+    return t;
+}
+ALIAS(fake_team, ncclTeamLsa, (ncclComm_t comm))
 ALIAS(ncclResult_t, ncclRecv,
       (void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
        cudaStream_t stream))

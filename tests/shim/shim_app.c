@@ -24,7 +24,7 @@ static char *take_log(int filter) {
     char *s = fake_nccl_take_log();
     if (!filter) return s;
     static const char *const drop[] = {"GetVersion\n", "CommCount\n", "CommUserRank\n",
-                                       "CommCuDevice\n"};
+                                       "CommCuDevice\n", "TeamLsa\n"};
     char *out = s, *w = s;
     for (char *line = s; *line;) {
         char *nl = strchr(line, '\n');
@@ -662,6 +662,32 @@ static void sizes(void) {
     rmdir(dir);
 }
 
+/* ---- across nodes: the registry for NCCL's node structure -------------------------------- */
+static void nodes(void) {
+    /* 2 nodes of 1 GPU: the 2-rank files serve, cut into phases */
+    fake_nccl_set("gpus_per_node", 1);
+    ncclComm_t c2[2], c4[4];
+    CHECK(ncclCommInitAll(c2, 2, NULL) == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c2[0], S) == ncclSuccess);
+    /* 4 ranks in nodes of 3: a shape weft does not serve */
+    fake_nccl_set("gpus_per_node", 3);
+    CHECK(ncclCommInitAll(c4, 4, NULL) == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c4[0], S) == ncclSuccess);
+    fake_nccl_set("gpus_per_node", 0);
+    for (int i = 0; i < 2; i++)
+        CHECK(ncclCommDestroy(c2[i]) == ncclSuccess);
+    for (int i = 0; i < 4; i++)
+        CHECK(ncclCommDestroy(c4[i]) == ncclSuccess);
+    EXPECT_LOG(1, "CommInitAll ndev=2\nweft.api version=22809\nweft.attach n=2\n"
+                  "weft.launch ar2_small count=4 inplace=0\nCommInitAll ndev=4\n"
+                  "AllReduce count=4 type=7 op=0 inplace=0\nCommDestroy rank=0\n"
+                  "weft.abort nranks=2\nCommDestroy rank=1\nweft.abort nranks=2\n"
+                  "CommDestroy rank=0\nCommDestroy rank=1\nCommDestroy rank=2\n"
+                  "CommDestroy rank=3\n");
+    EXPECT_WEFT_LOG(1, "weft INFO for 2 ranks in nodes of 1: algorithm 0: 'ag2' allgather");
+    EXPECT_WEFT_LOG(4, "the nodes have different numbers of GPUs (rank ");
+}
+
 /* ---- no NCCL, old NCCL ------------------------------------------------------------------- */
 static void no_nccl(void) {
     setenv("WEFT_NCCL_LIB", "/nonexistent/libnccl.so.2", 1);
@@ -749,6 +775,7 @@ int main(int argc, char **argv) {
         {"bad_algos", NULL, NULL, bad_algos},
         {"hostile_algos", NULL, NULL, hostile_algos},
         {"sizes", NULL, NULL, sizes},
+        {"nodes", "", "INFO", nodes},
         {"no_nccl", "", "WARN", no_nccl},
         {"old_nccl", "", "WARN", old_nccl},
     };

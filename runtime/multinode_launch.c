@@ -1,0 +1,362 @@
+/* multinode_launch.c — weft across nodes on a communicator: the plan list of a registry made for
+ * several nodes, weft's own communicator for the network phases, one call of a phased algorithm
+ * (GPU phases through comm.c's launch, network phases as NCCL groups, on the caller's stream),
+ * and the watchdog's view of network phases. CUDA builds; called from api.c and comm.c. */
+#include "comm_internal.h"
+#include "registry_internal.h"
+
+#include "multinode_rt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct weft_mn_comm {
+    int rank, nranks, gpn, dev;
+    size_t nreg;         /* algorithms of the registry */
+    weft_mn_algo *algos; /* nreg; nphases == 0 where an algorithm is not phased */
+    const weft_nccl_api *api;
+    ncclComm_t net; /* weft's own communicator (a split of the application's) */
+    /* the watchdog: the marks (events) of the oldest eager call not known complete */
+    int watch_ai;      /* its algorithm, -1: nothing watched */
+    int32_t nmarks;    /* marks recorded for it: 2p after GPU phase p, 2p+1 after network p */
+    cudaEvent_t *ev;   /* 2 * max phases */
+    uint64_t *seen_ns; /* per mark: when it was first seen complete (0: not yet) */
+    int32_t maxphases;
+};
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+weft_result weft_mn_comm_new(const weft_registry *reg, weft_mn_comm **out, const weft_algo ***list,
+                             size_t *nlist, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_mn_comm *m = NULL;
+    size_t n = weft_registry_size(reg), total = n;
+    *out = NULL;
+    *list = NULL;
+    *nlist = 0;
+    for (size_t i = 0; i < n; i++) {
+        const weft_phased *p = weft_registry_phases(reg, i);
+        if (p) total += (size_t)p->nphases - 1;
+    }
+    const weft_algo **l = calloc(total ? total : 1, sizeof *l);
+    WEFT_CHECK_ALLOC(l);
+    int gpn = weft_registry_gpus_per_node(reg);
+    int nranks = n ? weft_registry_get(reg, 0)->ngpus : 0;
+    if (gpn <= 0 || gpn >= nranks) { /* one node: the registry's algorithms as they are */
+        for (size_t i = 0; i < n; i++)
+            l[i] = weft_registry_get(reg, i);
+        *list = l;
+        *nlist = n;
+        return WEFT_OK;
+    }
+    m = calloc(1, sizeof *m);
+    WEFT_CHECK_ALLOC(m);
+    m->rank = 0;
+    m->nranks = nranks;
+    m->gpn = gpn;
+    m->nreg = n;
+    m->watch_ai = -1;
+    m->algos = calloc(n ? n : 1, sizeof *m->algos);
+    WEFT_CHECK_ALLOC(m->algos);
+    size_t next = n;
+    for (size_t i = 0; i < n; i++) {
+        const weft_algo *a = weft_registry_get(reg, i);
+        const weft_phased *p = weft_registry_phases(reg, i);
+        if (p == NULL) { /* the registry cuts every algorithm it keeps across nodes */
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: '%s' has no cut into phases",
+                          a->name);
+            WEFT_FAIL(WEFT_ERR_INTERNAL);
+        }
+        weft_mn_algo *ma = &m->algos[i];
+        WEFT_CHECK(weft_mn_algo_build(a, p, 0, ma));
+        l[i] = ma->gpu[0];
+        ma->slot[0] = (int32_t)i;
+        for (int32_t ph = 1; ph < ma->nphases; ph++) {
+            ma->slot[ph] = (int32_t)next;
+            l[next++] = ma->gpu[ph];
+        }
+        if (ma->nphases > m->maxphases) m->maxphases = ma->nphases;
+    }
+    *out = m;
+    *list = l;
+    *nlist = next;
+    return WEFT_OK;
+fail:
+    free(l);
+    weft_mn_comm_free(NULL, m, 0);
+    return res;
+}
+
+weft_result weft_mn_comm_bind(weft_mn_comm *m, int rank) {
+    if (m == NULL || rank < 0 || rank >= m->nranks) return WEFT_ERR_USAGE;
+    m->rank = rank;
+    for (size_t i = 0; i < m->nreg; i++) {
+        weft_result r = weft_mn_algo_set_rank(&m->algos[i], rank);
+        if (r != WEFT_OK) return r;
+    }
+    return WEFT_OK;
+}
+
+int weft_mn_comm_gpus_per_node(const weft_mn_comm *m) {
+    return m ? m->gpn : 0;
+}
+
+int weft_mn_comm_phased(const weft_mn_comm *m, int ai) {
+    return m && ai >= 0 && (size_t)ai < m->nreg && m->algos[ai].nphases > 0;
+}
+
+void weft_mn_comm_free(const weft_nccl_api *api, weft_mn_comm *m, int abort) {
+    if (m == NULL) return;
+    if (m->net && (api || m->api)) {
+        const weft_nccl_api *a = api ? api : m->api;
+        if (abort)
+            a->CommAbort(m->net);
+        else
+            a->CommDestroy(m->net);
+    }
+    if (m->ev)
+        for (int32_t i = 0; i < 2 * m->maxphases; i++)
+            if (m->ev[i]) cudaEventDestroy(m->ev[i]);
+    free(m->ev);
+    free(m->seen_ns);
+    for (size_t i = 0; i < m->nreg; i++)
+        weft_mn_algo_free(&m->algos[i]);
+    free(m->algos);
+    free(m);
+}
+
+/* Every rank of every communicator learns whether all are ok (MIN allreduce on the application's
+ * communicators, as the attach's own agreement). */
+static weft_result agree(int n, weft_comm **cs, int *ok, weft_diag *d) {
+    const weft_nccl_api *a = cs[0]->api;
+    int64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        v = ok[i];
+        if (cudaSetDevice(cs[i]->dev) != cudaSuccess ||
+            cudaMemcpyAsync(cs[i]->agree_buf, &v, sizeof v, cudaMemcpyHostToDevice,
+                            cs[i]->internal) != cudaSuccess)
+            return WEFT_ERR_CUDA;
+    }
+    if (a->GroupStart() != ncclSuccess) return WEFT_ERR_NCCL;
+    ncclResult_t r = ncclSuccess;
+    for (int i = 0; i < n && r == ncclSuccess; i++)
+        r = a->AllReduce(cs[i]->agree_buf, cs[i]->agree_buf, 1, ncclInt64, ncclMin, cs[i]->nccl,
+                         cs[i]->internal);
+    ncclResult_t e = a->GroupEnd();
+    if (r != ncclSuccess || e != ncclSuccess) {
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: agreement allreduce failed: %s",
+                      a->GetErrorString(r != ncclSuccess ? r : e));
+        return WEFT_ERR_NCCL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (cudaSetDevice(cs[i]->dev) != cudaSuccess ||
+            cudaMemcpyAsync(&v, cs[i]->agree_buf, sizeof v, cudaMemcpyDeviceToHost,
+                            cs[i]->internal) != cudaSuccess ||
+            cudaStreamSynchronize(cs[i]->internal) != cudaSuccess)
+            return WEFT_ERR_CUDA;
+        ok[i] = v == 1;
+    }
+    return WEFT_OK;
+}
+
+weft_result weft_mn_comm_connect(int n, weft_comm **cs, weft_mn_comm **ms, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    ncclComm_t *app = calloc((size_t)n, sizeof *app), *net = calloc((size_t)n, sizeof *net);
+    int *ok = calloc((size_t)n, sizeof *ok), cur = -1;
+    WEFT_CHECK_ALLOC(app);
+    WEFT_CHECK_ALLOC(net);
+    WEFT_CHECK_ALLOC(ok);
+    cudaGetDevice(&cur);
+    for (int i = 0; i < n; i++)
+        app[i] = cs[i]->nccl;
+    weft_mn_split(cs[0]->api, n, app, net, d);
+    for (int i = 0; i < n; i++) {
+        weft_mn_comm *m = ms[i];
+        ok[i] = net[i] != NULL && m != NULL;
+        if (!ok[i]) continue;
+        m->api = cs[i]->api;
+        m->dev = cs[i]->dev;
+        m->ev = calloc(2 * (size_t)m->maxphases + 1, sizeof *m->ev);
+        m->seen_ns = calloc(2 * (size_t)m->maxphases + 1, sizeof *m->seen_ns);
+        ok[i] = m->ev && m->seen_ns && cudaSetDevice(m->dev) == cudaSuccess;
+        for (int32_t k = 0; ok[i] && k < 2 * m->maxphases; k++)
+            ok[i] = cudaEventCreateWithFlags(&m->ev[k], cudaEventDisableTiming) == cudaSuccess;
+    }
+    res = agree(n, cs, ok, d);
+    for (int i = 0; i < n; i++) {
+        if (res == WEFT_OK && ok[i]) {
+            ms[i]->net = net[i];
+            continue;
+        }
+        if (net[i]) cs[i]->api->CommDestroy(net[i]);
+        if (res == WEFT_OK) res = WEFT_ERR_UNSUPPORTED;
+    }
+    if (res != WEFT_OK)
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: not attached: a rank could not create weft's communicator for the "
+                      "network phases (see its log)");
+fail:
+    if (cur >= 0) cudaSetDevice(cur);
+    free(app);
+    free(net);
+    free(ok);
+    return res;
+}
+
+/* ---- one call ----------------------------------------------------------------------------- */
+typedef struct call_ctx {
+    weft_comm *c;
+    weft_mn_comm *m;
+    weft_call call; /* avg runs as sum in the phases */
+    const void *send;
+    void *recv;
+    int watch; /* this call's marks are recorded */
+} call_ctx;
+
+static weft_result gpu_phase(void *ctx, int32_t slot, cudaStream_t stream) {
+    call_ctx *x = ctx;
+    return weft_rt_launch(x->c, slot, &x->call, &x->send, &x->recv, stream);
+}
+
+static void mark(void *ctx, int32_t ph, int network, cudaStream_t stream) {
+    call_ctx *x = ctx;
+    if (!x->watch) return;
+    int32_t k = 2 * ph + network;
+    if (cudaEventRecord(x->m->ev[k], stream) == cudaSuccess) {
+        x->m->seen_ns[k] = 0;
+        x->m->nmarks = k + 1;
+    }
+}
+
+static int capturing(cudaStream_t s) {
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &st) != cudaSuccess) return 0;
+    return st != cudaStreamCaptureStatusNone;
+}
+
+/* Scratch with staging for the whole call, before any phase is enqueued (comm.c's policy: 1 MB
+ * granules, stream-ordered, never under capture). */
+static weft_result size_scratch(weft_comm *c, const weft_mn_algo *ma, const weft_call *call,
+                                cudaStream_t stream) {
+    rt_rank *rr = &c->sub[0];
+    size_t need = weft_call_scratch(&c->plans[ma->slot[0]], rr->rank, call->count,
+                                    weft_dtype_size(call->dtype));
+    if (need <= rr->scratch_bytes) return WEFT_OK;
+    if (capturing(stream)) return WEFT_ERR_UNSUPPORTED;
+    size_t bytes = (need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    void *p = NULL;
+    if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return WEFT_ERR_CUDA;
+    if (rr->scratch) cudaFreeAsync(rr->scratch, stream);
+    rr->scratch = p;
+    rr->scratch_bytes = bytes;
+    return WEFT_OK;
+}
+
+static int64_t avg_elems(const weft_call *call, int rank, int root) {
+    switch (call->coll) {
+    case WEFT_COLL_ALLREDUCE:
+    case WEFT_COLL_REDUCESCATTER: return (int64_t)call->count;
+    case WEFT_COLL_REDUCE: return rank == root ? (int64_t)call->count : 0;
+    default: return 0;
+    }
+}
+
+weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const weft_call *call,
+                                const void *sendbuff, void *recvbuff, cudaStream_t stream) {
+    if (!weft_mn_comm_phased(m, ai) || c->nsub != 1 || m->net == NULL) return WEFT_ERR_UNSUPPORTED;
+    weft_mn_algo *ma = &m->algos[ai];
+    for (int32_t ph = 0; ph < ma->nphases; ph++)
+        if (!weft_rt_algo_eligible(c, ma->slot[ph])) return WEFT_ERR_UNSUPPORTED;
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
+    call_ctx x = {c, m, *call, sendbuff, recvbuff, 0};
+    if (x.call.op == WEFT_OP_AVG) x.call.op = WEFT_OP_SUM;
+    weft_result res = size_scratch(c, ma, call, stream);
+    if (res == WEFT_OK) {
+        char msg[512];
+        /* watch this call unless an earlier one is still being watched */
+        if (!capturing(stream) && weft_mn_comm_check(m, 0, msg, sizeof msg) == WEFT_OK &&
+            m->watch_ai < 0) {
+            m->watch_ai = ai;
+            m->nmarks = 0;
+            x.watch = 1;
+        }
+        weft_diag *d = weft_diag_new();
+        int32_t done = 0;
+        size_t chunk = weft_mn_chunk_bytes(ma->algo, call->count, weft_dtype_size(call->dtype));
+        res = weft_mn_run(m->api, m->net, ma, gpu_phase, mark, &x, c->sub[0].scratch, chunk, stream,
+                          &done, d);
+        if (res != WEFT_OK && done > 0) {
+            /* half a call is enqueued: peers wait for the rest; weft stops serving here */
+            char what[160];
+            weft_mn_phase_name(ma, done / 2, done % 2, what, sizeof what);
+            snprintf(c->broken_msg, sizeof c->broken_msg,
+                     "rank %d: %s could not be enqueued (%s%s%s)", c->rank, what,
+                     weft_result_str(res), weft_diag_size(d) ? ": " : "",
+                     weft_diag_size(d) ? weft_diag_get(d, 0)->msg : "");
+            WEFT_WARN("weft: %s; weft is off on this communicator from now on", c->broken_msg);
+            c->broken = 1;
+        }
+        weft_diag_free(d);
+        if (x.watch && res != WEFT_OK) m->watch_ai = -1;
+    }
+    if (res == WEFT_OK && call->op == WEFT_OP_AVG && weft_coll_reduces(call->coll)) {
+        int64_t n = avg_elems(call, c->rank, ma->algo->root);
+        if (n && weft_rt_scale_launch(recvbuff, n, call->dtype, c->nranks, stream) != cudaSuccess)
+            res = WEFT_ERR_CUDA;
+    }
+    if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
+    return res;
+}
+
+/* ---- the watchdog -----------------------------------------------------------------------------
+ */
+int weft_mn_comm_describe(const weft_mn_comm *m, int slot, char *buf, size_t len) {
+    if (m == NULL) return 0;
+    for (size_t i = 0; i < m->nreg; i++)
+        for (int32_t ph = 0; ph < m->algos[i].nphases; ph++)
+            if (m->algos[i].slot[ph] == slot) {
+                weft_mn_phase_name(&m->algos[i], ph, 0, buf, len);
+                return 1;
+            }
+    return 0;
+}
+
+weft_result weft_mn_comm_check(weft_mn_comm *m, int64_t timeout_ns, char *msg, size_t len) {
+    if (m == NULL || m->watch_ai < 0) return WEFT_OK;
+    uint64_t now = now_ns();
+    const weft_mn_algo *ma = &m->algos[m->watch_ai];
+    for (int32_t k = 0; k < m->nmarks; k++) {
+        cudaError_t q = cudaEventQuery(m->ev[k]);
+        if (q == cudaSuccess) {
+            if (!m->seen_ns[k]) m->seen_ns[k] = now;
+            continue;
+        }
+        if (q != cudaErrorNotReady) return WEFT_OK; /* the launch's own error path reports */
+        /* mark k is pending; a network phase (odd k) whose GPU phase completed long ago */
+        if (timeout_ns > 0 && k % 2 == 1 && m->seen_ns[k - 1] &&
+            now - m->seen_ns[k - 1] > (uint64_t)timeout_ns) {
+            int32_t ph = k / 2;
+            char what[160], peers[256] = "";
+            weft_mn_phase_name(ma, ph, 1, what, sizeof what);
+            for (int32_t i = 0; i < ma->nops[ph]; i++)
+                snprintf(peers + strlen(peers), sizeof peers - strlen(peers), "%s%s %d",
+                         i ? ", " : "", ma->ops[ph][i].send ? "send to" : "receive from",
+                         ma->ops[ph][i].peer);
+            snprintf(msg, len,
+                     "rank %d: %s has not completed %.0f ms after its GPU phase did (NCCL: %s); "
+                     "a peer's GPU phase %d may have stalled (see that rank's report)",
+                     m->rank, what, (double)(now - m->seen_ns[k - 1]) / 1e6, peers, ph);
+            return WEFT_ERR_TIMEOUT;
+        }
+        return WEFT_OK;
+    }
+    if (m->nmarks == 2 * ma->nphases - 1) m->watch_ai = -1; /* the watched call completed */
+    return WEFT_OK;
+}

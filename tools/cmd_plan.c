@@ -1,0 +1,266 @@
+/* cmd_plan.c — `weft plan`: how a schedule runs on ranks spread over nodes: its GPU phases (CTAs
+ * per rank, protocol, messages inside nodes) and network phases (NCCL transfers), proven. */
+#include "commands.h"
+#include "weft_compiler.h"
+#include "weft_ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void plan_usage(FILE *out) {
+    fprintf(out,
+            "usage: weft plan FILE.xml|FILE.weft --gpus-per-node G [--ranks N] [--steps]\n"
+            "                 [--node-map LIST] [--cpu [--count N]] [-D NAME=VALUE]...\n\n"
+            "Cuts a schedule into the phases libweft_nccl.so runs on a communicator whose\n"
+            "ranks sit on several nodes: GPU phases (weft's kernel, messages inside a node\n"
+            "over NVLink) and network phases between them (one NCCL group of send/recv per\n"
+            "phase, between staging areas), prints them, and proves the cut: the phases,\n"
+            "joined back into one schedule, implement the collective, cannot deadlock and\n"
+            "have no race (docs/runtime.md, \"Across nodes\"). Ranks n*G .. n*G+G-1 share node\n"
+            "n, as NCCL's LSA teams do. A .weft source is compiled with N and G set (when it\n"
+            "declares them).\n\n"
+            "options:\n"
+            "  --gpus-per-node G  GPUs per node (required unless --node-map is given)\n"
+            "  --ranks N          the rank count (an XML file must have N ranks)\n"
+            "  --node-map LIST    the node of each rank, comma-separated (e.g. 0,0,1,1)\n"
+            "  --steps            list every phase's steps and every transfer\n"
+            "  --cpu              also run the phased schedule on the CPU executor with real data\n"
+            "                     (every buffer mode; --count elements, default 1000)\n"
+            "  -D NAME=VALUE      set a parameter of a .weft source; repeatable\n"
+            "  -h, --help         this text\n\n"
+            "Exit codes: 0 the cut is proven, 1 the input or the cut is wrong, 2 usage error.\n");
+}
+
+static int usage_error(const char *msg, const char *arg) {
+    fprintf(stderr, "weft plan: %s%s\n", msg, arg ? arg : "");
+    plan_usage(stderr);
+    return WEFT_EXIT_USAGE;
+}
+
+static int has_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Whether a .weft program declares parameter `name`. */
+static int declares(const char *path, const char *name) {
+    weft_lang_program *prog = NULL;
+    int found = 0;
+    if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root)
+        for (int32_t i = 0; i < prog->root->nkids; i++) {
+            const weft_lang_node *k = prog->root->kids[i];
+            if (k->kind == WEFT_LANG_PARAM && k->name && strcmp(k->name, name) == 0) found = 1;
+        }
+    weft_lang_program_free(prog);
+    return found;
+}
+
+static weft_result load(const char *path, int ranks, int gpn, const char **defines, size_t ndef,
+                        weft_algo **a, weft_diag *d) {
+    if (!has_suffix(path, ".weft")) return weft_ir_read_file(path, a, d);
+    char dn[32], dg[32];
+    const char **all = calloc(ndef + 3, sizeof *all);
+    if (all == NULL) return WEFT_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < ndef; i++)
+        all[n++] = defines[i];
+    if (ranks > 0 && declares(path, "N")) {
+        snprintf(dn, sizeof dn, "N=%d", ranks);
+        all[n++] = dn;
+    }
+    if (gpn > 0 && declares(path, "G")) {
+        snprintf(dg, sizeof dg, "G=%d", gpn);
+        all[n++] = dg;
+    }
+    weft_cc_options o = {all, n, NULL, 0};
+    weft_result r = weft_cc_compile_file(path, &o, a, d);
+    free(all);
+    return r;
+}
+
+/* "0,0,1,1" into node[0..n). */
+static int parse_map(const char *s, int32_t **out, int *n) {
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    int32_t *v = calloc((size_t)cap, sizeof *v);
+    if (v == NULL) return -1;
+    int k = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < 0 || x > 1000000 || (*end != ',' && *end != '\0')) {
+            free(v);
+            return -1;
+        }
+        v[k++] = (int32_t)x;
+        p = *end ? end + 1 : end;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+static int run_cpu(const weft_algo *orig, const weft_algo *joined, long long count) {
+    int bad = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode == 0 ? !orig->inplace : !orig->outofplace) continue;
+        weft_exec_opts o;
+        weft_exec_opts_init(&o);
+        o.count = count;
+        o.inplace = (uint8_t)(mode == 0);
+        weft_exec_report rep;
+        weft_diag *d = weft_diag_new();
+        weft_result r = d ? weft_ir_exec(joined, &o, d, &rep) : WEFT_ERR_NOMEM;
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        weft_diag_free(d);
+        printf("cpu: %s, count %lld: %s\n", mode == 0 ? "in-place" : "out-of-place", count,
+               r == WEFT_OK ? "every rank's output equals the reference" : weft_result_str(r));
+        bad |= r != WEFT_OK;
+    }
+    return bad;
+}
+
+int weft_cmd_plan(int argc, char **argv) {
+    const char *file = NULL, *map = NULL;
+    int ranks = 0, gpn = 0, steps = 0, cpu = 0, rc = WEFT_EXIT_OK;
+    long long count = 1000;
+    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
+    size_t ndef = 0;
+    weft_algo *a = NULL, *joined = NULL;
+    weft_phased *p = NULL;
+    int32_t *node = NULL;
+    weft_diag *d = weft_diag_new();
+    if (defines == NULL || d == NULL) {
+        fprintf(stderr, "weft plan: out of memory\n");
+        rc = WEFT_EXIT_INPUT;
+        goto done;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            plan_usage(stdout);
+            goto done;
+        } else if (strcmp(s, "--steps") == 0) {
+            steps = 1;
+        } else if (strcmp(s, "--cpu") == 0) {
+            cpu = 1;
+        } else if (s[0] == '-' && s[1] != '\0' && strncmp(s, "-D", 2) != 0 && v == NULL) {
+            rc = usage_error("missing value after ", s);
+            goto done;
+        } else if (strcmp(s, "--ranks") == 0 || strcmp(s, "--gpus-per-node") == 0 ||
+                   strcmp(s, "--count") == 0) {
+            char *end;
+            long long x = strtoll(argv[++i], &end, 10);
+            if (*end != '\0' || x < 1 || x > (s[2] == 'c' ? (1ll << 32) : 8192)) {
+                rc = usage_error("bad number: ", argv[i]);
+                goto done;
+            }
+            if (s[2] == 'r')
+                ranks = (int)x;
+            else if (s[2] == 'g')
+                gpn = (int)x;
+            else
+                count = x;
+        } else if (strcmp(s, "--node-map") == 0) {
+            map = argv[++i];
+        } else if (strcmp(s, "-D") == 0) {
+            if (v == NULL) {
+                rc = usage_error("-D needs NAME=VALUE", NULL);
+                goto done;
+            }
+            defines[ndef++] = argv[++i];
+        } else if (strncmp(s, "-D", 2) == 0) {
+            defines[ndef++] = s + 2;
+        } else if (s[0] == '-' || file) {
+            rc = usage_error("unexpected argument ", s);
+            goto done;
+        } else {
+            file = s;
+        }
+    }
+    if (file == NULL) {
+        rc = usage_error("no input file", NULL);
+        goto done;
+    }
+    if (gpn == 0 && map == NULL) {
+        rc = usage_error("--gpus-per-node G (or --node-map) is required", NULL);
+        goto done;
+    }
+    weft_result r = load(file, ranks, gpn, defines, ndef, &a, d);
+    if (r != WEFT_OK) {
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft plan: %s: %s\n", file, weft_result_str(r));
+        rc = WEFT_EXIT_INPUT;
+        goto done;
+    }
+    if (ranks > 0 && a->ngpus != ranks) {
+        fprintf(stderr, "weft plan: %s has %d ranks, not %d\n", file, a->ngpus, ranks);
+        rc = WEFT_EXIT_INPUT;
+        goto done;
+    }
+    int nmap = 0;
+    if (map) {
+        if (parse_map(map, &node, &nmap) != 0 || nmap != a->ngpus) {
+            fprintf(stderr, "weft plan: --node-map wants %d comma-separated node numbers\n",
+                    a->ngpus);
+            rc = WEFT_EXIT_USAGE;
+            goto done;
+        }
+    } else {
+        if (a->ngpus % gpn != 0) {
+            fprintf(stderr, "weft plan: %d ranks are not whole nodes of %d GPUs\n", a->ngpus, gpn);
+            rc = WEFT_EXIT_USAGE;
+            goto done;
+        }
+        node = calloc((size_t)a->ngpus, sizeof *node);
+        if (node == NULL) {
+            rc = WEFT_EXIT_INPUT;
+            goto done;
+        }
+        for (int q = 0; q < a->ngpus; q++)
+            node[q] = q / gpn;
+    }
+    weft_diag_clear(d);
+    r = weft_phase_cut(a, node, &p, d);
+    if (r == WEFT_OK) r = weft_phase_show(a, p, stdout, steps);
+    fflush(stdout);
+    if (r == WEFT_OK) {
+        weft_verify_opts vo;
+        weft_verify_opts_init(&vo);
+        weft_verify_summary sum;
+        r = weft_phase_verify(a, p, &vo, d, &sum);
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        if (r == WEFT_OK)
+            printf("proven: the phases implement %s (%s%s%s), cannot deadlock with connections "
+                   "of %d messages, and have no race\n",
+                   weft_coll_name(a->coll), a->inplace ? "in-place" : "",
+                   a->inplace && a->outofplace ? ", " : "", a->outofplace ? "out-of-place" : "",
+                   vo.fifo_slots);
+        else if (r == WEFT_ERR_INPUT)
+            fprintf(stderr, "weft plan: %s: the cut does not verify\n", file);
+        weft_verify_summary_free(&sum);
+    } else {
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+    }
+    if (r == WEFT_OK && cpu) {
+        weft_diag_clear(d);
+        r = weft_phase_join(p, &joined, d);
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        if (r == WEFT_OK && run_cpu(a, joined, count)) r = WEFT_ERR_INPUT;
+    }
+    if (r != WEFT_OK) {
+        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft plan: %s\n", weft_result_str(r));
+        rc = WEFT_EXIT_INPUT;
+    }
+done:
+    weft_algo_free(joined);
+    weft_phased_free(p);
+    weft_algo_free(a);
+    free(node);
+    free(defines);
+    weft_diag_free(d);
+    return rc;
+}
