@@ -872,8 +872,7 @@ static weft_result for_shape(const weft_registry *base, int nranks, int gpn,
     /* sources whose defaults rule them out, built when the defines given concern them */
     for (size_t i = 0; i < base->nsrcs && ndefines > 0; i++) {
         if (nodes && !(base->srcs[i].params & PARAM_G)) continue;
-        extra = shape_defines(base->srcs[i].declared, base->srcs[i].params, gpn, defines,
-                              ndefines);
+        extra = shape_defines(base->srcs[i].declared, base->srcs[i].params, gpn, defines, ndefines);
         WEFT_CHECK_ALLOC(extra);
         if (*extra) {
             reg_meta m = {base->srcs[i].params, base->srcs[i].declared, extra, 0};

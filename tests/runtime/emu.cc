@@ -1,53 +1,18 @@
-/* emu.cc — the host platform for runtime/interp.h and the emulated communicator (see emu.h). */
-#include "emu.h"
+/* emu.cc — the emulated communicator (see emu.h): its scheduler of emulated threads, windows and
+ * launches; the interpreter's instantiations are in emu_cta_plain.cc and emu_cta_traced.cc. */
+#include "emu_internal.h"
 
-#include "interp.h"
-
-#include <atomic>
-#include <functional>
 #include <climits>
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <thread>
-#include <time.h>
-#include <ucontext.h>
-#include <unistd.h>
 
-using weft_rt::Pack;
+using namespace weft_emu;
 
-namespace {
-
-/* ---- scheduling the emulated threads -------------------------------------------------------
- * By default every emulated thread of a launch is a coroutine (ucontext) on the calling thread,
- * run round robin: a waiting thread (pause(), a CTA barrier) yields to the next. Thousands of
- * waits per launch then cost microseconds, not context switches, and results do not depend on
- * how many cores the machine has. Under ThreadSanitizer (or EmuComm::os_threads) each emulated
- * thread is an OS thread instead, so that the sanitizer sees real concurrency; a waiter there
- * sleeps until some thread publishes something (every flag store bumps an epoch). */
-struct Coro {
-    ucontext_t ctx;
-    char *stack = nullptr;
-    void *fake = nullptr; /* AddressSanitizer's fake stack while switched away */
-    bool done = false;
-    uint64_t start_ns = 0; /* not started before (a late rank) */
-    std::function<void()> fn;
-};
-
-constexpr size_t CORO_STACK = (size_t)256 << 10;
-
-struct Sched {
-    ucontext_t main;
-    std::vector<Coro> co;
-    Coro *cur = nullptr;
-    void *main_fake = nullptr; /* the launching thread's, for AddressSanitizer */
-    const void *main_bottom = nullptr;
-    size_t main_size = 0;
-};
+namespace weft_emu {
 thread_local Sched *g_sched = nullptr;
+std::atomic<uint32_t> g_epoch{0};
+std::atomic<int> g_sleepers{0};
 
 #if defined(__SANITIZE_ADDRESS__)
 extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom,
@@ -61,12 +26,6 @@ extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const voi
 #define SWITCH_FINISH(save, bottom, size) ((void)0)
 #endif
 
-uint64_t mono_ns() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Back to the scheduler; it resumes this coroutine on its next round. */
 void coro_yield() {
     Sched *s = g_sched;
@@ -74,6 +33,23 @@ void coro_yield() {
     SWITCH_START(&c->fake, s->main_bottom, s->main_size);
     swapcontext(&c->ctx, &s->main);
     SWITCH_FINISH(c->fake, nullptr, nullptr);
+}
+
+void bump() {
+    if (g_sched) return;
+    g_epoch.fetch_add(1, std::memory_order_release);
+    if (g_sleepers.load(std::memory_order_acquire) > 0)
+        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr,
+                0);
+}
+} // namespace weft_emu
+
+namespace {
+
+uint64_t mono_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void coro_entry(unsigned lo, unsigned hi) {
@@ -132,178 +108,6 @@ void coro_run(Sched &s) {
     s.cur = nullptr;
     g_sched = nullptr;
 }
-
-struct CtaSync {
-    pthread_barrier_t bar; /* OS threads */
-    int arrived = 0;       /* coroutines */
-    unsigned gen = 0;
-    int flag[2];
-    const char *sred[2 * WEFT_RT_MAX_FUSE];
-};
-
-std::atomic<uint32_t> g_epoch{0};
-std::atomic<int> g_sleepers{0};
-
-void bump() {
-    if (g_sched) return;
-    g_epoch.fetch_add(1, std::memory_order_release);
-    if (g_sleepers.load(std::memory_order_acquire) > 0)
-        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr,
-                0);
-}
-
-struct HostPlat {
-    CtaSync *cs;
-    int t, n, ph;
-
-    const char **sred() const {
-        return cs->sred;
-    }
-    int tid() const {
-        return t;
-    }
-    int nthreads() const {
-        return n;
-    }
-    void sync() {
-        if (g_sched == nullptr) {
-            pthread_barrier_wait(&cs->bar);
-            return;
-        }
-        unsigned g = cs->gen;
-        if (++cs->arrived == n) {
-            cs->arrived = 0;
-            cs->gen++;
-            return;
-        }
-        while (cs->gen == g)
-            coro_yield();
-    }
-    bool sync_or(bool v) {
-        ph ^= 1;
-        if (v) __atomic_store_n(&cs->flag[ph], 1, __ATOMIC_RELAXED);
-        sync();
-        bool r = __atomic_load_n(&cs->flag[ph], __ATOMIC_RELAXED) != 0;
-        sync();
-        if (t == 0) __atomic_store_n(&cs->flag[ph], 0, __ATOMIC_RELAXED);
-        return r;
-    }
-    static uint64_t ld_acq_sys(const uint64_t *p) {
-        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    }
-    static uint64_t ld_acq_gpu(const uint64_t *p) {
-        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    }
-    static uint64_t ld_rlx(const uint64_t *p) {
-        return __atomic_load_n(p, __ATOMIC_RELAXED);
-    }
-    static void st_rel_sys(uint64_t *p, uint64_t v) {
-        __atomic_store_n(p, v, __ATOMIC_RELEASE);
-        bump();
-    }
-    static void st_rel_gpu(uint64_t *p, uint64_t v) {
-        __atomic_store_n(p, v, __ATOMIC_RELEASE);
-        bump();
-    }
-    static void st_rlx(uint64_t *p, uint64_t v) {
-        __atomic_store_n(p, v, __ATOMIC_RELAXED);
-        bump();
-    }
-    static uint32_t ld_rlx32(const uint32_t *p) {
-        return __atomic_load_n(p, __ATOMIC_RELAXED);
-    }
-    static void st_rlx32(uint32_t *p, uint32_t v) {
-        __atomic_store_n(p, v, __ATOMIC_RELAXED);
-        bump();
-    }
-    static bool claim(uint32_t *p) {
-        uint32_t z = 0;
-        return __atomic_compare_exchange_n(p, &z, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-    }
-    /* What the fences order on the GPU (the watchdog record, the epoch) is read here only
-     * after the threads are joined. */
-    static void fence_sys() {
-#if !defined(__SANITIZE_THREAD__)
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-    }
-    static void grid_wait() {}
-    static uint64_t now_ns() {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
-    /* Back to the caller's check when anything was published since this thread's last pause;
-     * otherwise sleep until something is (at most 2 ms). */
-    static void pause() {
-        if (g_sched) {
-            coro_yield();
-            return;
-        }
-        static thread_local uint32_t seen;
-        uint32_t e = g_epoch.load(std::memory_order_acquire);
-        if (e != seen) {
-            seen = e;
-            return;
-        }
-        g_sleepers.fetch_add(1, std::memory_order_acq_rel);
-        struct timespec ts = {0, 2000000};
-        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAIT_PRIVATE, e, &ts, nullptr, 0);
-        g_sleepers.fetch_sub(1, std::memory_order_acq_rel);
-        seen = g_epoch.load(std::memory_order_acquire);
-    }
-    static Pack ld_pack(const char *p) {
-        Pack v;
-        memcpy(&v, p, 16);
-        return v;
-    }
-    static void st_pack(char *p, Pack v) {
-        memcpy(p, &v, 16);
-    }
-    template <class U> static U ld(const char *p) {
-        U u;
-        memcpy(&u, p, sizeof u);
-        return u;
-    }
-    template <class U> static void st(char *p, U u) {
-        memcpy(p, &u, sizeof u);
-    }
-    /* An LL line is two 8-byte halves, each written at once (as on the GPU). */
-    static weft_rt::Line ll_ld(const char *line) {
-        uint64_t a = __atomic_load_n((const uint64_t *)(const void *)line, __ATOMIC_RELAXED);
-        uint64_t b = __atomic_load_n((const uint64_t *)(const void *)(line + 8), __ATOMIC_RELAXED);
-        return weft_rt::Line{(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)b, (uint32_t)(b >> 32)};
-    }
-    static void ll_st(char *line, uint32_t d0, uint32_t f0, uint32_t d1, uint32_t f1) {
-        __atomic_store_n((uint64_t *)(void *)line, (uint64_t)d0 | (uint64_t)f0 << 32,
-                         __ATOMIC_RELAXED);
-        __atomic_store_n((uint64_t *)(void *)(line + 8), (uint64_t)d1 | (uint64_t)f1 << 32,
-                         __ATOMIC_RELAXED);
-        bump();
-    }
-};
-
-using CtaFn = void (*)(const weft_rargs *, const weft_rank_args *, int, int, CtaSync *, int, int);
-
-template <class T, class Op>
-void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, CtaSync *cs, int t,
-                int n) {
-    HostPlat p{cs, t, n, 0};
-    if (a->trace.rec != nullptr) { /* as the GPU: the tracing variant only when traced */
-        weft_rt::Interp<HostPlat, T, Op, true> in(p, *c, *a, tb, g);
-        in.run();
-    } else {
-        weft_rt::Interp<HostPlat, T, Op, false> in(p, *c, *a, tb, g);
-        in.run();
-    }
-}
-
-using namespace weft_rt;
-const CtaFn cta_fns[WEFT_RT_NKERNELS] = {
-#define WEFT_X_(i, T, Op) cta_thread<T, Op>,
-    WEFT_RT_KERNEL_LIST(WEFT_X_)
-#undef WEFT_X_
-};
 
 } // namespace
 
@@ -426,7 +230,10 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
     for (int r = 0; r < n; r++)
         ncta += (size_t)m->ranks[r].ntbs * (size_t)g.K;
     std::vector<CtaSync> syncs(ncta);
-    CtaFn fn = cta_fns[ki];
+    /* as the GPU: the tracing variant only for traced ranks */
+    std::vector<CtaFn> fns(n);
+    for (int r = 0; r < n; r++)
+        fns[r] = (ra[r].trace.rec != nullptr ? cta_traced : cta_plain)[ki];
 #if defined(__SANITIZE_THREAD__)
     const bool threads = true;
 #else
@@ -443,9 +250,9 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
                     cs->flag[0] = cs->flag[1] = 0;
                     int delay = start_delay_ms[r];
                     for (int i = 0; i < nthreads; i++)
-                        th.emplace_back([=, &ra, &c] {
+                        th.emplace_back([=, &ra, &c, &fns] {
                             if (delay) usleep((useconds_t)delay * 1000);
-                            fn(&c, &ra[r], t, k, cs, i, nthreads);
+                            fns[r](&c, &ra[r], t, k, cs, i, nthreads);
                         });
                 }
         for (auto &x : th)
@@ -465,7 +272,7 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
                     for (int i = 0; i < nthreads; i++, qi++) {
                         Coro &co = sch.co[qi];
                         co.start_ns = t0 + (uint64_t)start_delay_ms[r] * 1000000u;
-                        co.fn = [=, &ra, &c] { fn(&c, &ra[r], t, k, cs, i, nthreads); };
+                        co.fn = [=, &ra, &c, &fns] { fns[r](&c, &ra[r], t, k, cs, i, nthreads); };
                     }
                 }
         coro_run(sch);

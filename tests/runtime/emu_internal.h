@@ -1,0 +1,218 @@
+/* emu_internal.h — what the emulation's scheduler (emu.cc) and the interpreter's instantiations
+ * (emu_cta_plain.cc, emu_cta_traced.cc) share: the host platform of runtime/interp.h. The
+ * instantiations live in translation units of their own so that they compile once, in parallel,
+ * for every test program that links the emulation (weft_emu). C++17. */
+#ifndef WEFT_TESTS_EMU_INTERNAL_H
+#define WEFT_TESTS_EMU_INTERNAL_H
+
+#include "emu.h"
+#include "interp.h"
+
+#include <atomic>
+#include <functional>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+namespace weft_emu {
+
+using weft_rt::Pack;
+
+/* ---- scheduling the emulated threads -------------------------------------------------------
+ * By default every emulated thread of a launch is a coroutine (ucontext) on the calling thread,
+ * run round robin: a waiting thread (pause(), a CTA barrier) yields to the next. Thousands of
+ * waits per launch then cost microseconds, not context switches, and results do not depend on
+ * how many cores the machine has. Under ThreadSanitizer (or EmuComm::os_threads) each emulated
+ * thread is an OS thread instead, so that the sanitizer sees real concurrency; a waiter there
+ * sleeps until some thread publishes something (every flag store bumps an epoch). */
+struct Coro {
+    ucontext_t ctx;
+    char *stack = nullptr;
+    void *fake = nullptr; /* AddressSanitizer's fake stack while switched away */
+    bool done = false;
+    uint64_t start_ns = 0; /* not started before (a late rank) */
+    std::function<void()> fn;
+};
+
+constexpr size_t CORO_STACK = (size_t)256 << 10;
+
+struct Sched {
+    ucontext_t main;
+    std::vector<Coro> co;
+    Coro *cur = nullptr;
+    void *main_fake = nullptr; /* the launching thread's, for AddressSanitizer */
+    const void *main_bottom = nullptr;
+    size_t main_size = 0;
+};
+extern thread_local Sched *g_sched;
+
+/* Back to the scheduler; it resumes this coroutine on its next round. */
+void coro_yield();
+
+struct CtaSync {
+    pthread_barrier_t bar; /* OS threads */
+    int arrived = 0;       /* coroutines */
+    unsigned gen = 0;
+    int flag[2];
+    const char *sred[2 * WEFT_RT_MAX_FUSE];
+};
+
+extern std::atomic<uint32_t> g_epoch;
+extern std::atomic<int> g_sleepers;
+/* Wakes OS-thread waiters after a store (nothing to do under coroutines). */
+void bump();
+
+struct HostPlat {
+    CtaSync *cs;
+    int t, n, ph;
+
+    const char **sred() const {
+        return cs->sred;
+    }
+    int tid() const {
+        return t;
+    }
+    int nthreads() const {
+        return n;
+    }
+    void sync() {
+        if (g_sched == nullptr) {
+            pthread_barrier_wait(&cs->bar);
+            return;
+        }
+        unsigned g = cs->gen;
+        if (++cs->arrived == n) {
+            cs->arrived = 0;
+            cs->gen++;
+            return;
+        }
+        while (cs->gen == g)
+            coro_yield();
+    }
+    bool sync_or(bool v) {
+        ph ^= 1;
+        if (v) __atomic_store_n(&cs->flag[ph], 1, __ATOMIC_RELAXED);
+        sync();
+        bool r = __atomic_load_n(&cs->flag[ph], __ATOMIC_RELAXED) != 0;
+        sync();
+        if (t == 0) __atomic_store_n(&cs->flag[ph], 0, __ATOMIC_RELAXED);
+        return r;
+    }
+    static uint64_t ld_acq_sys(const uint64_t *p) {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
+    static uint64_t ld_acq_gpu(const uint64_t *p) {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
+    static uint64_t ld_rlx(const uint64_t *p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
+    static void st_rel_sys(uint64_t *p, uint64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        bump();
+    }
+    static void st_rel_gpu(uint64_t *p, uint64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        bump();
+    }
+    static void st_rlx(uint64_t *p, uint64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELAXED);
+        bump();
+    }
+    static uint32_t ld_rlx32(const uint32_t *p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
+    static void st_rlx32(uint32_t *p, uint32_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELAXED);
+        bump();
+    }
+    static bool claim(uint32_t *p) {
+        uint32_t z = 0;
+        return __atomic_compare_exchange_n(p, &z, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    }
+    /* What the fences order on the GPU (the watchdog record, the epoch) is read here only
+     * after the threads are joined. */
+    static void fence_sys() {
+#if !defined(__SANITIZE_THREAD__)
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+    }
+    static void grid_wait() {}
+    static uint64_t now_ns() {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    /* Back to the caller's check when anything was published since this thread's last pause;
+     * otherwise sleep until something is (at most 2 ms). */
+    static void pause() {
+        if (g_sched) {
+            coro_yield();
+            return;
+        }
+        static thread_local uint32_t seen;
+        uint32_t e = g_epoch.load(std::memory_order_acquire);
+        if (e != seen) {
+            seen = e;
+            return;
+        }
+        g_sleepers.fetch_add(1, std::memory_order_acq_rel);
+        struct timespec ts = {0, 2000000};
+        syscall(SYS_futex, (uint32_t *)&g_epoch, FUTEX_WAIT_PRIVATE, e, &ts, nullptr, 0);
+        g_sleepers.fetch_sub(1, std::memory_order_acq_rel);
+        seen = g_epoch.load(std::memory_order_acquire);
+    }
+    static Pack ld_pack(const char *p) {
+        Pack v;
+        memcpy(&v, p, 16);
+        return v;
+    }
+    static void st_pack(char *p, Pack v) {
+        memcpy(p, &v, 16);
+    }
+    template <class U> static U ld(const char *p) {
+        U u;
+        memcpy(&u, p, sizeof u);
+        return u;
+    }
+    template <class U> static void st(char *p, U u) {
+        memcpy(p, &u, sizeof u);
+    }
+    /* An LL line is two 8-byte halves, each written at once (as on the GPU). */
+    static weft_rt::Line ll_ld(const char *line) {
+        uint64_t a = __atomic_load_n((const uint64_t *)(const void *)line, __ATOMIC_RELAXED);
+        uint64_t b = __atomic_load_n((const uint64_t *)(const void *)(line + 8), __ATOMIC_RELAXED);
+        return weft_rt::Line{(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)b, (uint32_t)(b >> 32)};
+    }
+    static void ll_st(char *line, uint32_t d0, uint32_t f0, uint32_t d1, uint32_t f1) {
+        __atomic_store_n((uint64_t *)(void *)line, (uint64_t)d0 | (uint64_t)f0 << 32,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n((uint64_t *)(void *)(line + 8), (uint64_t)d1 | (uint64_t)f1 << 32,
+                         __ATOMIC_RELAXED);
+        bump();
+    }
+};
+
+using CtaFn = void (*)(const weft_rargs *, const weft_rank_args *, int, int, CtaSync *, int, int);
+
+/* One emulated thread of a CTA running the interpreter (TR: the tracing variant, used only when
+ * the launch is traced, as on the GPU). */
+template <bool TR, class T, class Op>
+void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, CtaSync *cs, int t,
+                int n) {
+    HostPlat p{cs, t, n, 0};
+    weft_rt::Interp<HostPlat, T, Op, TR> in(p, *c, *a, tb, g);
+    in.run();
+}
+
+/* Per kernel index (WEFT_RT_KERNEL_LIST): emu_cta_plain.cc and emu_cta_traced.cc. */
+extern const CtaFn cta_plain[WEFT_RT_NKERNELS];
+extern const CtaFn cta_traced[WEFT_RT_NKERNELS];
+
+} // namespace weft_emu
+
+#endif
