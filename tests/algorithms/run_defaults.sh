@@ -2,15 +2,17 @@
 # run_defaults.sh — the library as the runtime loads it (a WEFT_ALGO_DIR pointing at algorithms/):
 # every file compiles and verifies with its defaults alone, or is refused by its own `require`
 # lines (files that NCCL out-serves by default on more than 2 GPUs, until -D SERVE=1), and for
-# every rank count N = 1..17 it either compiles to a verified schedule or is refused only by its
-# `require` lines (which the registry reports as "no instance for N=..." at INFO, instead of a
-# broken file).
+# every rank count N = 1..17 (1..9 under the sanitizers) it either compiles to a verified schedule
+# or is refused only by its `require` lines (which the registry reports as "no instance for N=..."
+# at INFO, instead of a broken file).
 set -uo pipefail
 weft=$1
 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bad=0
+maxn=17
+[ -n "${WEFT_TEST_SAN:-}" ] && maxn=9 # under the sanitizers (tools/test.sh)
 for f in "$root"/algorithms/*.weft; do
     name=$(basename "$f" .weft)
     rm -f "$tmp/d.xml"
@@ -24,7 +26,7 @@ for f in "$root"/algorithms/*.weft; do
         continue
     fi
     ok=""
-    for n in $(seq 1 17); do
+    for n in $(seq 1 "$maxn"); do
         if "$weft" compile "$f" -D N=$n -o "$tmp/n.xml" 2>"$tmp/err"; then
             "$weft" verify "$tmp/n.xml" >"$tmp/v" 2>&1 || { echo "$name N=$n: does not verify"; cat "$tmp/v"; bad=1; }
             ok="$ok $n"
