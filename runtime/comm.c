@@ -214,7 +214,8 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
                              int32_t max_ctas, weft_diag *d) {
     weft_result res = WEFT_OK;
     char why[512];
-    (void)d;
+    const char *stage = "allocation";
+    size_t at = 0;
     c->nalgos = nalgos;
     c->max_ctas = max_ctas;
     c->algos = calloc(nalgos ? nalgos : 1, sizeof *c->algos);
@@ -223,8 +224,11 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
     WEFT_CHECK_ALLOC(c->algos);
     WEFT_CHECK_ALLOC(c->plans);
     WEFT_CHECK_ALLOC(c->usable);
+    stage = "window layout";
     WEFT_CHECK(weft_layout_init(&c->lay, c->nranks, (int32_t)nalgos));
     for (size_t i = 0; i < nalgos; i++) {
+        at = i;
+        stage = "plan";
         c->algos[i] = algos[i];
         res = weft_plan_prepare(algos[i], c->nranks, max_ctas, &c->plans[i], why, sizeof why);
         if (res == WEFT_ERR_UNSUPPORTED) {
@@ -246,12 +250,17 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
                   !p->mode[1].sched   ? "-"
                   : p->mode[1].direct ? "direct"
                                       : "staged");
+        stage = "window layout";
         WEFT_CHECK(weft_layout_add(&c->lay, (int32_t)i, p));
     }
+    stage = "window layout";
+    at = nalgos;
     WEFT_CHECK(weft_layout_finish(&c->lay, &c->cfg));
     for (size_t i = 0; i < nalgos; i++) {
         weft_algo_plan *p = &c->plans[i];
         if (!p->algo) continue;
+        at = i;
+        stage = "records";
         WEFT_CHECK(weft_plan_build(p, &c->lay, c->cfg.nslots[p->proto]));
         c->usable[i] = 1;
         if (p->mode[0].fused || p->mode[1].fused)
@@ -259,6 +268,12 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
                       algos[i]->name, p->mode[0].fused, p->mode[1].fused);
     }
 fail:
+    /* a rank that cannot plan makes every rank refuse the communicator: say why here */
+    if (res != WEFT_OK)
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: rank %d: %s%s%s failed: %s", c->rank,
+                      stage, at < nalgos ? " of algorithm " : "",
+                      at < nalgos && algos[at] && algos[at]->name ? algos[at]->name : "",
+                      weft_result_str(res));
     return res;
 }
 
@@ -466,7 +481,12 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
             weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft: cannot query communicator %d", i);
             continue;
         }
-        if (c->mn && weft_mn_comm_bind(c->mn, c->rank) != WEFT_OK) continue;
+        if (c->mn && weft_mn_comm_bind(c->mn, c->rank) != WEFT_OK) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: rank %d: its share of the phased algorithms cannot be set up",
+                          c->rank);
+            continue;
+        }
         if (cudaSetDevice(c->dev) != cudaSuccess ||
             cudaStreamCreateWithFlags(&c->internal, cudaStreamNonBlocking) != cudaSuccess ||
             cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming) != cudaSuccess ||
@@ -511,6 +531,12 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
     }
     ncclResult_t ge = a->GroupEnd();
     registered = 1;
+    if (ge != ncclSuccess)
+        weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "weft: registering the symmetric windows failed: %s (NCCL_DEBUG=WARN says "
+                      "why; across nodes NCCL registers symmetric windows only where its network "
+                      "supports it)",
+                      a->GetErrorString(ge));
     for (int i = 0; i < ncomms; i++)
         ok[i] = ge == ncclSuccess && cs[i]->win != NULL;
     if (ge == ncclSuccess) {
@@ -528,9 +554,14 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
                 cs[i]->have_devcomm = 1;
             }
         }
-        if (a->GroupEnd() != ncclSuccess)
+        ncclResult_t de = a->GroupEnd();
+        if (de != ncclSuccess) {
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft: creating the device communicators failed: %s",
+                          a->GetErrorString(de));
             for (int i = 0; i < ncomms; i++)
                 ok[i] = 0;
+        }
     }
 
     /* 3. Local again: LSA reachability, peer pointers, device state. */
