@@ -397,6 +397,11 @@ fail:
     return res;
 }
 
+/* A communicator whose ranks lie on several nodes (its phased algorithms cross them). */
+static int spans_nodes(const weft_comm *c) {
+    return c->mn && weft_mn_comm_gpus_per_node(c->mn) < c->nranks;
+}
+
 static weft_result release_windows(int n, weft_comm **cs, weft_diag *d) {
     weft_result res = WEFT_OK;
     for (int i = 0; i < n; i++) {
@@ -543,6 +548,10 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
         a->GroupStart();
         for (int i = 0; i < ncomms; i++) {
             if (!ok[i]) continue;
+            /* Across nodes NCCL 2.28 builds a device communicator only over GIN (GPU-initiated
+             * networking), which sockets and many NICs lack; weft needs none: its network phases
+             * are host-issued NCCL groups, and the node's LSA team is known (ncclTeamLsa). */
+            if (spans_nodes(cs[i])) continue;
             int r = weft_rt_devcomm_create(a->DevCommCreate, cs[i]->nccl, cs[i]->devcomm);
             if (r != ncclSuccess) {
                 weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
@@ -570,8 +579,11 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
         if (!ok[i]) continue;
         ok[i] = 0;
         int lrank = -1, lsize = 0, nr = 0;
-        weft_rt_devcomm_info(c->devcomm, &lrank, &lsize, &nr);
         int gpn = c->mn ? weft_mn_comm_gpus_per_node(c->mn) : c->nranks;
+        if (c->have_devcomm)
+            weft_rt_devcomm_info(c->devcomm, &lrank, &lsize, &nr);
+        else /* spans nodes: the LSA team ncclTeamLsa gave when the communicator was queried */
+            lsize = gpn, nr = c->nranks;
         if (lsize != gpn || nr != c->nranks) {
             weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
                           "weft: only %d of the communicator's %d ranks are load/store reachable "
