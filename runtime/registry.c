@@ -331,6 +331,7 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
     reg_meta m = {0, NULL, NULL, 0};
+    int dormant = 0;
     if (has_suffix(path, ".xml")) {
         res = weft_ir_read_file(path, &a, d); /* validates */
     } else if (has_suffix(path, ".weft")) {
@@ -339,11 +340,24 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
         weft_diag *cd = weft_diag_new();
         if (cd == NULL) return WEFT_ERR_NOMEM;
         res = weft_cc_compile_file(path, NULL, &a, cd);
-        weft_diag_append(d, cd);
         if (res == WEFT_OK) m.params = declared_params(path, &m.declared);
         /* ruled out by its own `require`s: kept as a source that -D defines (weft tune) or a
-         * tuning table's recorded defines can still build */
-        if (res == WEFT_ERR_INPUT && only_requirements(cd)) {
+         * tuning table's recorded defines can still build, and that weft_registry_for_ranks
+         * instantiates for the rank counts it allows. Not a fault of the file: one INFO line
+         * (every NCCL job would otherwise start with warnings for the SERVE-gated files). */
+        dormant = res == WEFT_ERR_INPUT && only_requirements(cd);
+        if (dormant) {
+            const weft_diag_entry *e = weft_diag_get(cd, 0);
+            for (size_t k = 0; e && e->sev != WEFT_SEV_ERROR && k < weft_diag_size(cd); k++)
+                e = weft_diag_get(cd, k);
+            weft_diag_add(d, WEFT_SEV_INFO, path, e ? e->line : 0, e ? e->col : 0,
+                          "not built with its defaults (%s); kept for the rank counts and defines "
+                          "it allows",
+                          e ? e->msg : "a requirement failed");
+        } else {
+            weft_diag_append(d, cd);
+        }
+        if (dormant) {
             reg_src src = {weft_strdup(path), 0, NULL};
             src.params = declared_params(path, &src.declared);
             if (src.path == NULL ||
@@ -370,7 +384,8 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_algo_free(a);
     free(m.declared);
     if (res == WEFT_ERR_NOMEM) return res;
-    if (res != WEFT_OK) weft_diag_add(d, WEFT_SEV_NOTE, path, 0, 0, "algorithm skipped");
+    if (res != WEFT_OK && !dormant)
+        weft_diag_add(d, WEFT_SEV_NOTE, path, 0, 0, "algorithm skipped");
     return WEFT_OK;
 }
 
