@@ -56,7 +56,6 @@ const struct weft_tune_table *weft_registry_table(const weft_registry *r);
 /* weft_registry_load_table compares tables with m instead of this machine (tests). */
 weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machine *m);
 
-
 /* The algorithms of base for a communicator of nranks ranks in nodes of gpus_per_node GPUs
  * (ranks n*G .. n*G+G-1 on node n: NCCL's LSA teams; gpus_per_node == nranks is one node), as
  * libweft_nccl.so uses them: like weft_registry_for_ranks, and sources that declare `param G`
