@@ -891,7 +891,7 @@ static weft_result order_streams(weft_comm *c, cudaStream_t stream) {
     return WEFT_OK;
 }
 
-static weft_result grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) {
+weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) {
     if (need <= rr->scratch_bytes) return WEFT_OK;
     unsigned long long id;
     if (is_capturing(stream, &id)) return WEFT_ERR_UNSUPPORTED; /* no allocation in a graph */
@@ -905,7 +905,7 @@ static weft_result grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) {
 }
 
 /* Elements of the output that an avg divides: what the reduction wrote. */
-static int64_t avg_elems(const weft_call *call, int rank, int root) {
+int64_t weft_rt_avg_elems(const weft_call *call, int rank, int root) {
     switch (call->coll) {
     case WEFT_COLL_ALLREDUCE:
     case WEFT_COLL_REDUCESCATTER: return (int64_t)call->count;
@@ -1013,7 +1013,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
             break;
         }
         if (rp->uses_buf[WEFT_BUF_SCRATCH])
-            res = grow_scratch(
+            res = weft_rt_grow_scratch(
                 rr, weft_call_scratch(p, rr->rank, call->count, weft_dtype_size(call->dtype)),
                 stream);
         if (res != WEFT_OK) break;
@@ -1050,7 +1050,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
         for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
-            int64_t n = avg_elems(call, c->sub[s].rank, a->root);
+            int64_t n = weft_rt_avg_elems(call, c->sub[s].rank, a->root);
             if (n &&
                 weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
                 res = WEFT_ERR_CUDA;

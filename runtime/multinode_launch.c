@@ -246,24 +246,7 @@ static weft_result size_scratch(weft_comm *c, const weft_mn_algo *ma, const weft
     rt_rank *rr = &c->sub[0];
     size_t need = weft_call_scratch(&c->plans[ma->slot[0]], rr->rank, call->count,
                                     weft_dtype_size(call->dtype));
-    if (need <= rr->scratch_bytes) return WEFT_OK;
-    if (capturing(stream)) return WEFT_ERR_UNSUPPORTED;
-    size_t bytes = (need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
-    void *p = NULL;
-    if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return WEFT_ERR_CUDA;
-    if (rr->scratch) cudaFreeAsync(rr->scratch, stream);
-    rr->scratch = p;
-    rr->scratch_bytes = bytes;
-    return WEFT_OK;
-}
-
-static int64_t avg_elems(const weft_call *call, int rank, int root) {
-    switch (call->coll) {
-    case WEFT_COLL_ALLREDUCE:
-    case WEFT_COLL_REDUCESCATTER: return (int64_t)call->count;
-    case WEFT_COLL_REDUCE: return rank == root ? (int64_t)call->count : 0;
-    default: return 0;
-    }
+    return weft_rt_grow_scratch(rr, need, stream);
 }
 
 weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const weft_call *call,
@@ -307,7 +290,7 @@ weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const wef
         if (x.watch && res != WEFT_OK) m->watch_ai = -1;
     }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && weft_coll_reduces(call->coll)) {
-        int64_t n = avg_elems(call, c->rank, ma->algo->root);
+        int64_t n = weft_rt_avg_elems(call, c->rank, ma->algo->root);
         if (n && weft_rt_scale_launch(recvbuff, n, call->dtype, c->nranks, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
     }
