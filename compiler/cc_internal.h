@@ -1,4 +1,4 @@
-/* cc_internal.h — the evaluated program shared by evaluation, tracing and lowering. */
+/* cc_internal.h — the evaluated program shared by evaluation, checking and lowering (program.c). */
 #ifndef WEFT_CC_INTERNAL_H
 #define WEFT_CC_INTERNAL_H
 
@@ -116,7 +116,7 @@ struct weft_cc_program {
     int32_t *recv_into; /* per local op: the receive whose value it is the only reader of (the
                            receive can store straight into this op's destination), or -1 */
     uint8_t checked;
-    void *seen; /* positions already reported (compile.c) */
+    void *seen; /* positions already reported (program.c) */
 };
 
 int cc_seen_new(weft_cc_program *p);

@@ -1,4 +1,5 @@
-/* trace.c — symbolic execution of the operations: what every chunk holds, in each buffer mode. */
+/* check.c — the checker (weft_cc_check): symbolic execution of the operations, what every chunk
+ * holds in each buffer mode, against ensures and the collective's postcondition. */
 #include "cc_internal.h"
 
 #include <stdlib.h>
