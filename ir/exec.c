@@ -1,7 +1,7 @@
 /* exec.c — the CPU reference executor: runs a schedule over host buffers for every rank with
  * real data under a deterministic scheduler and compares the result with a naive reference
  * collective. */
-#include "sched_internal.h"
+#include "stepgraph_internal.h"
 #include "weft_elemops.h"
 
 #include <stdlib.h>

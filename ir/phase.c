@@ -1,7 +1,7 @@
 /* phase.c — cutting a schedule at the messages between nodes into GPU phases (node-local
  * schedules) and network phases (transfers between staging areas), joining the phases back
  * into one schedule, and proving a cut with the verifier. */
-#include "sched_internal.h"
+#include "stepgraph_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* verify.c — semantic verification of a schedule: postconditions by symbolic execution with
  * exact contribution tracking, deadlock freedom over all interleavings (unbounded and bounded
  * connection buffers), data races between tbs of a rank by happens-before, bounds. */
-#include "sched_internal.h"
+#include "stepgraph_internal.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1227,7 +1227,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK_ALLOC(c.tmp);
     WEFT_CHECK_ALLOC(c.expect);
 
-    /* deadlock: one run decides for every interleaving (see sched_internal.h) */
+    /* deadlock: one run decides for every interleaving (see stepgraph_internal.h) */
     run0.order = c.order;
     run0.burst = 1;
     WEFT_CHECK(weft_sg_run_exec(g, &run0));

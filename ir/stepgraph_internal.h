@@ -1,8 +1,8 @@
-/* sched_internal.h — a schedule as a flat step graph (structure checks, connection matching,
+/* stepgraph_internal.h — a schedule as a flat step graph (structure checks, connection matching,
  * buffer layout per call mode) and the interleaving engine that the verifier and the CPU
  * executor both run on, so that the two agree on what a schedule means. */
-#ifndef WEFT_SCHED_INTERNAL_H
-#define WEFT_SCHED_INTERNAL_H
+#ifndef WEFT_STEPGRAPH_INTERNAL_H
+#define WEFT_STEPGRAPH_INTERNAL_H
 
 #include "weft_ir.h"
 

@@ -1,6 +1,6 @@
-/* sched.c — the flat step graph of a schedule, its buffer layout per call mode, and the
+/* stepgraph.c — the flat step graph of a schedule, its buffer layout per call mode, and the
  * interleaving engine shared by the verifier and the CPU executor. */
-#include "sched_internal.h"
+#include "stepgraph_internal.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
