@@ -1,6 +1,6 @@
 /* api.c — weft_runtime.h's attach and launch over the algorithm registry: the registry picks
- * the algorithm, comm.c runs it. Kept apart so that code using comm_internal.h alone does not
- * need the registry. */
+ * the algorithm, the runtime (comm.c, multinode_launch.c) runs it. Selection sits above
+ * the runtime: code using comm_internal.h alone does not need the registry. */
 #include "comm_internal.h"
 #include "multinode_rt_internal.h"
 #include "registry_internal.h"
@@ -12,15 +12,21 @@ weft_result weft_comm_attach(int ncomms, ncclComm_t *comms, const weft_registry 
                              weft_comm **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     struct weft_mn_comm **mns = calloc((size_t)(ncomms > 0 ? ncomms : 1), sizeof *mns);
-    const weft_algo **algos = NULL;
-    size_t n = 0;
+    size_t nreg = weft_registry_size(reg), n = 0;
+    const weft_algo **ra = calloc(nreg + 1, sizeof *ra), **algos = NULL;
+    const weft_phased **rp = calloc(nreg + 1, sizeof *rp);
     WEFT_CHECK_ALLOC(mns);
+    WEFT_CHECK_ALLOC(ra);
+    WEFT_CHECK_ALLOC(rp);
+    for (size_t i = 0; i < nreg; i++)
+        ra[i] = weft_registry_get(reg, i), rp[i] = weft_registry_phases(reg, i);
     /* across nodes: the registry's phased algorithms become their GPU phases (the same list on
      * every communicator of this attach; each one's own state for its rank) */
     for (int i = 0; i < ncomms; i++) {
         const weft_algo **l = NULL;
         size_t nl = 0;
-        WEFT_CHECK(weft_mn_comm_new(reg, &mns[i], &l, &nl, d));
+        WEFT_CHECK(
+            weft_mn_comm_new(ra, rp, nreg, weft_registry_gpus_per_node(reg), &mns[i], &l, &nl, d));
         if (i == 0)
             algos = l, n = nl;
         else
@@ -34,6 +40,8 @@ fail:
         weft_mn_comm_free(NULL, mns[i], 0); /* NULL once a communicator took it */
     free(mns);
     free(algos);
+    free(ra);
+    free(rp);
     return res;
 }
 

@@ -44,17 +44,32 @@ weft_result weft_mn_run(const weft_nccl_api *api, ncclComm_t net, const weft_mn_
                         weft_mn_gpu_fn gpu, weft_mn_mark_fn mark, void *ctx, char *scratch,
                         size_t chunk_bytes, cudaStream_t stream, int32_t *done, weft_diag *d);
 
-/* ---- on a communicator (multinode_launch.c; CUDA builds) -------------------------------- *
+/* ---- on a communicator (multinode_comm.c, multinode_launch.c; CUDA builds) -------------- *
  * What weft_comm_attach and weft_comm_launch (api.c) and comm.c's attach, watchdog, detach and
  * abort do for a registry made for several nodes (docs/runtime.md, "Across nodes", the hooks). */
-typedef struct weft_mn_comm weft_mn_comm;
-/* For a registry made for several nodes (weft_registry_for_nodes with fewer GPUs per node than
- * ranks): the algorithms a communicator plans, in the registry's order, each phased one
- * replaced by its GPU phase 0 and its other GPU phases appended (the same list on every rank),
- * and the state of a rank of it (bound to its rank with weft_mn_comm_bind). *out NULL when the
- * registry is for one node (then *list is the registry's algorithms). *list is owned by the
- * caller (free), its algorithms by *out. */
-weft_result weft_mn_comm_new(const weft_registry *reg, weft_mn_comm **out, const weft_algo ***list,
+/* A communicator rank's state across nodes (multinode_comm.c; one call reads it). */
+typedef struct weft_mn_comm {
+    int rank, nranks, gpn, dev;
+    size_t nreg;         /* algorithms of the registry */
+    weft_mn_algo *algos; /* nreg; nphases == 0 where an algorithm is not phased */
+    const weft_nccl_api *api;
+    ncclComm_t net; /* weft's own communicator (a split of the application's) */
+    /* the watchdog: the marks (events) of the oldest eager call not known complete */
+    int watch_ai;      /* its algorithm, -1: nothing watched */
+    int32_t nmarks;    /* marks recorded for it: 2p after GPU phase p, 2p+1 after network p */
+    cudaEvent_t *ev;   /* 2 * max phases */
+    uint64_t *seen_ns; /* per mark: when it was first seen complete (0: not yet) */
+    int32_t maxphases;
+} weft_mn_comm;
+
+/* For the algorithms of a registry made for several nodes (weft_registry_for_nodes with gpn, fewer
+ * GPUs per node than ranks; phased[i] the cut of algos[i]): the algorithms a communicator plans,
+ * in the registry's order, each phased one replaced by its GPU phase 0 and its other GPU phases
+ * appended (the same list on every rank), and the state of a rank of it (bound to its rank with
+ * weft_mn_comm_bind). *out NULL when the registry is for one node (then *list is algos). *list
+ * is owned by the caller (free), its algorithms by *out. */
+weft_result weft_mn_comm_new(const weft_algo *const *algos, const weft_phased *const *phased,
+                             size_t n, int gpn, weft_mn_comm **out, const weft_algo ***list,
                              size_t *nlist, weft_diag *d);
 /* The NCCL operations of rank `rank` (the attach calls it once the rank is known). */
 weft_result weft_mn_comm_bind(weft_mn_comm *m, int rank);
