@@ -27,16 +27,6 @@ extern "C" int weft_bench_loopback(int argc, char **argv);
 
 namespace {
 
-const char *const dnames[] = {"int8",   "uint8", "int32", "uint32", "int64",
-                              "uint64", "half",  "float", "double", "bfloat16"};
-const char *const onames[] = {"sum", "prod", "max", "min", "avg"};
-
-int lookup(const char *const *names, int n, const char *s) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0) return i;
-    return -1;
-}
-
 double now_us() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -113,8 +103,8 @@ int parse(int argc, char **argv, Opts &o) {
         case 'b': o.minb = tg_parse_size(optarg); break;
         case 'e': o.maxb = tg_parse_size(optarg); break;
         case 'f': o.factor = atof(optarg); break;
-        case 'd': o.dt = lookup(dnames, 10, optarg); break;
-        case 'o': o.op = lookup(onames, 5, optarg); break;
+        case 'd': o.dt = weft_dtype_from_name(optarg); break;
+        case 'o': o.op = weft_redop_from_name(optarg); break;
         case 'I': o.inplace = atoi(optarg); break;
         case 'n': o.iters = atoi(optarg); break;
         case 'w': o.warm = atoi(optarg); break;
@@ -256,8 +246,9 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
     printf("# weft_bench --loopback %d: %s, %d SMs; %s %s, %s; %d rounds of %d calls per size "
            "and mode, the median round; eager: back-to-back launches; graph: %d calls captured "
            "in one CUDA graph\n",
-           n, prop.name, prop.multiProcessorCount, dnames[o.dt], onames[o.op],
-           o.inplace ? "in place" : "out of place", rounds, per, per);
+           n, prop.name, prop.multiProcessorCount, weft_dtype_name((weft_dtype)o.dt),
+           weft_redop_name((weft_redop)o.op), o.inplace ? "in place" : "out of place", rounds, per,
+           per);
     printf("# host-us: host time of one launch call (median); ctas: CTAs per rank; #wrong: "
            "elements that differ from the host reference\n");
     printf("%-14s %12s %12s %10s %10s %9s %9s %8s %6s %6s %7s  %s\n", "collective", "size", "count",
