@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* ---- planning (multinode_plan.c; host code, no NCCL) ------------------------------------ */
+/* ---- a rank's share of a cut (multinode_rank.c; host code, no NCCL) --------------------- */
 
 /* One NCCL operation of a network phase: cnt scratch chunks at chunk off, to or from peer. */
 typedef struct weft_mn_op {

@@ -1,5 +1,5 @@
 /* api.c — weft_runtime.h's attach and launch over the algorithm registry: the registry picks
- * the algorithm, the runtime (comm.c, multinode_launch.c) runs it. Selection sits above
+ * the algorithm, the runtime (runtime/comm.c, multinode_launch.c) runs it. Selection sits above
  * the runtime: code using comm_internal.h alone does not need the registry. */
 #include "comm_internal.h"
 #include "multinode_rt_internal.h"

@@ -1,4 +1,4 @@
-/* multinode_plan.c — what one rank runs of an algorithm cut into phases: which GPU phases its node
+/* multinode_rank.c — what one rank runs of an algorithm cut into phases: which GPU phases its node
  * works in, its NCCL operations per network phase; the node structure from NCCL's LSA team; the
  * peer window table. Host code, tested without a GPU. */
 #include "multinode_internal.h"
