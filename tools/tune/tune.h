@@ -28,6 +28,7 @@ typedef struct tune_opts {
     const char *defines[TUNE_MAX_DEFINES];
     int ndefines;
     int iters;        /* per implementation and size, at least */
+    int calls;        /* calls per timed sample (nccl-tests -n) */
     int warmup;       /* launches per implementation and size before timing */
     double precision; /* a ratio known to +- this is settled */
     int max_factor;   /* rounds at most this many times the first ones */
@@ -68,12 +69,14 @@ typedef struct tune_backend {
     int (*check)(void *ctx, const tune_point *p, int impl);
     /* n eager launches (warm-up: scratch, caches, clocks), then waits for them. */
     int (*warm)(void *ctx, const tune_point *p, int impl, int n);
-    /* Graph points: captures n launches of impl into a CUDA graph (UNSUPPORTED: cannot). */
+    /* Graph points: whether n launches of impl can be captured into a CUDA graph (UNSUPPORTED:
+     * cannot); the first capture's one-time costs are paid here, untimed. */
     int (*capture)(void *ctx, const tune_point *p, int impl, int n);
-    /* One timed sample: n eager launches, or the captured graph (of n); *us = time per call on
-     * this rank, from the device's clock. */
+    /* One timed sample as nccl-tests takes it: one call completed, a barrier, then n calls (or a
+     * graph of n captured for the sample, launched once); *us = time per call on this rank,
+     * from the host's clock to the stream's end. */
     int (*sample)(void *ctx, const tune_point *p, int impl, int n, double *us);
-    /* Frees what capture made for the point. */
+    /* Frees what capture made for the point, if anything. */
     void (*release)(void *ctx, const tune_point *p);
     /* Every rank's n values, rank after rank, into all (n * nranks values). Exact: the ranks'
      * decisions are computed from the same numbers in the same order, so they agree. */

@@ -393,19 +393,10 @@ static weft_result measure(run *R, const plan_sec *s, const tune_point *p, point
         weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "%s: NCCL itself failed", pt);
         WEFT_FAIL(WEFT_ERR_INTERNAL);
     }
-    /* 3. how many calls one sample takes: about 200 us of NCCL's time, 1 to 20 calls */
-    tune_point eager = *p;
-    eager.flags &= ~WEFT_CALL_GRAPH;
-    progress_live(R, p, "pilot", NULL);
-    for (int k = 0; k < nimpl; k++) {
-        mine[k] = 0;
-        if (st[k] == WEFT_TUNE_OK) BK(b->sample(b->ctx, &eager, impl[k], 3, &mine[k]));
-    }
-    if (agree_times(R, mine, nimpl, avg) != 0) goto backend_failed;
-    int batch = avg[0] > 0 ? (int)(200.0 / avg[0] + 0.5) : 20;
-    if (batch < 1) batch = 1;
-    if (batch > 20) batch = 20;
-    /* 4. graphs of `batch` calls */
+    /* 3. calls per sample: a fixed count, as nccl-tests' -n (a sample of one call at a large
+     * size would charge the barrier's skew and the host's enqueue latency to that one call) */
+    int batch = o->calls > 0 ? o->calls : 20;
+    /* 4. graph points: can each implementation be captured (every sample captures anew) */
     if (p->flags & WEFT_CALL_GRAPH) {
         for (int k = 0; k < nimpl; k++) {
             if (st[k] != WEFT_TUNE_OK) continue;

@@ -1,15 +1,18 @@
 /* tune_main.c — weft-tune: `weft tune` on GPUs. One MPI process per GPU of one node; the
  * backend of tune.h over MPI, NCCL and the runtime's public API (weft_comm_attach and
- * weft_comm_launch with weft_call.algo naming each candidate), then rank 0 writes the table. */
+ * weft_comm_launch with weft_call.algo naming each candidate), each sample timed as nccl-tests
+ * times, then rank 0 writes the table. */
 #include "tune.h"
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- fatal errors: every rank stops, the message names the rank and the call ------------- */
@@ -34,41 +37,41 @@ static int g_rank;
         }                                                                                          \
     } while (0)
 
-/* ---- the backend ------------------------------------------------------------------------- */
+/* ---- the backend ------------------------------------------------------------------------- *
+ * NCCL runs on communicators of its own, as in an application without weft: weft is attached
+ * to a third one, and NCCL's eager calls never share a communicator with its captures (once a
+ * communicator has been captured, NCCL makes every later eager call on it wait on its internal
+ * stream too: NCCL_GRAPH_MIXING_SUPPORT). */
+enum { C_WEFT, C_EAGER, C_GRAPH, C_COUNT };
+
 typedef struct gpu {
     int rank, nranks;
     MPI_Comm mpi;
-    ncclComm_t comm;
+    ncclComm_t comms[C_COUNT]; /* weft's, NCCL's eager, NCCL's graph */
     weft_comm *wc;
     const weft_registry *reg;
     cudaStream_t st;
-    cudaEvent_t e0, e1;
     /* the buffers every implementation runs on, registered as symmetric windows or not */
     int registered;
     uint64_t bytes;
     char *send, *recv;
-    ncclWindow_t wsend, wrecv;
+    ncclWindow_t wins[C_COUNT][2];
     float *h_in;
     unsigned char *h_ref, *h_out;
-    /* captured graphs of the current point, by implementation + 1 */
-    cudaGraphExec_t *graphs;
-    size_t ngraphs;
 } gpu;
 
 static void free_buffers(gpu *g) {
     if (g->send == NULL) return;
     CU(cudaDeviceSynchronize());
     if (g->registered) {
-        weft_comm_window_deregister(g->wc, g->wsend);
-        weft_comm_window_deregister(g->wc, g->wrecv);
-        NC(ncclCommWindowDeregister(g->comm, g->wsend));
-        NC(ncclCommWindowDeregister(g->comm, g->wrecv));
-        NC(ncclMemFree(g->send));
-        NC(ncclMemFree(g->recv));
-    } else {
-        CU(cudaFree(g->send));
-        CU(cudaFree(g->recv));
+        weft_comm_window_deregister(g->wc, g->wins[C_WEFT][0]);
+        weft_comm_window_deregister(g->wc, g->wins[C_WEFT][1]);
+        for (int c = 0; c < C_COUNT; c++)
+            for (int w = 0; w < 2; w++)
+                NC(ncclCommWindowDeregister(g->comms[c], g->wins[c][w]));
     }
+    NC(ncclMemFree(g->send));
+    NC(ncclMemFree(g->recv));
     free(g->h_in);
     free(g->h_ref);
     free(g->h_out);
@@ -87,26 +90,31 @@ static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_
         /* the application's view: ncclMemAlloc'd buffers registered collectively */
         ncclResult_t r = ncclMemAlloc((void **)&g->send, g->bytes);
         if (r == ncclSuccess) r = ncclMemAlloc((void **)&g->recv, g->bytes);
-        if (r == ncclSuccess)
-            r = ncclCommWindowRegister(g->comm, g->send, g->bytes, &g->wsend,
+        for (int c = 0; c < C_COUNT && r == ncclSuccess; c++) {
+            r = ncclCommWindowRegister(g->comms[c], g->send, g->bytes, &g->wins[c][0],
                                        NCCL_WIN_COLL_SYMMETRIC);
-        if (r == ncclSuccess)
-            r = ncclCommWindowRegister(g->comm, g->recv, g->bytes, &g->wrecv,
-                                       NCCL_WIN_COLL_SYMMETRIC);
+            if (r == ncclSuccess)
+                r = ncclCommWindowRegister(g->comms[c], g->recv, g->bytes, &g->wins[c][1],
+                                           NCCL_WIN_COLL_SYMMETRIC);
+        }
         if (r != ncclSuccess) {
             snprintf(why, len, "rank %d: ncclMemAlloc/ncclCommWindowRegister: %s", g->rank,
                      ncclGetErrorString(r));
             bad = 1;
-        } else if (weft_comm_window_register(g->wc, g->send, g->bytes, g->wsend) != WEFT_OK ||
-                   weft_comm_window_register(g->wc, g->recv, g->bytes, g->wrecv) != WEFT_OK) {
+        } else if (weft_comm_window_register(g->wc, g->send, g->bytes, g->wins[C_WEFT][0]) !=
+                       WEFT_OK ||
+                   weft_comm_window_register(g->wc, g->recv, g->bytes, g->wins[C_WEFT][1]) !=
+                       WEFT_OK) {
             /* as the shim does when the application registers them: weft reads peers' windows
              * in place */
             snprintf(why, len, "rank %d: weft could not use the windows", g->rank);
             bad = 1;
         }
     } else {
-        CU(cudaMalloc((void **)&g->send, g->bytes));
-        CU(cudaMalloc((void **)&g->recv, g->bytes));
+        /* from ncclMemAlloc too, unregistered, as nccl-tests 2.19 allocates them: in a graph
+         * NCCL may register such buffers at capture, which cudaMalloc'd ones cannot give it */
+        NC(ncclMemAlloc((void **)&g->send, g->bytes));
+        NC(ncclMemAlloc((void **)&g->recv, g->bytes));
     }
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->mpi);
@@ -145,34 +153,44 @@ static void layout(const gpu *g, const tune_point *p, char **in, char **out, siz
     }
 }
 
-static void nccl_call(gpu *g, const tune_point *p, const void *in, void *out) {
+/* The communicator impl runs on for a call of these flags. */
+static ncclComm_t comm_of(const gpu *g, int impl, unsigned flags) {
+    if (impl >= 0) return g->comms[C_WEFT];
+    return g->comms[(flags & WEFT_CALL_GRAPH) ? C_GRAPH : C_EAGER];
+}
+
+static void nccl_call(gpu *g, ncclComm_t cm, const tune_point *p, const void *in, void *out) {
     size_t c = p->count;
     switch (p->coll) {
-    case WEFT_COLL_ALLREDUCE:
-        NC(ncclAllReduce(in, out, c, ncclFloat, ncclSum, g->comm, g->st));
-        break;
-    case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, c, ncclFloat, g->comm, g->st)); break;
+    case WEFT_COLL_ALLREDUCE: NC(ncclAllReduce(in, out, c, ncclFloat, ncclSum, cm, g->st)); break;
+    case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, c, ncclFloat, cm, g->st)); break;
     case WEFT_COLL_REDUCESCATTER:
-        NC(ncclReduceScatter(in, out, c, ncclFloat, ncclSum, g->comm, g->st));
+        NC(ncclReduceScatter(in, out, c, ncclFloat, ncclSum, cm, g->st));
         break;
-    case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, c, ncclFloat, g->comm, g->st)); break;
-    case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
-    case WEFT_COLL_REDUCE: NC(ncclReduce(in, out, c, ncclFloat, ncclSum, 0, g->comm, g->st)); break;
-    case WEFT_COLL_GATHER: NC(ncclGather(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
-    case WEFT_COLL_SCATTER: NC(ncclScatter(in, out, c, ncclFloat, 0, g->comm, g->st)); break;
+    case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, c, ncclFloat, cm, g->st)); break;
+    case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, c, ncclFloat, 0, cm, g->st)); break;
+    case WEFT_COLL_REDUCE: NC(ncclReduce(in, out, c, ncclFloat, ncclSum, 0, cm, g->st)); break;
+    case WEFT_COLL_GATHER: NC(ncclGather(in, out, c, ncclFloat, 0, cm, g->st)); break;
+    case WEFT_COLL_SCATTER: NC(ncclScatter(in, out, c, ncclFloat, 0, cm, g->st)); break;
     default:
         fprintf(stderr, "weft tune: %s has no NCCL call\n", weft_coll_name(p->coll));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
 
-/* One call of impl; WEFT_TUNE_UNSUPPORTED when weft launched nothing. */
-static int launch(gpu *g, const tune_point *p, int impl, unsigned flags) {
+/* One call of impl, call `iter` of a sample (its buffers shifted as nccl-tests shifts them);
+ * WEFT_TUNE_UNSUPPORTED when weft launched nothing. */
+static int launch_at(gpu *g, const tune_point *p, int impl, unsigned flags, int iter) {
     char *in, *out;
     size_t inb, outb;
     layout(g, p, &in, &out, &inb, &outb);
+    /* nccl-tests moves each call of a sample by its footprint while it fits the buffers */
+    size_t total = inb > outb ? inb : outb, room = (size_t)(g->bytes - 4096);
+    size_t steps = total ? room / total : 1, shift = steps ? total * ((size_t)iter % steps) : 0;
+    in += shift;
+    out += shift;
     if (impl < 0) {
-        nccl_call(g, p, in, out);
+        nccl_call(g, comm_of(g, impl, p->flags), p, in, out); /* the point's kind decides */
         return WEFT_TUNE_OK;
     }
     weft_call c = {p->coll, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, p->count, p->inplace,
@@ -187,6 +205,10 @@ static int launch(gpu *g, const tune_point *p, int impl, unsigned flags) {
             (unsigned long long)p->bytes, weft_result_str(r), *msg ? ": " : "", msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return -1;
+}
+
+static int launch(gpu *g, const tune_point *p, int impl, unsigned flags) {
+    return launch_at(g, p, impl, flags, 0);
 }
 
 /* The inputs of a check: small integers, so that float sums are exact in any order and weft's
@@ -240,51 +262,82 @@ static int g_warm(void *ctx, const tune_point *p, int impl, int n) {
     return st;
 }
 
-static int g_capture(void *ctx, const tune_point *p, int impl, int n) {
-    gpu *g = ctx;
-    size_t k = (size_t)(impl + 1);
-    if (k >= g->ngraphs) {
-        size_t m = weft_registry_size(g->reg) + 1;
-        cudaGraphExec_t *more = realloc(g->graphs, m * sizeof *more);
-        if (more == NULL) return -1;
-        for (size_t i = g->ngraphs; i < m; i++)
-            more[i] = NULL;
-        g->graphs = more;
-        g->ngraphs = m;
-    }
+/* Captures n calls of impl (buffers shifted as in an eager sample) into a graph and
+ * instantiates it. */
+static int capture_graph(gpu *g, const tune_point *p, int impl, int n, cudaGraphExec_t *ge) {
     cudaGraph_t graph;
     int st = WEFT_TUNE_OK;
     CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < n && st == WEFT_TUNE_OK; i++)
-        st = launch(g, p, impl, p->flags | WEFT_CALL_GRAPH);
+        st = launch_at(g, p, impl, p->flags | WEFT_CALL_GRAPH, i);
     CU(cudaStreamEndCapture(g->st, &graph));
-    if (st == WEFT_TUNE_OK) CU(cudaGraphInstantiate(&g->graphs[k], graph, 0));
+    if (st == WEFT_TUNE_OK) CU(cudaGraphInstantiate(ge, graph, 0));
     CU(cudaGraphDestroy(graph));
+    return st;
+}
+
+/* Whether impl can be captured; the first capture's one-time costs (NCCL registers the buffers
+ * a graph uses) are paid here, untimed. */
+static int g_capture(void *ctx, const tune_point *p, int impl, int n) {
+    gpu *g = ctx;
+    cudaGraphExec_t ge;
+    int st = capture_graph(g, p, impl, n, &ge);
     if (st != WEFT_TUNE_OK) return st;
-    CU(cudaGraphLaunch(g->graphs[k], g->st)); /* uploads it */
+    CU(cudaGraphLaunch(ge, g->st)); /* the first capture's one-time costs, untimed */
     CU(cudaStreamSynchronize(g->st));
+    CU(cudaGraphExecDestroy(ge));
     return WEFT_TUNE_OK;
 }
 
+/* nccl-tests' testStreamSynchronize: poll the stream, check the communicator, yield. */
+static void wait_stream(gpu *g, ncclComm_t cm) {
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(g->st);
+        if (e == cudaSuccess) return;
+        if (e != cudaErrorNotReady) CU(e);
+        ncclResult_t ae = ncclSuccess;
+        NC(ncclCommGetAsyncError(cm, &ae));
+        NC(ae);
+        sched_yield();
+    }
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void stopped(gpu *g, int impl) {
+    fprintf(stderr, "weft tune: rank %d: '%s' stopped launching\n", g->rank,
+            impl < 0 ? "NCCL" : weft_registry_get(g->reg, (size_t)impl)->name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* One sample as nccl-tests' BenchTime takes it: one call completed, a barrier, then the host
+ * clock from before the first of n calls (eager; or the launch of a graph of n calls captured
+ * and instantiated for this sample, its upload included, as -G 1) until the stream is idle. */
 static int g_sample(void *ctx, const tune_point *p, int impl, int n, double *us) {
     gpu *g = ctx;
+    ncclComm_t cm = comm_of(g, impl, p->flags);
+    if (launch_at(g, p, impl, p->flags & ~WEFT_CALL_GRAPH, 0) != WEFT_TUNE_OK) stopped(g, impl);
+    wait_stream(g, cm);
     MPI_Barrier(g->mpi);
-    CU(cudaEventRecord(g->e0, g->st));
+    cudaGraphExec_t ge = NULL;
     if (p->flags & WEFT_CALL_GRAPH) {
-        CU(cudaGraphLaunch(g->graphs[impl + 1], g->st));
+        if (capture_graph(g, p, impl, n, &ge) != WEFT_TUNE_OK) stopped(g, impl);
+        MPI_Barrier(g->mpi);
+    }
+    double t0 = now_s();
+    if (ge) {
+        CU(cudaGraphLaunch(ge, g->st));
     } else {
         for (int i = 0; i < n; i++)
-            if (launch(g, p, impl, p->flags) != WEFT_TUNE_OK) {
-                fprintf(stderr, "weft tune: rank %d: '%s' stopped launching\n", g->rank,
-                        weft_registry_get(g->reg, (size_t)impl)->name);
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
+            if (launch_at(g, p, impl, p->flags, i) != WEFT_TUNE_OK) stopped(g, impl);
     }
-    CU(cudaEventRecord(g->e1, g->st));
-    CU(cudaEventSynchronize(g->e1));
-    float ms = 0;
-    CU(cudaEventElapsedTime(&ms, g->e0, g->e1));
-    *us = 1000.0 * ms / n;
+    wait_stream(g, cm);
+    *us = 1e6 * (now_s() - t0) / n;
+    if (ge) CU(cudaGraphExecDestroy(ge));
     char msg[1024];
     if (weft_comm_status(g->wc, msg, sizeof msg) != WEFT_OK) {
         fprintf(stderr, "weft tune: rank %d: %s\n", g->rank, msg);
@@ -294,13 +347,7 @@ static int g_sample(void *ctx, const tune_point *p, int impl, int n, double *us)
 }
 
 static void g_release(void *ctx, const tune_point *p) {
-    gpu *g = ctx;
-    (void)p;
-    for (size_t i = 0; i < g->ngraphs; i++)
-        if (g->graphs[i]) {
-            CU(cudaGraphExecDestroy(g->graphs[i]));
-            g->graphs[i] = NULL;
-        }
+    (void)ctx, (void)p; /* each sample frees its graph */
 }
 
 static int g_allgather(void *ctx, const double *mine, int n, double *all) {
@@ -380,11 +427,16 @@ int main(int argc, char **argv) {
     }
     CU(cudaSetDevice(lrank));
 
-    ncclUniqueId id;
-    if (rank == 0) NC(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    ncclComm_t comm;
-    NC(ncclCommInitRank(&comm, world, id, rank));
+    /* NCCL's communicators first (weft is never attached to them), then weft's */
+    ncclComm_t comms[C_COUNT];
+    for (int c = 0; c < C_COUNT; c++) {
+        int k = (c + 1) % C_COUNT;
+        ncclUniqueId id;
+        if (rank == 0) NC(ncclGetUniqueId(&id));
+        MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+        NC(ncclCommInitRank(&comms[k], world, id, rank));
+    }
+    ncclComm_t comm = comms[C_WEFT];
 
     /* the candidates: the folder as libweft_nccl.so loads it for this rank count, with -D */
     weft_registry *base = NULL, *reg = NULL;
@@ -414,12 +466,10 @@ int main(int argc, char **argv) {
     g.rank = rank;
     g.nranks = world;
     g.mpi = MPI_COMM_WORLD;
-    g.comm = comm;
+    memcpy(g.comms, comms, sizeof comms);
     g.wc = wc;
     g.reg = reg;
     CU(cudaStreamCreateWithFlags(&g.st, cudaStreamNonBlocking));
-    CU(cudaEventCreate(&g.e0));
-    CU(cudaEventCreate(&g.e1));
     tune_backend b = {&g,        rank,     world,     g_buffers,   g_check, g_warm,
                       g_capture, g_sample, g_release, g_allgather, g_now};
 
@@ -469,11 +519,10 @@ int main(int argc, char **argv) {
         }
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    g_release(&g, NULL);
-    free(g.graphs);
     free_buffers(&g);
     weft_comm_detach(wc);
-    ncclCommDestroy(comm);
+    for (int c = 0; c < C_COUNT; c++)
+        ncclCommDestroy(comms[c]);
     weft_tune_table_free(t);
     weft_machine_free(&m);
     weft_registry_free(reg);

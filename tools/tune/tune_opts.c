@@ -10,7 +10,7 @@ const char tune_usage[] =
     "usage: mpirun -np N weft tune -d PATHS -o TABLE [-C COLLS] [-b MIN -e MAX -f FACTOR]\n"
     "                     [--modes out,in] [--launch eager,graph]\n"
     "                     [--buffers unregistered,registered] [-D NAME=VALUE]... [-n ITERS]\n"
-    "                     [-w WARMUP] [--precision P] [--max-rounds X] [--margin M]\n"
+    "                     [--calls K] [-w WARMUP] [--precision P] [--max-rounds X] [--margin M]\n"
     "                     [--no-check] [--merge] [--plot] [-q]\n"
     "       weft tune --plot-only TABLE [-o PICTURE.svg]\n"
     "\n"
@@ -19,9 +19,11 @@ const char tune_usage[] =
     "or TABLE saved as weft-tune.txt in the algorithm folder). Launch it like nccl-tests: one\n"
     "process per GPU of one node. For each collective, size, buffer mode, launch kind (eager or\n"
     "CUDA graph) and buffer kind (plain or registered as NCCL symmetric windows), every\n"
-    "candidate that fits the communicator and NCCL itself run interleaved on the same buffers:\n"
-    "warm-up, then rounds until at least ITERS calls each, repeated until the spread of each\n"
-    "candidate's time ratio to NCCL is known. A candidate serves a size only when it beats NCCL\n"
+    "candidate that fits the communicator and NCCL itself run interleaved on the same buffers,\n"
+    "each sample timed as nccl-tests times (K calls between a barrier and the stream's end, on\n"
+    "the host clock; NCCL on communicators weft is not attached to): warm-up, then rounds until\n"
+    "at least ITERS calls each, repeated until the spread of each candidate's time ratio to NCCL\n"
+    "is known. A candidate serves a size only when it beats NCCL\n"
     "by more than that noise (and M); every rank decides from the same numbers. docs/tune.md.\n"
     "\n"
     "  -d PATHS          folders and files of algorithms, as WEFT_ALGO_DIR (default: its value)\n"
@@ -37,6 +39,7 @@ const char tune_usage[] =
     "  -D NAME=VALUE     compile every .weft source that declares NAME with it, e.g. -D SERVE=1\n"
     "                    -D ANYN=1 lets the library's files that NCCL serves by default compete\n"
     "  -n ITERS          calls per implementation and size, at least (default 200)\n"
+    "  --calls K         calls per timed sample, as nccl-tests -n (default 20)\n"
     "  -w WARMUP         warm-up calls per implementation and size (default 20)\n"
     "  --precision P     a ratio known to +-P needs no more rounds (default 0.01)\n"
     "  --max-rounds X    at most X times the first rounds (default 4)\n"
@@ -56,6 +59,7 @@ void tune_opts_default(tune_opts *o) {
     o->launches = 3;
     o->buffers = 3;
     o->iters = 200;
+    o->calls = 20;
     o->warmup = 20;
     o->precision = 0.01;
     o->max_factor = 4;
@@ -192,6 +196,9 @@ int tune_opts_parse(int argc, char **argv, tune_opts *o, char *err, size_t errle
         } else if (!strcmp(a, "-n")) {
             if (parse_pos_int(v, 10, 1000000, &o->iters) != 0)
                 BAD("-n %s: calls per implementation and size, 10 to 1000000", v);
+        } else if (!strcmp(a, "--calls")) {
+            if (parse_pos_int(v, 1, 10000, &o->calls) != 0)
+                BAD("--calls %s: calls per timed sample, 1 to 10000", v);
         } else if (!strcmp(a, "-w")) {
             if (parse_pos_int(v, 0, 100000, &o->warmup) != 0)
                 BAD("-w %s: warm-up calls, 0 to 100000", v);
