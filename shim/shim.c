@@ -162,7 +162,13 @@ typedef struct shim_comm {
     const weft_registry *reg; /* the algorithms for its rank count */
     const char *why;          /* static: why NCCL serves every call when serve is NULL */
     int nranks, rank, dev, blocking;
-    int revoked;               /* its teardown must not be collective */
+    int revoked; /* its teardown must not be collective */
+    /* what the algorithms for it can serve at all, so that other calls go to NCCL without the
+     * runtime's selection: a bit per collective, and (without a tuning table, whose ranges
+     * replace the files') the union of their byte ranges per collective */
+    unsigned colls;
+    int ranged;
+    unsigned long long lo[WEFT_COLL_COUNT], hi[WEFT_COLL_COUNT];
     pthread_mutex_t seen_lock; /* decisions already logged at INFO (see log_decision) */
     uint64_t *seen;
     size_t nseen, capseen;
@@ -172,6 +178,14 @@ typedef struct shim_comm {
 #define SHIM_BUCKETS 256
 static shim_comm *comm_table[SHIM_BUCKETS];
 static pthread_rwlock_t comm_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* Bumped by every insert and remove: a thread's last lookup stays valid while it is unchanged,
+ * so the calls of a training loop find their communicator without taking the lock. */
+static unsigned long comm_gen;
+static _Thread_local struct {
+    ncclComm_t comm;
+    shim_comm *e;
+    unsigned long gen;
+} tls_last;
 
 static unsigned comm_bucket(ncclComm_t c) {
     uintptr_t x = (uintptr_t)c;
@@ -181,11 +195,17 @@ static unsigned comm_bucket(ncclComm_t c) {
 }
 
 static shim_comm *comm_find(ncclComm_t c) {
+    unsigned long gen = __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
+    if (tls_last.comm == c && tls_last.gen == gen && c != NULL) return tls_last.e;
     pthread_rwlock_rdlock(&comm_lock);
+    gen = __atomic_load_n(&comm_gen, __ATOMIC_RELAXED); /* stable under the lock */
     shim_comm *e = comm_table[comm_bucket(c)];
     while (e && e->comm != c)
         e = e->next;
     pthread_rwlock_unlock(&comm_lock);
+    tls_last.comm = c;
+    tls_last.e = e;
+    tls_last.gen = gen;
     return e;
 }
 
@@ -196,6 +216,7 @@ static shim_comm *comm_remove(ncclComm_t c) {
         p = &(*p)->next;
     shim_comm *e = *p;
     if (e) *p = e->next;
+    __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&comm_lock);
     return e;
 }
@@ -213,6 +234,7 @@ static void comm_insert(shim_comm *e) {
     unsigned b = comm_bucket(e->comm);
     e->next = comm_table[b];
     comm_table[b] = e;
+    __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&comm_lock);
 }
 
@@ -332,6 +354,24 @@ static void attach_group(int n, ncclComm_t *comms, shim_comm **entries, const we
     weft_diag_free(d);
 }
 
+/* What e's algorithms can serve at all (shim_comm.colls, .lo, .hi): computed once, read on
+ * every call. */
+static void comm_filter(shim_comm *e) {
+    e->colls = 0;
+    e->ranged = weft_registry_table(e->reg) == NULL;
+    for (int c = 0; c < WEFT_COLL_COUNT; c++)
+        e->lo[c] = ~0ull, e->hi[c] = 0;
+    for (size_t i = 0; i < weft_registry_size(e->reg); i++) {
+        const weft_algo *a = weft_registry_get(e->reg, i);
+        if ((unsigned)a->coll >= WEFT_COLL_COUNT) continue;
+        e->colls |= 1u << a->coll;
+        unsigned long long lo = a->min_bytes > 0 ? (unsigned long long)a->min_bytes : 0;
+        unsigned long long hi = a->max_bytes > 0 ? (unsigned long long)a->max_bytes : ~0ull;
+        if (lo < e->lo[a->coll]) e->lo[a->coll] = lo;
+        if (hi > e->hi[a->coll]) e->hi[a->coll] = hi;
+    }
+}
+
 /* Attaches weft to communicators that were just created (all of one ncclGroupEnd or
  * ncclCommInitAll together: the attach is collective, and a thread driving several GPUs must
  * attach their communicators in one call). Every outcome leaves the application's
@@ -377,6 +417,7 @@ static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, co
             e->why = "NCCL's nodes have a shape weft does not serve (see the log)";
         else if ((e->reg = registry_for(e->nranks, gpn)) == NULL)
             e->why = "no algorithm loaded for this rank count";
+        if (e->reg) comm_filter(e);
         comm_insert(e);
         if (e->why) {
             WEFT_INFO("communicator %p rank %d of %d (device %d), from %s: %s", (void *)e->comm,
@@ -664,18 +705,31 @@ static int defer_op(const shim_op *o, const weft_call *c) {
     return 1;
 }
 
+/* Why no algorithm of e can serve o whatever the runtime would say (NULL: ask it): the
+ * collective is none of theirs, or the size is outside all of their ranges. */
+static const char *filtered(const shim_comm *e, const shim_op *o) {
+    if (!(e->colls & (1u << o->coll))) return "no algorithm for this collective";
+    if (e->ranged && o->count > 0) {
+        unsigned long long b = op_bytes(o, e->nranks);
+        if (b < e->lo[o->coll] || b > e->hi[o->coll])
+            return "message size outside the [minBytes, maxBytes] of every fitting algorithm";
+    }
+    return NULL;
+}
+
+/* The hot path: a call weft does not serve costs a thread-local lookup, a few comparisons and
+ * NCCL's own call (no allocation, no lock, no environment read). */
 static ncclResult_t serve(const shim_op *o) {
     if (tls_in_nccl || !shim_on()) return real_op(o);
     shim_comm *e = comm_find(o->comm);
     weft_comm *wc = comm_serving(e);
     weft_call call;
     const char *why = NULL;
-    int inplace = e ? op_inplace(o, e->rank) : o->send == o->recv;
     if (wc == NULL)
         why = e ? get_why(e)
                 : "communicator not attached (weft did not see it created, or its group has "
                   "not ended)";
-    else if ((why = make_call(o, e, &call)) == NULL) {
+    else if ((why = make_call(o, e, &call)) == NULL && (why = filtered(e, o)) == NULL) {
         /* selected once, here: the launch runs the algorithm named in the call */
         int ai = weft_shim_backend.select(wc, &call, o->send, o->recv, o->stream, &why);
         if (ai >= 0) {
@@ -684,7 +738,9 @@ static ncclResult_t serve(const shim_op *o) {
             return launch_now(e, wc, o, &call, 0);
         }
     }
-    log_decision(e, o, inplace, 0, NULL, why ? why : "no algorithm fits");
+    if (weft_log_level_get() >= WEFT_LOG_INFO)
+        log_decision(e, o, e ? op_inplace(o, e->rank) : o->send == o->recv, 0, NULL,
+                     why ? why : "no algorithm fits");
     return real_op(o);
 }
 
@@ -832,6 +888,8 @@ static void comm_created(ncclComm_t c, ncclResult_t r, int blocking, const char 
 /* After the real outermost ncclGroupEnd returned r: attach the communicators it created, then
  * launch the calls weft serves, in call order. */
 static ncclResult_t group_finish(ncclResult_t r, int simulated) {
+    if (tls_nnew == 0 && tls_nops == 0 && tls_new == NULL && tls_ops == NULL)
+        return r; /* send/recv and calls NCCL serves: nothing of weft's in the group */
     if (tls_nnew > 0) {
         if (r == ncclSuccess)
             attach_comms((int)tls_nnew, tls_new, tls_new_blocking, "ncclGroupEnd");
