@@ -7,26 +7,20 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 algos=${2:-$root/algorithms}
 
+source "$root/tools/gpu_env.sh"
+
 skip() { echo "demo: GPU part skipped: $*"; exit 0; }
 command -v nvidia-smi >/dev/null 2>&1 || skip "no nvidia-smi (no NVIDIA driver on this machine)"
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+ngpu=$(gpu_count)
 [ "${ngpu:-0}" -ge 1 ] || skip "nvidia-smi lists no GPU"
 [ -x "$build/tests/runtime/test_gpu" ] ||
   skip "$build/tests/runtime/test_gpu was not built (needs CUDA and NCCL >= 2.28 headers)"
 
 # The NCCL to compare with: PyTorch's pip NCCL when present (the one PyTorch jobs use), else the
-# system's. Multicast stays off: weft never uses it, and NCCL must not either on shared machines.
-nccl_pip=$(python3 -c "import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], 'lib'))" \
-  2>/dev/null || true)
-if [ -n "$nccl_pip" ] && [ -e "$nccl_pip/libnccl.so.2" ]; then
-  export LD_LIBRARY_PATH=$nccl_pip${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-names=$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c |
-  awk '{n = $1; $1 = ""; printf "%s%s x%s", (NR > 1 ? ", " : ""), n, $0}')
-nccl_from=${nccl_pip:-"the dynamic linker's search path"}
+# system's; multicast off (gpu_env.sh).
+use_pip_nccl
 echo
-echo "== GPUs: $ngpu ($names); NCCL from $nccl_from"
+echo "== GPUs: $ngpu ($(gpu_names)); NCCL from $NCCL_FROM"
 
 rc=0
 # 1. Correctness: every 2- and 4-rank instance the registry makes of the library, run by weft and
@@ -52,13 +46,11 @@ if [ "$ngpu" -lt 2 ]; then
 elif [ ! -x "$bench" ] || ! command -v mpirun >/dev/null 2>&1; then
   echo "demo: timing against NCCL skipped: weft_bench or mpirun missing (Open MPI)"
 else
-  asroot=()
-  [ "$(id -u)" -eq 0 ] && asroot=(--allow-run-as-root)
   for coll in allreduce allgather reducescatter alltoall broadcast; do
     echo
     echo "== $coll, $ngpu GPUs: the library's selection against NCCL"
-    timeout -s KILL 120 mpirun "${asroot[@]}" -np "$ngpu" --bind-to none -x LD_LIBRARY_PATH \
-      -x NCCL_NVLS_ENABLE "$bench" -L "$algos" -C "$coll" -b 8 -e 256M -f 4 -n 10 -w 3 -r 3 \
+    timeout -s KILL 120 "${MPIRUN[@]}" -np "$ngpu" "$bench" -L "$algos" -C "$coll" -b 8 -e 256M \
+      -f 4 -n 20 -w 3 -r 3 \
       >/tmp/weft-demo-bench.$$.log 2>/tmp/weft-demo-bench.$$.err
     brc=$?
     awk '/^# -L/ {next} /^#/ && !/size/ {next}

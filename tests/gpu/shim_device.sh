@@ -7,23 +7,23 @@
 #     CARRY: libweft_nccl.so, nccl-tests/ (all_reduce_perf ...), algos/ (the algorithms to serve)
 #     PHASE: stock shim shim-graph disable broken overhead compare torch; stock, shim, shim-graph
 #            and disable take an optional :coll,coll list (all five by default)
-#     NP=4 runs the nccl-tests phases on 4 ranks (default 2; the overhead and torch phases stay 2)
+#     NP=4 runs the nccl-tests, overhead and compare phases on 4 ranks (default 2; torch stays 2)
 set -uo pipefail
 carry=$(cd "$1" && pwd) out=$2
 shift 2
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+source "$root/tools/gpu_env.sh"
 lib=$carry/libweft_nccl.so bins=$carry/nccl-tests algos=$carry/algos
 summary=$out/summary.txt
 all_colls="all_reduce all_gather reduce_scatter alltoall broadcast"
 
-ncclib=$(python3 -c "import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], 'lib'))")
-export LD_LIBRARY_PATH=$ncclib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export NCCL_NVLS_ENABLE=0
+use_pip_nccl
 say() { echo "$*" | tee -a "$summary"; }
-say "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
-say "NCCL from $ncclib"
+say "== $(date -u +%FT%TZ) $(gpu_names)"
+say "NCCL from $NCCL_FROM"
 
 # nt NAME 'ENV=V ...' BIN ARGS...: one nccl-tests run (2 ranks); its #wrong total and sizes.
 nt() {
@@ -31,8 +31,8 @@ nt() {
   shift 3
   local x=() e
   for e in $envs; do x+=(-x "$e"); done
-  timeout "${NT_TIMEOUT:-90}" mpirun --allow-run-as-root -np "${NP:-2}" --bind-to none -x NCCL_NVLS_ENABLE \
-    -x LD_LIBRARY_PATH "${x[@]}" "$bins/${bin}_perf" -g 1 "$@" > "$out/$name.log" 2>&1
+  timeout "${NT_TIMEOUT:-90}" "${MPIRUN[@]}" -np "${NP:-2}" "${x[@]}" "$bins/${bin}_perf" -g 1 "$@" \
+    > "$out/$name.log" 2>&1
   local rc=$?
   # rows: size count type redop root | time algbw busbw #wrong (out of place) | same in place
   awk -v name="$name" -v rc=$rc '
@@ -78,18 +78,18 @@ for arg in "$@"; do
     say "  reports of the broken file per rank log: $(grep -h -c 'broken.xml: note: algorithm skipped' "$out"/all_reduce.broken_dir.weft.*.log | tr '\n' ' ')" ;;
   overhead)
     # the shim's cost on calls that fall back, in one process (tests/gpu/shim_overhead.c): the
-    # same allreduce through ncclAllReduce and straight into pncclAllReduce, alternating. The
-    # fallback set has no allreduce algorithm: communicators attach, every call is selected
-    # against the others and handed to NCCL.
+    # same allreduce, reducescatter and grouped send/recv through ncclX and straight into
+    # libnccl's pncclX, alternating. The fallback set has no allreduce or reducescatter
+    # algorithm: communicators attach, every call goes through the shim's decision to NCCL.
     fb=$out/fallback_algos
     mkdir -p "$fb"
     cp "$algos"/* "$fb"/ 2>/dev/null
-    grep -l -E 'coll="allreduce"|collective +allreduce' "$fb"/* 2>/dev/null | xargs -r rm -f
+    grep -l -E 'coll="(allreduce|reducescatter)"|collective +(allreduce|reducescatter)' "$fb"/* \
+      2>/dev/null | xargs -r rm -f
     ov() {
       local name=$1 envs=$2 x=() e
       for e in $envs; do x+=(-x "$e"); done
-      timeout 120 mpirun --allow-run-as-root -np 2 --bind-to none -x NCCL_NVLS_ENABLE \
-        -x LD_LIBRARY_PATH "${x[@]}" "$carry/shim_overhead" 200 15 > "$out/$name.log" 2>&1
+      timeout 120 "${MPIRUN[@]}" -np "${NP:-2}" "${x[@]}" "$carry/shim_overhead" > "$out/$name.log" 2>&1
       say "  $name (rc=$?):"
       grep -E '^[|#]' "$out/$name.log" | tee -a "$summary"
     }
@@ -97,14 +97,9 @@ for arg in "$@"; do
     ov overhead.attached_fallback "LD_PRELOAD=$lib WEFT_ALGO_DIR=$fb WEFT_DEBUG=INFO WEFT_DEBUG_FILE=$out/overhead.attached.%h.%p.log"
     ov overhead.not_attached "LD_PRELOAD=$lib WEFT_ALGO_DIR=/nonexistent/weft" ;;
   compare)
-    for c in all_reduce all_gather reduce_scatter alltoall broadcast; do
-      for i in $(seq "${COMPARE_REPS:-2}"); do
-        nt "$c.cmp.nccl.$i" "" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
-        nt "$c.cmp.weft.$i" "LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos" "$c" -b 8 -e 1G -f 2 -c 0 -n 20 -w 5
-      done
-      say "  $c (out of place; weft/NCCL time ratio < 1 means weft is faster):"
-      python3 "$here/nccl_tests_ratio.py" "$out/$c".cmp.nccl.*.log -- "$out/$c".cmp.weft.*.log | tee -a "$summary"
-    done ;;
+    # the shipped comparison (tools/compare_nccl.sh), COMPARE_REPS alternating pairs
+    bash "$root/tools/compare_nccl.sh" --nccl-tests "$bins" --lib "$lib" --algos "$algos" \
+      --np "${NP:-2}" --pairs "${COMPARE_REPS:-2}" --out "$out/compare" 2>&1 | tee -a "$summary" ;;
   torch)
     tr=(torchrun --nproc_per_node=2 --master_port=29531 "$here/torch_shim.py")
     timeout 240 "${tr[@]}" --out "$out/torch.stock" > "$out/torch.stock.log" 2>&1
