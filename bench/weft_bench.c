@@ -87,6 +87,7 @@ typedef struct variant {
     int events;       /* CUDA events on the stream instead of the host clock */
     int old;          /* weft_bench before issue 29: no sync call, fixed buffers, events */
     int skip;         /* not at this size */
+    int calls;        /* calls per sample when not -n (0) */
     double t[MAXR], host[MAXR];
 } variant;
 
@@ -168,7 +169,7 @@ static void wait_stream(bench *b, ncclComm_t comm) {
 /* One timed sample of v (round r): time per call, averaged over the ranks, and this rank's host
  * time to issue one call. */
 static void sample(bench *b, variant *v, int r) {
-    int n = b->iters, launches = b->graph > 0 ? b->graph : 1;
+    int n = v->calls > 0 ? v->calls : b->iters, launches = b->graph > 0 ? b->graph : 1;
     if (!v->old) { /* nccl-tests' "Sync": one call, completed, before the barrier */
         run_one(b, v, 0);
         wait_stream(b, v->comm);
@@ -380,8 +381,9 @@ static const char usage_text[] =
     "                    in the same rounds: cudaMalloc'd buffers, a communicator with a\n"
     "                    symmetric window like weft's, with weft's window and device\n"
     "                    communicator, one NCCL has captured into a graph once, the one weft\n"
-    "                    attached to; CUDA events instead of the host clock; and the method\n"
-    "                    before this one (events, no sync call, fixed buffers) for NCCL and weft.\n"
+    "                    attached to; CUDA events instead of the host clock; one call per\n"
+    "                    sample (weft tune's large sizes before); and the method before this\n"
+    "                    one (events, no sync call, fixed buffers) for NCCL and weft.\n"
     "                    Rows: size, variant, time, host enqueue time per call, ratio to\n"
     "                    nccl.fresh; then the median ratio per variant over the sizes.\n"
     "Sizes no schedule serves are listed as NCCL's (not timed, except with --diagnose).\n";
@@ -710,7 +712,14 @@ int main(int argc, char **argv) {
         memset(V, 0, sizeof V);
 #define ADD(nm, wh, a, c, cb, ev, o)                                                               \
     do {                                                                                           \
-        if (nv < MAXV) V[nv++] = (variant){nm, wh, a, c, cb, ev, o, 0, {0}, {0}};                  \
+        if (nv < MAXV)                                                                             \
+            V[nv++] = (variant){.name = nm,                                                        \
+                                .what = wh,                                                        \
+                                .algo = a,                                                         \
+                                .comm = c,                                                         \
+                                .cuda_bufs = cb,                                                   \
+                                .events = ev,                                                      \
+                                .old = o};                                                         \
     } while (0)
         if (!diagnose) {
             ADD("nccl", "", -1, ncomm, 0, events, 0);
@@ -731,6 +740,11 @@ int main(int argc, char **argv) {
             if (cap_ok)
                 ADD("nccl.captured", "a communicator NCCL once captured into a graph", -1, capcomm,
                     0, 0, 0);
+            ADD("nccl.1call",
+                "NCCL alone, one call per sample, events, no sync call (weft tune "
+                "before issue 29 at large sizes)",
+                -1, ocomm, 0, 0, 1);
+            V[nv - 1].calls = 1;
             ADD("nccl.weftcomm", "the communicator weft attached to", -1, comm, 0, 0, 0);
             if (nsel > 0) {
                 ADD("weft", algos[sel[0]]->name, sel[0], comm, 0, 0, 0);
@@ -768,7 +782,7 @@ int main(int argc, char **argv) {
          * all ranks): bitwise, or within tol where the reduction order may differ. */
         long long wrong[MAXA] = {0};
         if (check) {
-            variant ref = {"", "", -1, ncomm, 0, 0, 1, 0, {0}, {0}};
+            variant ref = {.name = "", .what = "", .algo = -1, .comm = ncomm, .old = 1};
             char *in, *out;
             place(&B, &ref, 0, &in, &out);
             for (int k = 0; k < nsel; k++) {

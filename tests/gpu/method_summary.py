@@ -106,7 +106,7 @@ def main(argv):
 
     print("\n== 3. causes: NCCL's time in each setup / nccl.fresh's (median over sizes [min, max])")
     variants = ["nccl.cudamalloc", "nccl.events", "nccl.window", "nccl.devcomm", "nccl.captured",
-                "nccl.weftcomm", "nccl.old", "weft", "weft.old"]
+                "nccl.1call", "nccl.weftcomm", "nccl.old", "weft", "weft.old"]
     print(f"{'variant':<16}" + "".join(f"{c:>22}" for c in colls))
     for v in variants:
         cells = []
