@@ -78,8 +78,9 @@ typedef struct ex {
     int64_t count, C;
     size_t es;
     rbufs *rb;
-    char **payload; /* per send step: what it sent, until received */
-    char *tv, *ts;  /* per step: the values, and a loaded operand */
+    char **payload;                /* per send step: what it sent, until received */
+    char *tv, *ts;                 /* per step: the values, and a loaded operand */
+    int32_t sid, rank, match, cnt; /* the step being run */
 } ex;
 
 /* ---- data ------------------------------------------------------------------------------ */
@@ -243,48 +244,55 @@ static void store_slot(const ex *x, int32_t r, weft_buf b, int32_t c, const char
     if (valid > 0) memcpy(p, src, (size_t)valid * x->es);
 }
 
-/* ---- one step ---------------------------------------------------------------------------- */
+/* ---- one step: weft_step_eval over data ------------------------------------------------ *
+ * Registers 0..cnt-1 are the slots of x->tv, register cnt is x->ts. */
+static char *reg(ex *x, int32_t i) {
+    return i < x->cnt ? x->tv + (size_t)i * (size_t)x->C * x->es : x->ts;
+}
+static int ex_take(void *user, int32_t i) {
+    ex *x = user;
+    size_t slot = (size_t)x->C * x->es;
+    memcpy(reg(x, i), x->payload[x->match] + (size_t)i * slot, slot);
+    return 0;
+}
+static int ex_load(void *user, int32_t i, weft_buf b, int32_t c) {
+    ex *x = user;
+    load_slot(x, x->rank, b, c, reg(x, i));
+    return 0;
+}
+static int ex_reduce(void *user, int32_t i, int32_t j) {
+    ex *x = user;
+    weft_elem_reduce(x->o->dtype, x->o->op, reg(x, i), reg(x, i), reg(x, j), x->C);
+    return 0;
+}
+static int ex_store(void *user, int32_t i, weft_buf b, int32_t c) {
+    ex *x = user;
+    store_slot(x, x->rank, b, c, reg(x, i));
+    return 0;
+}
+static int ex_send(void *user, int32_t cnt) {
+    ex *x = user;
+    size_t bytes = (size_t)cnt * (size_t)x->C * x->es;
+    char *m = malloc(bytes + 1);
+    if (m == NULL) return WEFT_ERR_NOMEM;
+    memcpy(m, x->tv, bytes);
+    x->payload[x->sid] = m;
+    return 0;
+}
+static const weft_step_algebra ex_algebra = {ex_take, ex_load, ex_reduce, ex_store, ex_send};
+
 static int exec_step(void *user, int32_t sid) {
     ex *x = user;
-    const weft_sg *g = x->g;
-    const weft_sg_step *gs = &g->steps[sid];
-    const weft_step *st = weft_sg_ir_step(g, sid);
-    if (st->type == WEFT_STEP_NOP) return 0;
-    unsigned f = gs->flags;
-    int32_t r = gs->rank, cnt = st->cnt;
-    size_t slot = (size_t)x->C * x->es;
-    const char *msg = (f & WEFT_STEP_F_RECV) ? x->payload[gs->match] : NULL;
-    /* every read happens before any write, as through a temporary */
-    for (int32_t i = 0; i < cnt; i++) {
-        char *v = x->tv + (size_t)i * slot;
-        if (f & WEFT_STEP_F_RECV) {
-            memcpy(v, msg + (size_t)i * slot, slot);
-            if (f & WEFT_STEP_F_REDUCE) {
-                load_slot(x, r, st->srcbuf, st->srcoff + i, x->ts);
-                weft_elem_reduce(x->o->dtype, x->o->op, v, v, x->ts, x->C);
-            }
-        } else {
-            load_slot(x, r, st->srcbuf, st->srcoff + i, v);
-            if (f & WEFT_STEP_F_REDUCE) {
-                load_slot(x, r, st->dstbuf, st->dstoff + i, x->ts);
-                weft_elem_reduce(x->o->dtype, x->o->op, v, x->ts, v, x->C);
-            }
-        }
-    }
-    if (f & WEFT_STEP_F_RECV) {
-        free(x->payload[gs->match]);
+    const weft_sg_step *gs = &x->g->steps[sid];
+    const weft_step *st = weft_sg_ir_step(x->g, sid);
+    x->sid = sid, x->rank = gs->rank, x->match = gs->match, x->cnt = st->cnt;
+    int rc = weft_step_eval(&ex_algebra, x, st->type, st->srcbuf, st->srcoff, st->dstbuf,
+                            st->dstoff, st->cnt);
+    if (gs->match >= 0 && (gs->flags & WEFT_STEP_F_RECV)) {
+        free(x->payload[gs->match]); /* taken */
         x->payload[gs->match] = NULL;
     }
-    if (f & WEFT_STEP_F_WRITE)
-        for (int32_t i = 0; i < cnt; i++)
-            store_slot(x, r, st->dstbuf, st->dstoff + i, x->tv + (size_t)i * slot);
-    if (f & WEFT_STEP_F_SEND) {
-        char *m = malloc((size_t)cnt * slot + 1);
-        if (m == NULL) return WEFT_ERR_NOMEM;
-        memcpy(m, x->tv, (size_t)cnt * slot);
-        x->payload[sid] = m;
-    }
-    return 0;
+    return rc;
 }
 
 /* ---- buffers and the reference -------------------------------------------------------- */
@@ -295,39 +303,30 @@ static weft_result alloc_buffers(ex *x) {
     const int inplace = x->o->inplace;
     for (int32_t r = 0; r < x->N; r++) {
         rbufs *rb = &x->rb[r];
-        int has_in = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_INPUT);
-        int has_out = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_OUTPUT);
-        rb->in_elems = has_in ? (int64_t)(g->nin / x->k) * x->count : 0;
-        rb->out_elems = has_out ? (int64_t)(g->nout / x->k) * x->count : 0;
-        /* aliasing as NCCL defines in-place calls: the same pointer, or the rank's slice of
-         * the large buffer (weft_sg_loc says the same in chunks) */
+        int has[2] = {weft_sg_buf_exists(g, inplace, r, WEFT_BUF_INPUT),
+                      weft_sg_buf_exists(g, inplace, r, WEFT_BUF_OUTPUT)};
+        int64_t elems[2] = {has[0] ? (int64_t)(g->nin / x->k) * x->count : 0,
+                            has[1] ? (int64_t)(g->nout / x->k) * x->count : 0};
+        rb->in_elems = elems[0];
+        rb->out_elems = elems[1];
+        /* each memory the buffers live in (weft_buf_mem: in place, input and output are one),
+         * as large as the largest buffer in it */
         int alias = weft_sg_aliased(g, inplace, r);
-        if (alias && g->nin == g->nout) {
-            rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
-            WEFT_CHECK_ALLOC(rb->own_a);
-            rb->in = rb->out = rb->own_a;
-        } else if (alias && g->nout > g->nin) {
-            rb->own_a = malloc((size_t)rb->out_elems * x->es + 1);
-            WEFT_CHECK_ALLOC(rb->own_a);
-            rb->out = rb->own_a;
-            rb->in = rb->out + (size_t)((int64_t)r * x->count) * x->es;
-        } else if (alias) {
-            rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
-            WEFT_CHECK_ALLOC(rb->own_a);
-            rb->in = rb->own_a;
-            rb->out = rb->in + (size_t)((int64_t)r * x->count) * x->es;
-        } else {
-            if (has_in) {
-                rb->own_a = malloc((size_t)rb->in_elems * x->es + 1);
-                WEFT_CHECK_ALLOC(rb->own_a);
-                rb->in = rb->own_a;
-            }
-            if (has_out) {
-                rb->own_b = malloc((size_t)rb->out_elems * x->es + 1);
-                WEFT_CHECK_ALLOC(rb->own_b);
-                rb->out = rb->own_b;
-            }
+        int32_t seg[2];
+        int mem[2];
+        int64_t size[2] = {-1, -1};
+        for (int b = 0; b < 2; b++) {
+            mem[b] = weft_buf_mem(a->coll, alias, r, (weft_buf)b, &seg[b]);
+            if (has[b] && elems[b] > size[mem[b]]) size[mem[b]] = elems[b];
         }
+        char **own[2] = {&rb->own_a, &rb->own_b};
+        for (int m = 0; m < 2; m++)
+            if (size[m] >= 0) {
+                *own[m] = malloc((size_t)size[m] * x->es + 1);
+                WEFT_CHECK_ALLOC(*own[m]);
+            }
+        if (has[0]) rb->in = *own[mem[0]] + (size_t)((int64_t)seg[0] * x->count) * x->es;
+        if (has[1]) rb->out = *own[mem[1]] + (size_t)((int64_t)seg[1] * x->count) * x->es;
         int64_t ns = (int64_t)a->gpus[r].s_chunks * x->C;
         rb->scr = malloc((size_t)ns * x->es + 1);
         WEFT_CHECK_ALLOC(rb->scr);
@@ -343,41 +342,22 @@ fail:
     return res;
 }
 
-/* The expected output of rank r into out (out_elems elements) from the saved inputs;
- * 0 when the rank's output is not part of the call. */
-static int reference(const ex *x, char **in, int32_t r, char *out) {
-    const weft_algo *a = x->a;
-    const int32_t N = x->N, R = a->root;
+/* The expected output of rank r into out (out_elems elements) from the saved inputs, segment
+ * by segment as weft_coll_source says; 0 when the rank's output is not part of the call. */
+static int reference(const ex *x, char **in, int32_t r, char *out, int64_t out_elems) {
     const int64_t n = x->count;
     const size_t es = x->es;
-    int64_t in_off = 0;
-    switch (a->coll) {
-    case WEFT_COLL_ALLREDUCE: break;
-    case WEFT_COLL_REDUCE:
-        if (r != R) return 0;
-        break;
-    case WEFT_COLL_REDUCESCATTER: in_off = (int64_t)r * n; break;
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_GATHER:
-        if (a->coll == WEFT_COLL_GATHER && r != R) return 0;
-        for (int32_t q = 0; q < N; q++)
-            memcpy(out + (size_t)((int64_t)q * n) * es, in[q], (size_t)n * es);
-        return 1;
-    case WEFT_COLL_ALLTOALL:
-        for (int32_t q = 0; q < N; q++)
-            memcpy(out + (size_t)((int64_t)q * n) * es, in[q] + (size_t)((int64_t)r * n) * es,
-                   (size_t)n * es);
-        return 1;
-    case WEFT_COLL_BROADCAST: memcpy(out, in[R], (size_t)n * es); return 1;
-    case WEFT_COLL_SCATTER:
-        memcpy(out, in[R] + (size_t)((int64_t)r * n) * es, (size_t)n * es);
-        return 1;
-    default: return 0;
+    int64_t nseg = n ? out_elems / n : 1;
+    for (int32_t seg = 0; seg < nseg; seg++) {
+        int32_t from, src;
+        if (!weft_coll_source(x->a->coll, x->N, x->a->root, r, seg, &from, &src)) return 0;
+        char *o = out + (size_t)((int64_t)seg * n) * es;
+        size_t at = (size_t)((int64_t)src * n) * es;
+        memcpy(o, in[from < 0 ? 0 : from] + at, (size_t)n * es);
+        for (int32_t q = 1; from < 0 && q < x->N; q++)
+            weft_elem_reduce(x->o->dtype, x->o->op, o, o, in[q] + at, n);
+        if (from < 0 && x->o->op == WEFT_OP_AVG) weft_elem_div(x->o->dtype, o, n, x->N);
     }
-    memcpy(out, in[0] + (size_t)in_off * es, (size_t)n * es);
-    for (int32_t q = 1; q < N; q++)
-        weft_elem_reduce(x->o->dtype, x->o->op, out, out, in[q] + (size_t)in_off * es, n);
-    if (x->o->op == WEFT_OP_AVG) weft_elem_div(x->o->dtype, out, n, N);
     return 1;
 }
 
@@ -512,7 +492,7 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
             weft_sg_describe_wait(g, &run, t, why, sizeof why);
             weft_sg_step_name(g, s, name, sizeof name);
             weft_diag_add(d, WEFT_SEV_NOTE, a->file, weft_sg_ir_step(g, s)->line, 0, "%s ('%s') %s",
-                          name, weft_sg_step_type_name(weft_sg_ir_step(g, s)->type), why);
+                          name, weft_step_name(weft_sg_ir_step(g, s)->type), why);
         }
         if (blocked > limit)
             weft_diag_add(d, WEFT_SEV_NOTE, a->file, 0, 0, "%d more blocked tbs not listed",
@@ -527,7 +507,7 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     WEFT_CHECK_ALLOC(want);
     int64_t reported = 0;
     for (int32_t r = 0; r < x.N; r++) {
-        if (x.rb[r].out && reference(&x, saved, r, want))
+        if (x.rb[r].out && reference(&x, saved, r, want, x.rb[r].out_elems))
             rep->mismatches +=
                 compare(&x, d, r, "output", x.rb[r].out, want, x.rb[r].out_elems, &reported);
         /* NCCL's send buffer is const: an out-of-place call must leave it unchanged */

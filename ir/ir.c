@@ -4,12 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    unsigned char in_seg, out_seg, reduces, rooted, runnable;
-} coll_table[] = {
-#define WEFT_X_(id, n, is, os, red, root, run) {n, is, os, red, root, run},
+static const char *const coll_names[] = {
+#define WEFT_X_(id, n, is, os, red, root, run) n,
     WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const step_names[] = {
+#define WEFT_X_(id, n, rv, sd, red, wr, rs, rd) n,
+    WEFT_STEP_TYPES(WEFT_X_)
+#undef WEFT_X_
+};
+static const char buf_codes[] = {
+#define WEFT_X_(id, c, n) c,
+    WEFT_BUFS(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const buf_names[] = {
+#define WEFT_X_(id, c, n) n,
+    WEFT_BUFS(WEFT_X_)
 #undef WEFT_X_
 };
 
@@ -20,7 +32,7 @@ static const char *const proto_names[] = {
 };
 
 const char *weft_coll_name(weft_coll c) {
-    return (unsigned)c < WEFT_COLL_COUNT ? coll_table[c].name : "?";
+    return (unsigned)c < WEFT_COLL_COUNT ? coll_names[c] : "?";
 }
 const char *weft_proto_name(weft_proto p) {
     return (unsigned)p < WEFT_PROTO_COUNT ? proto_names[p] : "?";
@@ -28,7 +40,7 @@ const char *weft_proto_name(weft_proto p) {
 int weft_coll_from_name(const char *name) {
     if (strcmp(name, "reduce_scatter") == 0) return WEFT_COLL_REDUCESCATTER;
     for (int i = 0; i < WEFT_COLL_COUNT; i++)
-        if (strcmp(name, coll_table[i].name) == 0) return i;
+        if (strcmp(name, coll_names[i]) == 0) return i;
     return -1;
 }
 int weft_proto_from_name(const char *name) {
@@ -36,20 +48,24 @@ int weft_proto_from_name(const char *name) {
         if (strcmp(name, proto_names[i]) == 0) return i;
     return -1;
 }
-int weft_coll_reduces(weft_coll c) {
-    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].reduces;
+const char *weft_step_name(weft_step_type t) {
+    return (unsigned)t < WEFT_STEP_COUNT ? step_names[t] : "?";
 }
-int weft_coll_rooted(weft_coll c) {
-    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].rooted;
+int weft_step_from_name(const char *name) {
+    for (int i = 0; i < WEFT_STEP_COUNT; i++)
+        if (strcmp(name, step_names[i]) == 0) return i;
+    return -1;
 }
-int weft_coll_runnable(weft_coll c) {
-    return (unsigned)c < WEFT_COLL_COUNT && coll_table[c].runnable;
+const char *weft_buf_name(weft_buf b) {
+    return (unsigned)b < WEFT_BUF_COUNT ? buf_names[b] : "?";
 }
-int weft_coll_large(weft_coll c, weft_buf b) {
-    if ((unsigned)c >= WEFT_COLL_COUNT) return 0;
-    if (b == WEFT_BUF_INPUT) return coll_table[c].in_seg == 0;
-    if (b == WEFT_BUF_OUTPUT) return coll_table[c].out_seg == 0;
-    return 0;
+char weft_buf_code(weft_buf b) {
+    return (unsigned)b < WEFT_BUF_COUNT ? buf_codes[b] : '?';
+}
+int weft_buf_from_code(char c) {
+    for (int i = 0; i < WEFT_BUF_COUNT; i++)
+        if (c == buf_codes[i]) return i;
+    return -1;
 }
 
 int32_t weft_algo_size_mult(const weft_algo *a) {

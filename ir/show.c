@@ -4,20 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char buf_codes[] = {
-#define WEFT_X_(id, c, n) c,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const step_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
 /* "i[3]" for one chunk, "i[3..5]" (inclusive) for several. */
 static void chunks(char *out, size_t len, weft_buf b, int32_t off, int32_t cnt) {
-    char c = (unsigned)b < WEFT_BUF_COUNT ? buf_codes[b] : '?';
+    char c = weft_buf_code(b);
     if (cnt <= 1)
         snprintf(out, len, "%c[%d]", c, off);
     else
@@ -61,8 +50,7 @@ static void show_listing(const weft_algo *a, FILE *out) {
                 const weft_step *st = &tb->steps[s];
                 char what[160];
                 describe(what, sizeof what, tb, st);
-                fprintf(out, "    %3d %-4s %s", s,
-                        (unsigned)st->type < WEFT_STEP_COUNT ? step_names[st->type] : "?", what);
+                fprintf(out, "    %3d %-4s %s", s, weft_step_name(st->type), what);
                 if (st->depid >= 0) fprintf(out, "  after tb %d step %d", st->depid, st->deps);
                 if (st->hasdep) fprintf(out, "  (signals)");
                 fputc('\n', out);
@@ -111,7 +99,7 @@ static int show_summary(const weft_algo *a, FILE *out) {
     int any = 0;
     for (int k = 0; k < WEFT_STEP_COUNT; k++)
         if (by_type[k])
-            fprintf(out, "%s %s %lld", any++ ? "," : "", step_names[k], (long long)by_type[k]);
+            fprintf(out, "%s %s %lld", any++ ? "," : "", weft_step_name(k), (long long)by_type[k]);
     fprintf(out, "%s\n", any ? "" : " none");
     /* Chunks moved per (sender, receiver): one row of counts at a time keeps memory linear in
      * the rank count. */

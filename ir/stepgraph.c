@@ -6,22 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const weft_sg_buf_names[WEFT_BUF_COUNT] = {
-#define WEFT_X_(id, c, n) n,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-
-static const char *const step_type_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
-const char *weft_sg_step_type_name(weft_step_type t) {
-    return (unsigned)t < WEFT_STEP_COUNT ? step_type_names[t] : "?";
-}
-
 const weft_step *weft_sg_ir_step(const weft_sg *g, int32_t step) {
     return g->steps[step].ir;
 }
@@ -310,7 +294,7 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                 }
                 unsigned f = weft_step_flags(s->type);
                 gs->flags = f;
-                const char *tn = step_type_names[s->type];
+                const char *tn = weft_step_name(s->type);
                 if ((f & WEFT_STEP_F_RECV) && tb->recv < 0) {
                     diag_step_ir(a, d, r, t, i, "'%s' receives, but the tb has no recv peer", tn);
                     COUNT_ERR(STRUCTURE);
@@ -324,11 +308,12 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                                  s->cnt, tn);
                     COUNT_ERR(STRUCTURE);
                 } else if (s->type != WEFT_STEP_NOP) {
-                    for (int side = 0; side < 2; side++) {
-                        if (side == 0 && !(f & WEFT_STEP_F_READS_SRC)) continue;
-                        if (side == 1 && !(f & WEFT_STEP_F_WRITE)) continue;
-                        weft_buf b = side == 0 ? s->srcbuf : s->dstbuf;
-                        int32_t off = side == 0 ? s->srcoff : s->dstoff;
+                    weft_access ac[2];
+                    int na = weft_step_accesses(s, ac);
+                    for (int k = 0; k < na; k++) {
+                        int side = ac[k].write; /* 0: its source, 1: its destination */
+                        weft_buf b = (weft_buf)ac[k].buf;
+                        int32_t off = ac[k].off;
                         if ((unsigned)b >= WEFT_BUF_COUNT) {
                             diag_step_ir(a, d, r, t, i, "unknown %s buffer",
                                          side == 0 ? "source" : "destination");
@@ -341,15 +326,15 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                                 diag_step_ir(a, d, r, t, i,
                                              "%s %s chunk %d, but the %s has %d "
                                              "chunk%s",
-                                             side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
-                                             off, weft_sg_buf_names[b], n, n == 1 ? "" : "s");
+                                             side == 0 ? "reads" : "writes", weft_buf_name(b), off,
+                                             weft_buf_name(b), n, n == 1 ? "" : "s");
                             else
                                 diag_step_ir(a, d, r, t, i,
                                              "%s %s chunks %d..%lld, but the %s "
                                              "has %d chunk%s",
-                                             side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
-                                             off, (long long)off + s->cnt - 1, weft_sg_buf_names[b],
-                                             n, n == 1 ? "" : "s");
+                                             side == 0 ? "reads" : "writes", weft_buf_name(b), off,
+                                             (long long)off + s->cnt - 1, weft_buf_name(b), n,
+                                             n == 1 ? "" : "s");
                             COUNT_ERR(BOUNDS);
                         }
                     }
@@ -486,38 +471,25 @@ weft_result weft_sg_validate(const weft_algo *a, weft_diag *d, int64_t *errs) {
  * broadcast and scatter, are not part of the call (NCCL ignores those pointers); in-place
  * broadcast and reduce alias the two on every rank, so there the buffer exists. */
 int weft_sg_buf_exists(const weft_sg *g, int inplace, int32_t rank, weft_buf b) {
-    const weft_algo *a = g->a;
-    if (b == WEFT_BUF_SCRATCH || !weft_coll_rooted(a->coll) || rank == a->root) return 1;
-    switch (a->coll) {
-    case WEFT_COLL_BROADCAST: return b == WEFT_BUF_OUTPUT || inplace;
-    case WEFT_COLL_REDUCE: return b == WEFT_BUF_INPUT || inplace;
-    case WEFT_COLL_GATHER: return b == WEFT_BUF_INPUT;
-    case WEFT_COLL_SCATTER: return b == WEFT_BUF_OUTPUT;
-    default: return 1;
-    }
+    return weft_buf_exists(g->a->coll, g->a->root, inplace, rank, b);
 }
 
-/* gather and scatter alias only at the root: other ranks have one of the buffers only */
 int weft_sg_aliased(const weft_sg *g, int inplace, int32_t rank) {
-    return inplace && weft_sg_buf_exists(g, 1, rank, WEFT_BUF_INPUT) &&
-           weft_sg_buf_exists(g, 1, rank, WEFT_BUF_OUTPUT);
+    return weft_buf_aliased(g->a->coll, g->a->root, inplace, rank);
 }
 
+/* Locations name memory: where input and output are one memory, by the input chunk there when
+ * there is one (its initial value), else by the output chunk. */
 int32_t weft_sg_loc(const weft_sg *g, int inplace, int32_t rank, weft_buf b, int32_t x) {
-    if (!weft_sg_buf_exists(g, inplace, rank, b)) return -1;
-    switch (b) {
-    case WEFT_BUF_INPUT: return x;
-    case WEFT_BUF_SCRATCH: return g->nin + g->nout + x;
-    case WEFT_BUF_OUTPUT: break;
-    default: return -1;
-    }
+    if ((unsigned)b >= WEFT_BUF_COUNT || !weft_sg_buf_exists(g, inplace, rank, b)) return -1;
+    if (b == WEFT_BUF_SCRATCH) return g->nin + g->nout + x;
+    if (b == WEFT_BUF_INPUT) return x;
     if (!weft_sg_aliased(g, inplace, rank)) return g->nin + x;
-    if (g->nin == g->nout) return x;
-    if (g->nout > g->nin) {
-        int32_t lo = rank * g->k;
-        return x >= lo && x < lo + g->k ? x - lo : g->nin + x;
-    }
-    return rank * g->k + x;
+    int32_t si, so;
+    int mi = weft_buf_mem(g->a->coll, 1, rank, WEFT_BUF_INPUT, &si);
+    int mo = weft_buf_mem(g->a->coll, 1, rank, WEFT_BUF_OUTPUT, &so);
+    int32_t at = so * g->k + x - si * g->k; /* the output chunk's position in input chunks */
+    return mi == mo && at >= 0 && at < g->nin ? at : g->nin + x;
 }
 
 weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int64_t *errs) {
@@ -525,15 +497,16 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
     for (int32_t s = 0; s < g->nsteps; s++) {
         const weft_sg_step *gs = &g->steps[s];
         const weft_step *st = weft_sg_ir_step(g, s);
-        for (int side = 0; side < 2; side++) {
-            if (side == 0 && !(gs->flags & WEFT_STEP_F_READS_SRC)) continue;
-            if (side == 1 && !(gs->flags & WEFT_STEP_F_WRITE)) continue;
-            weft_buf b = side == 0 ? st->srcbuf : st->dstbuf;
+        weft_access ac[2];
+        int na = weft_step_accesses(st, ac);
+        for (int k = 0; k < na; k++) {
+            int side = ac[k].write;
+            weft_buf b = (weft_buf)ac[k].buf;
             if (weft_sg_buf_exists(g, inplace, gs->rank, b)) continue;
             weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
                               "%s the %s buffer, which a non-root rank of %s does not have "
                               "(root=\"%d\", %s)",
-                              side == 0 ? "reads" : "writes", weft_sg_buf_names[b],
+                              side == 0 ? "reads" : "writes", weft_buf_name(b),
                               weft_coll_name(g->a->coll), g->a->root,
                               inplace ? "in-place" : "out-of-place");
             COUNT_ERR(BOUNDS);
@@ -775,8 +748,7 @@ int weft_sg_report_cycles(const weft_sg *g, const weft_sg_run *r, weft_diag *d, 
             weft_sg_describe_wait(g, r, u, buf, sizeof buf);
             weft_sg_step_name(g, su, name, sizeof name);
             weft_diag_add(d, WEFT_SEV_NOTE, g->a->file, weft_sg_ir_step(g, su)->line, 0,
-                          "%s ('%s') %s", name,
-                          weft_sg_step_type_name(weft_sg_ir_step(g, su)->type), buf);
+                          "%s ('%s') %s", name, weft_step_name(weft_sg_ir_step(g, su)->type), buf);
             u = r->wait_tb[u];
         } while (u != lo);
     }

@@ -77,8 +77,6 @@ void weft_sg_diag_step(const weft_sg *g, weft_diag *d, weft_severity sev, int32_
 /* "rank R tb T step S" of a global step id. */
 void weft_sg_step_name(const weft_sg *g, int32_t step, char *buf, size_t len);
 const weft_step *weft_sg_ir_step(const weft_sg *g, int32_t step);
-extern const char *const weft_sg_buf_names[WEFT_BUF_COUNT];
-const char *weft_sg_step_type_name(weft_step_type t);
 
 /* ---- the interleaving engine ---------------------------------------------------------- *
  * Runs every tb in program order. A step starts when the previous step of its tb, its

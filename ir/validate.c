@@ -45,17 +45,6 @@ static void vreport(vctx *v, weft_severity sev, int32_t line, int32_t r, int32_t
     weft_diag_add(v->d, sev, file, file ? line : 0, 0, "%s%s", where, msg);
 }
 
-static const char buf_codes[] = {
-#define WEFT_X_(id, c, n) c,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const step_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
 static int32_t buf_chunks(const weft_gpu *g, weft_buf b) {
     switch (b) {
     case WEFT_BUF_INPUT: return g->i_chunks;
@@ -166,7 +155,7 @@ static void check_step(vctx *v, const weft_gpu *g, int32_t r, const weft_tb *tb,
         vreport(v, WEFT_SEV_ERROR, st->line, r, t, s, "invalid step type %d", (int)st->type);
         return;
     }
-    const char *tn = step_names[st->type];
+    const char *tn = weft_step_name(st->type);
     unsigned f = weft_step_flags(st->type);
     if ((unsigned)st->srcbuf >= WEFT_BUF_COUNT || (unsigned)st->dstbuf >= WEFT_BUF_COUNT) {
         vreport(v, WEFT_SEV_ERROR, st->line, r, t, s, "invalid buffer");
@@ -198,8 +187,8 @@ static void check_step(vctx *v, const weft_gpu *g, int32_t r, const weft_tb *tb,
             vreport(v, WEFT_SEV_ERROR, st->line, r, t, s,
                     "%sbuf=\"%c\" %soff=\"%d\" cnt=\"%d\" reaches past the %d chunks of that "
                     "buffer (%s=\"%d\")",
-                    side[k], buf_codes[bufs[k]], side[k], offs[k], st->cnt, n, buf_attr(bufs[k]),
-                    n);
+                    side[k], weft_buf_code(bufs[k]), side[k], offs[k], st->cnt, n,
+                    buf_attr(bufs[k]), n);
     }
     if ((f & WEFT_STEP_F_SEND) && tb->send < 0)
         vreport(v, WEFT_SEV_ERROR, st->line, r, t, s,

@@ -106,9 +106,11 @@ typedef struct ctx {
     sval ***payload; /* [nsteps] what a send step sent */
     uint64_t *tmp;   /* scratch for overlaps: 2 words each, ntmp words */
     size_t ntmp;
-    sval *expect;   /* scratch value, one group */
-    int32_t *order; /* the unbounded run's order */
-    int32_t *pos;   /* position of each step in order */
+    sval *expect;          /* scratch value, one group */
+    int32_t *order;        /* the unbounded run's order */
+    int32_t *pos;          /* position of each step in order */
+    int32_t sid, cnt;      /* the step being evaluated */
+    sval **regs, *operand; /* its registers (weft_step_eval) */
     weft_result res;
 } ctx;
 
@@ -412,73 +414,65 @@ static const char *mode_suffix(const ctx *c) {
     return c->inplace ? " (in-place)" : " (out-of-place)";
 }
 
-/* ---- symbolic execution of one mode --------------------------------------------------- */
-static int eval_step(ctx *c, int32_t sid) {
-    const weft_sg *g = c->g;
-    const weft_sg_step *gs = &g->steps[sid];
-    const weft_step *st = weft_sg_ir_step(g, sid);
-    unsigned f = gs->flags;
-    if (st->type == WEFT_STEP_NOP) return 0;
-    int32_t cnt = st->cnt, r = gs->rank;
-    sval **out = (sval **)arena_alloc(&c->A, (size_t)cnt);
-    if (out == NULL) return (int)(c->res = WEFT_ERR_NOMEM);
-    sval **in = (f & WEFT_STEP_F_RECV) ? c->payload[gs->match] : NULL;
-    for (int32_t i = 0; i < cnt; i++) {
-        sval *v;
-        if (f & WEFT_STEP_F_RECV) {
-            v = in[i];
-            if (f & WEFT_STEP_F_REDUCE) {
-                int32_t sl = weft_sg_loc(g, c->inplace, r, st->srcbuf, st->srcoff + i);
-                v = sv_reduce(c, v, val_get(c, r, sl));
-            }
-        } else {
-            int32_t sl = weft_sg_loc(g, c->inplace, r, st->srcbuf, st->srcoff + i);
-            v = val_get(c, r, sl);
-            if (v && (f & WEFT_STEP_F_REDUCE)) {
-                int32_t dl = weft_sg_loc(g, c->inplace, r, st->dstbuf, st->dstoff + i);
-                sval *dv = val_get(c, r, dl);
-                v = dv ? sv_reduce(c, dv, v) : NULL;
-            }
-        }
-        if (v == NULL) return (int)(c->res ? c->res : WEFT_ERR_NOMEM);
-        out[i] = v;
-    }
-    /* all reads happen before any write, as with a temporary per step */
-    if (f & WEFT_STEP_F_WRITE)
-        for (int32_t i = 0; i < cnt; i++) {
-            int32_t dl = weft_sg_loc(g, c->inplace, r, st->dstbuf, st->dstoff + i);
-            size_t at = (size_t)r * c->L + dl;
-            c->val[at] = out[i];
-            c->writer[at] = sid;
-        }
-    if (f & WEFT_STEP_F_SEND) c->payload[sid] = out;
+/* ---- symbolic execution of one mode: weft_step_eval over contributions ---------------- *
+ * Registers 0..cnt-1 are the step's values (arena-allocated: a send's become its message),
+ * register cnt is c->operand. */
+static sval **vreg(ctx *c, int32_t i) {
+    return i < c->cnt ? &c->regs[i] : &c->operand;
+}
+static int sv_take(void *user, int32_t i) {
+    ctx *c = user;
+    *vreg(c, i) = c->payload[c->g->steps[c->sid].match][i];
     return 0;
 }
+static int sv_load(void *user, int32_t i, weft_buf b, int32_t x) {
+    ctx *c = user;
+    int32_t r = c->g->steps[c->sid].rank;
+    sval *v = val_get(c, r, weft_sg_loc(c->g, c->inplace, r, b, x));
+    *vreg(c, i) = v;
+    return v ? 0 : (int)(c->res ? c->res : WEFT_ERR_NOMEM);
+}
+static int sv_reduce_reg(void *user, int32_t i, int32_t j) {
+    ctx *c = user;
+    sval *v = sv_reduce(c, *vreg(c, i), *vreg(c, j));
+    *vreg(c, i) = v;
+    return v ? 0 : (int)(c->res ? c->res : WEFT_ERR_NOMEM);
+}
+static int sv_store(void *user, int32_t i, weft_buf b, int32_t x) {
+    ctx *c = user;
+    int32_t r = c->g->steps[c->sid].rank;
+    size_t at = (size_t)r * c->L + weft_sg_loc(c->g, c->inplace, r, b, x);
+    c->val[at] = *vreg(c, i);
+    c->writer[at] = c->sid;
+    return 0;
+}
+static int sv_send(void *user, int32_t cnt) {
+    ctx *c = user;
+    (void)cnt;
+    c->payload[c->sid] = c->regs;
+    return 0;
+}
+static const weft_step_algebra sv_algebra = {sv_take, sv_load, sv_reduce_reg, sv_store, sv_send};
 
-/* Builds in c->expect the value output chunk y of rank r must end with; 0 when unconstrained. */
+static int eval_step(ctx *c, int32_t sid) {
+    const weft_step *st = weft_sg_ir_step(c->g, sid);
+    if (st->type == WEFT_STEP_NOP) return 0;
+    c->sid = sid;
+    c->cnt = st->cnt;
+    c->regs = (sval **)arena_alloc(&c->A, (size_t)st->cnt);
+    if (c->regs == NULL) return (int)(c->res = WEFT_ERR_NOMEM);
+    return weft_step_eval(&sv_algebra, c, st->type, st->srcbuf, st->srcoff, st->dstbuf, st->dstoff,
+                          st->cnt);
+}
+
+/* Builds in c->expect the value output chunk y of rank r must end with (weft_coll_source); 0
+ * when unconstrained. */
 static int expected(ctx *c, int32_t r, int32_t y) {
-    const weft_sg *g = c->g;
-    const int32_t k = g->k, N = c->N, R = c->a->root;
-    int32_t loc = -1, q = -1; /* q == -1: reduced over all ranks */
-    switch (c->a->coll) {
-    case WEFT_COLL_ALLREDUCE: loc = y; break;
-    case WEFT_COLL_ALLGATHER: q = y / k, loc = y % k; break;
-    case WEFT_COLL_REDUCESCATTER: loc = r * k + y; break;
-    case WEFT_COLL_ALLTOALL: q = y / k, loc = r * k + y % k; break;
-    case WEFT_COLL_BROADCAST: q = R, loc = y; break;
-    case WEFT_COLL_REDUCE:
-        if (r != R) return 0;
-        loc = y;
-        break;
-    case WEFT_COLL_GATHER:
-        if (r != R) return 0;
-        q = y / k, loc = y % k;
-        break;
-    case WEFT_COLL_SCATTER: q = R, loc = r * k + y; break;
-    default: return 0;
-    }
+    const int32_t k = c->g->k, N = c->N;
+    int32_t q, seg;
+    if (!weft_coll_source(c->a->coll, N, c->a->root, r, y / k, &q, &seg)) return 0;
     sval *e = c->expect;
-    sv_set_single(c, e, loc, q < 0 ? 0 : q);
+    sv_set_single(c, e, seg * k + y % k, q < 0 ? 0 : q);
     if (q < 0) {
         uint64_t *gp = sv_group(c, e, 0);
         for (int32_t i = 0; i < c->nw; i++)
@@ -637,15 +631,14 @@ static void access_name(const ctx *c, int32_t sid, int32_t loc, char *buf, size_
     const weft_sg *g = c->g;
     const weft_step *st = weft_sg_ir_step(g, sid);
     int32_t r = g->steps[sid].rank;
-    unsigned f = g->steps[sid].flags;
-    for (int side = 0; side < 2; side++) {
-        if (side == 0 && !(f & WEFT_STEP_F_WRITE)) continue;
-        if (side == 1 && !(f & WEFT_STEP_F_READS_SRC)) continue;
-        weft_buf b = side == 0 ? st->dstbuf : st->srcbuf;
-        int32_t off = side == 0 ? st->dstoff : st->srcoff;
+    weft_access ac[2];
+    int na = weft_step_accesses(st, ac);
+    for (int k = na - 1; k >= 0; k--) { /* what it writes first */
+        weft_buf b = (weft_buf)ac[k].buf;
+        int32_t off = ac[k].off;
         for (int32_t i = 0; i < st->cnt; i++)
             if (weft_sg_loc(g, c->inplace, r, b, off + i) == loc) {
-                snprintf(buf, len, "%s chunk %d", weft_sg_buf_names[b], off + i);
+                snprintf(buf, len, "%s chunk %d", weft_buf_name(b), off + i);
                 return;
             }
     }
@@ -789,28 +782,25 @@ static void check_races(ctx *c) {
                     (size_t)r * c->L + weft_sg_loc(g, c->inplace, r, st->srcbuf, st->srcoff + i);
                 if (mark[at] != sid || mark_i[at] == i) continue;
                 if (report_ok(c, WEFT_VERIFY_RACE, &nrep))
-                    weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, sid,
-                                      "its source (%s chunks %d..%d) and destination (%s chunks "
-                                      "%d..%d) overlap shifted: %s chunk %d is source %d and "
-                                      "destination %d, so the result depends on the order inside "
-                                      "the step%s",
-                                      weft_sg_buf_names[st->srcbuf], st->srcoff,
-                                      st->srcoff + st->cnt - 1, weft_sg_buf_names[st->dstbuf],
-                                      st->dstoff, st->dstoff + st->cnt - 1,
-                                      weft_sg_buf_names[st->srcbuf], st->srcoff + i, i, mark_i[at],
-                                      mode_suffix(c));
+                    weft_sg_diag_step(
+                        g, c->d, WEFT_SEV_ERROR, sid,
+                        "its source (%s chunks %d..%d) and destination (%s chunks "
+                        "%d..%d) overlap shifted: %s chunk %d is source %d and "
+                        "destination %d, so the result depends on the order inside "
+                        "the step%s",
+                        weft_buf_name(st->srcbuf), st->srcoff, st->srcoff + st->cnt - 1,
+                        weft_buf_name(st->dstbuf), st->dstoff, st->dstoff + st->cnt - 1,
+                        weft_buf_name(st->srcbuf), st->srcoff + i, i, mark_i[at], mode_suffix(c));
                 break;
             }
         }
-        if (s->flags & WEFT_STEP_F_READS_SRC)
+        weft_access ac[2];
+        int na = weft_step_accesses(st, ac);
+        for (int k = 0; k < na; k++)
             for (int32_t i = 0; i < st->cnt; i++)
                 if (access_loc(c, &R, sid,
-                               weft_sg_loc(g, c->inplace, r, st->srcbuf, st->srcoff + i), 0))
-                    goto done;
-        if (s->flags & WEFT_STEP_F_WRITE)
-            for (int32_t i = 0; i < st->cnt; i++)
-                if (access_loc(c, &R, sid,
-                               weft_sg_loc(g, c->inplace, r, st->dstbuf, st->dstoff + i), 1))
+                               weft_sg_loc(g, c->inplace, r, (weft_buf)ac[k].buf, ac[k].off + i),
+                               ac[k].write))
                     goto done;
     }
     if (R.nq == 0) goto done;
@@ -937,20 +927,18 @@ static void check_transfers(ctx *c) {
             const weft_sg_step *gs = &g->steps[sid];
             const weft_step *st = gs->ir;
             if (st->type == WEFT_STEP_NOP) continue;
-            for (int side = 0; side < 2; side++) {
-                if (side == 0 && !(gs->flags & WEFT_STEP_F_READS_SRC)) continue;
-                if (side == 1 && !(gs->flags & WEFT_STEP_F_WRITE)) continue;
+            weft_access ac[2];
+            int na = weft_step_accesses(st, ac);
+            for (int k = 0; k < na; k++)
                 for (int32_t i = 0; i < st->cnt; i++) {
                     int32_t loc =
-                        weft_sg_loc(g, c->inplace, gs->rank, side ? st->dstbuf : st->srcbuf,
-                                    (side ? st->dstoff : st->srcoff) + i);
+                        weft_sg_loc(g, c->inplace, gs->rank, (weft_buf)ac[k].buf, ac[k].off + i);
                     size_t at = (size_t)gs->rank * c->L + loc;
                     if (pass == 0)
                         first[at + 2]++;
                     else
-                        acc[first[at + 1]++] = sid * 2 + side;
+                        acc[first[at + 1]++] = sid * 2 + ac[k].write;
                 }
-            }
         }
         if (pass == 0) {
             for (size_t i = 2; i < nl + 2; i++)

@@ -10,34 +10,8 @@
 extern "C" {
 #endif
 
-/* ---- enumerations (one X-macro table each; see weft_semantics.h for step types, data types,
- *      reduction ops and buffers, which device code shares) ------------------------------- */
-
-/* X(id, xml name, input segments, output segments, reduces, rooted, runnable)
- * segments: 1 = the buffer holds `count` elements; 0 = it holds N x count (the "large" side,
- * N = ngpus), cut into N segments of `count`. nchunksperloop K = (N if any side is large else 1)
- * x k, where k is the number of chunks per segment. `runnable` = 0: accepted by the reader and
- * writer, but neither verified nor executed (no NCCL collective matches it). */
-#define WEFT_COLLS(X)                                                                              \
-    X(ALLREDUCE, "allreduce", 1, 1, 1, 0, 1)                                                       \
-    X(ALLGATHER, "allgather", 1, 0, 0, 0, 1)                                                       \
-    X(REDUCESCATTER, "reducescatter", 0, 1, 1, 0, 1)                                               \
-    X(ALLTOALL, "alltoall", 0, 0, 0, 0, 1)                                                         \
-    X(BROADCAST, "broadcast", 1, 1, 0, 1, 1)                                                       \
-    X(REDUCE, "reduce", 1, 1, 1, 1, 1)                                                             \
-    X(GATHER, "gather", 1, 0, 0, 1, 1)                                                             \
-    X(SCATTER, "scatter", 0, 1, 0, 1, 1)                                                           \
-    X(ALLTOALLV, "alltoallv", 0, 0, 0, 0, 0)                                                       \
-    X(SEND, "send", 1, 1, 0, 0, 0)                                                                 \
-    X(RECV, "recv", 1, 1, 0, 0, 0)                                                                 \
-    X(CUSTOM, "custom", 1, 1, 0, 0, 0)
-
-typedef enum weft_coll {
-#define WEFT_X_(id, n, is, os, red, root, run) WEFT_COLL_##id,
-    WEFT_COLLS(WEFT_X_)
-#undef WEFT_X_
-        WEFT_COLL_COUNT
-} weft_coll;
+/* ---- enumerations (one X-macro table each; see weft_semantics.h for collectives, step types,
+ *      data types, reduction ops and buffers, which device code shares) -------------------- */
 
 /* X(id, xml name) */
 #define WEFT_PROTOS(X)                                                                             \
@@ -57,11 +31,13 @@ WEFT_API const char *weft_proto_name(weft_proto p);
 /* Lookups by name; return -1 when unknown. weft_coll_from_name accepts "reduce_scatter". */
 WEFT_API int weft_coll_from_name(const char *name);
 WEFT_API int weft_proto_from_name(const char *name);
-WEFT_API int weft_coll_reduces(weft_coll c);
-WEFT_API int weft_coll_rooted(weft_coll c);
-WEFT_API int weft_coll_runnable(weft_coll c);
-/* 1 when buffer b (INPUT or OUTPUT) of collective c holds N x count elements. */
-WEFT_API int weft_coll_large(weft_coll c, weft_buf b);
+/* Step types by their XML names ("rrc"), buffers by name ("input") and XML code ('i'); "?"
+ * and -1 when out of range or unknown. */
+WEFT_API const char *weft_step_name(weft_step_type t);
+WEFT_API int weft_step_from_name(const char *name);
+WEFT_API const char *weft_buf_name(weft_buf b);
+WEFT_API char weft_buf_code(weft_buf b);
+WEFT_API int weft_buf_from_code(char c);
 
 /* ---- the IR ----------------------------------------------------------------------------- */
 /* A step's index inside its tb is its position in tb->steps (the XML `s`). `line` is the
@@ -74,6 +50,11 @@ typedef struct weft_step {
     uint8_t hasdep;
     int32_t line;
 } weft_step;
+
+/* What an IR step accesses (weft_step_access): its source read, then its destination. */
+static inline int weft_step_accesses(const weft_step *s, weft_access out[2]) {
+    return weft_step_access(s->type, s->srcbuf, s->srcoff, s->dstbuf, s->dstoff, s->cnt, out);
+}
 
 typedef struct weft_tb {
     int32_t id;         /* == its index in gpu->tbs */

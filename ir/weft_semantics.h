@@ -1,15 +1,24 @@
-/* weft_semantics.h — what a step does and where a chunk lives: shared by the verifier, the CPU
- * executor and the CUDA interpreter so that all three agree by construction. Plain C, no
- * dependencies; device code includes it too. */
+/* weft_semantics.h — what the IR means, stated once: what a step reads, computes and writes,
+ * what each collective's output must hold, where each buffer lives in each call mode, and the
+ * count policy. The verifier, the CPU executor, the compiler's checker, the planner, the CUDA
+ * interpreter, the shim and the tests' reference all call these. Plain C; device code includes
+ * it too (weft_semantics.c has the host-only step evaluator). */
 #ifndef WEFT_SEMANTICS_H
 #define WEFT_SEMANTICS_H
 
 #include <stdint.h>
+#if !defined(__CUDACC__)
+#include "weft_common.h" /* WEFT_API */
+#endif
 
 #if defined(__CUDACC__)
 #define WEFT_HD __host__ __device__ __forceinline__
 #else
 #define WEFT_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
 #endif
 
 /* ---- buffers ---------------------------------------------------------------------------- */
@@ -26,28 +35,157 @@ typedef enum weft_buf {
         WEFT_BUF_COUNT
 } weft_buf;
 
+/* ---- collectives ------------------------------------------------------------------------ */
+/* X(id, xml name, input segments, output segments, reduces, rooted, runnable)
+ * segments: 1 = the buffer holds `count` elements; 0 = it holds N x count (the "large" side,
+ * N = ngpus), cut into N segments of `count`. nchunksperloop K = (N if any side is large else 1)
+ * x k, where k is the number of chunks per segment. `runnable` = 0: accepted by the reader and
+ * writer, but neither verified nor executed (no NCCL collective matches it). */
+#define WEFT_COLLS(X)                                                                              \
+    X(ALLREDUCE, "allreduce", 1, 1, 1, 0, 1)                                                       \
+    X(ALLGATHER, "allgather", 1, 0, 0, 0, 1)                                                       \
+    X(REDUCESCATTER, "reducescatter", 0, 1, 1, 0, 1)                                               \
+    X(ALLTOALL, "alltoall", 0, 0, 0, 0, 1)                                                         \
+    X(BROADCAST, "broadcast", 1, 1, 0, 1, 1)                                                       \
+    X(REDUCE, "reduce", 1, 1, 1, 1, 1)                                                             \
+    X(GATHER, "gather", 1, 0, 0, 1, 1)                                                             \
+    X(SCATTER, "scatter", 0, 1, 0, 1, 1)                                                           \
+    X(ALLTOALLV, "alltoallv", 0, 0, 0, 0, 0)                                                       \
+    X(SEND, "send", 1, 1, 0, 0, 0)                                                                 \
+    X(RECV, "recv", 1, 1, 0, 0, 0)                                                                 \
+    X(CUSTOM, "custom", 1, 1, 0, 0, 0)
+
+typedef enum weft_coll {
+#define WEFT_X_(id, n, is, os, red, root, run) WEFT_COLL_##id,
+    WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_COLL_COUNT
+} weft_coll;
+
+WEFT_HD int weft_coll_flag_(weft_coll c, int which) {
+    switch (c) {
+#define WEFT_X_(id, n, is, os, red, root, run)                                                     \
+    case WEFT_COLL_##id: {                                                                         \
+        const int f[5] = {is == 0, os == 0, red, root, run};                                       \
+        return f[which];                                                                           \
+    }
+        WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+    default: return 0;
+    }
+}
+/* 1 when buffer b (INPUT or OUTPUT) of collective c holds N x count elements. */
+WEFT_HD int weft_coll_large(weft_coll c, weft_buf b) {
+    return b == WEFT_BUF_INPUT ? weft_coll_flag_(c, 0)
+                               : b == WEFT_BUF_OUTPUT && weft_coll_flag_(c, 1);
+}
+WEFT_HD int weft_coll_reduces(weft_coll c) {
+    return weft_coll_flag_(c, 2);
+}
+WEFT_HD int weft_coll_rooted(weft_coll c) {
+    return weft_coll_flag_(c, 3);
+}
+WEFT_HD int weft_coll_runnable(weft_coll c) {
+    return weft_coll_flag_(c, 4);
+}
+/* Segments of count elements that buffer b of c holds with n ranks (scratch: 0). */
+WEFT_HD int32_t weft_coll_segs(weft_coll c, weft_buf b, int32_t n) {
+    return b == WEFT_BUF_SCRATCH ? 0 : weft_coll_large(c, b) ? n : 1;
+}
+
+/* ---- what a collective computes --------------------------------------------------------- *
+ * Output segment `seg` of rank r after collective c over n ranks (root `root`) holds input
+ * segment *in_seg of rank *from, or, with *from == -1, the reduction of input segment *in_seg
+ * over all ranks, combined in rank order (avg: the sum, then divided by n). 0 when the
+ * collective leaves it unconstrained (the output of a non-root rank of reduce and gather;
+ * collectives weft does not run). Chunks follow their segments: output chunk seg*k + j holds
+ * input chunk *in_seg*k + j. */
+WEFT_HD int weft_coll_source(weft_coll c, int32_t n, int32_t root, int32_t r, int32_t seg,
+                             int32_t *from, int32_t *in_seg) {
+    (void)n;
+    *from = -1, *in_seg = 0;
+    switch (c) {
+    case WEFT_COLL_ALLREDUCE: return 1;
+    case WEFT_COLL_REDUCE: return r == root;
+    case WEFT_COLL_REDUCESCATTER: *in_seg = r; return 1;
+    case WEFT_COLL_ALLGATHER: *from = seg; return 1;
+    case WEFT_COLL_GATHER: *from = seg; return r == root;
+    case WEFT_COLL_ALLTOALL: *from = seg, *in_seg = r; return 1;
+    case WEFT_COLL_BROADCAST: *from = root; return 1;
+    case WEFT_COLL_SCATTER: *from = root, *in_seg = r; return 1;
+    default: return 0;
+    }
+}
+
+/* ---- where buffers live ----------------------------------------------------------------- */
+/* Whether rank has buffer b in a call mode: not the output of a non-root rank of reduce and
+ * gather, nor the input of a non-root rank of broadcast and scatter, except that in place
+ * broadcast's and reduce's non-root ranks pass one buffer for both. */
+WEFT_HD int weft_buf_exists(weft_coll c, int32_t root, int inplace, int32_t rank, weft_buf b) {
+    if (b == WEFT_BUF_SCRATCH || !weft_coll_rooted(c) || rank == root) return 1;
+    switch (c) {
+    case WEFT_COLL_BROADCAST: return b == WEFT_BUF_OUTPUT || inplace;
+    case WEFT_COLL_REDUCE: return b == WEFT_BUF_INPUT || inplace;
+    case WEFT_COLL_GATHER: return b == WEFT_BUF_INPUT;
+    case WEFT_COLL_SCATTER: return b == WEFT_BUF_OUTPUT;
+    default: return 1;
+    }
+}
+
+/* The memories of a call: NCCL's send buffer, its receive buffer, weft's scratch. */
+enum { WEFT_MEM_SEND = 0, WEFT_MEM_RECV = 1, WEFT_MEM_SCRATCH = 2 };
+
+/* Whether, in place, one of input and output is a slice of the other (their sizes differ), so
+ * that it lies at a different offset on every rank. */
+WEFT_HD int weft_coll_inplace_sliced(weft_coll c) {
+    return weft_coll_large(c, WEFT_BUF_INPUT) != weft_coll_large(c, WEFT_BUF_OUTPUT);
+}
+
+/* The memory buffer b of rank is part of, and the segment of it at which b starts, as NCCL
+ * defines calls: out of place each buffer is its own memory; in place input and output are one,
+ * the same pointer when both hold N segments or both one, else the large buffer with the small
+ * one at segment `rank` of it (allgather's input, reducescatter's output). Where a rank lacks
+ * a buffer (weft_buf_exists), gather and scatter do not alias: the caller decides with it. */
+WEFT_HD int weft_buf_mem(weft_coll c, int inplace, int32_t rank, weft_buf b, int32_t *seg) {
+    *seg = 0;
+    if (b == WEFT_BUF_SCRATCH) return WEFT_MEM_SCRATCH;
+    if (!inplace) return b == WEFT_BUF_INPUT ? WEFT_MEM_SEND : WEFT_MEM_RECV;
+    if (!weft_coll_inplace_sliced(c)) return WEFT_MEM_SEND;
+    weft_buf large = weft_coll_large(c, WEFT_BUF_INPUT) ? WEFT_BUF_INPUT : WEFT_BUF_OUTPUT;
+    if (b != large) *seg = rank;
+    return large == WEFT_BUF_INPUT ? WEFT_MEM_SEND : WEFT_MEM_RECV;
+}
+
+/* Whether input and output are one memory on rank in a call mode (weft_buf_mem, where the rank
+ * has both). */
+WEFT_HD int weft_buf_aliased(weft_coll c, int32_t root, int inplace, int32_t rank) {
+    return inplace && weft_buf_exists(c, root, 1, rank, WEFT_BUF_INPUT) &&
+           weft_buf_exists(c, root, 1, rank, WEFT_BUF_OUTPUT);
+}
+
 /* ---- step types ------------------------------------------------------------------------- */
-/* X(id, xml name, recv, send, reduce, write, reads_src)
+/* X(id, xml name, recv, send, reduce, write, reads_src, reads_dst)
  *   recv:      takes one message of cnt chunks from the tb's recv peer
  *   send:      puts one message of cnt chunks on the tb's send peer
- *   reduce:    combines with src: value = incoming (received, or dst for `re`) (+) src
+ *   reduce:    combines with src: value = incoming (+) src
  *   write:     stores the value into dst
  *   reads_src: reads src[srcoff .. srcoff+cnt)
- * The value a step produces is: received data, reduced with src when `reduce` (for `re` the
- * incoming value is dst itself); or src when nothing is received. */
+ *   reads_dst: reads dst[dstoff .. dstoff+cnt) before writing it: the incoming value of `re`
+ * The value a step produces is: the incoming value (received, or dst for `re`), reduced with src
+ * when `reduce`; or src when nothing comes in. weft_step_eval spells this out. */
 #define WEFT_STEP_TYPES(X)                                                                         \
-    X(SEND, "s", 0, 1, 0, 0, 1)                                                                    \
-    X(RECV, "r", 1, 0, 0, 1, 0)                                                                    \
-    X(RCS, "rcs", 1, 1, 0, 1, 0)                                                                   \
-    X(RRS, "rrs", 1, 1, 1, 0, 1)                                                                   \
-    X(RRC, "rrc", 1, 0, 1, 1, 1)                                                                   \
-    X(RRCS, "rrcs", 1, 1, 1, 1, 1)                                                                 \
-    X(CPY, "cpy", 0, 0, 0, 1, 1)                                                                   \
-    X(RE, "re", 0, 0, 1, 1, 1)                                                                     \
-    X(NOP, "nop", 0, 0, 0, 0, 0)
+    X(SEND, "s", 0, 1, 0, 0, 1, 0)                                                                 \
+    X(RECV, "r", 1, 0, 0, 1, 0, 0)                                                                 \
+    X(RCS, "rcs", 1, 1, 0, 1, 0, 0)                                                                \
+    X(RRS, "rrs", 1, 1, 1, 0, 1, 0)                                                                \
+    X(RRC, "rrc", 1, 0, 1, 1, 1, 0)                                                                \
+    X(RRCS, "rrcs", 1, 1, 1, 1, 1, 0)                                                              \
+    X(CPY, "cpy", 0, 0, 0, 1, 1, 0)                                                                \
+    X(RE, "re", 0, 0, 1, 1, 1, 1)                                                                  \
+    X(NOP, "nop", 0, 0, 0, 0, 0, 0)
 
 typedef enum weft_step_type {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) WEFT_STEP_##id,
+#define WEFT_X_(id, n, rv, sd, red, wr, rs, rd) WEFT_STEP_##id,
     WEFT_STEP_TYPES(WEFT_X_)
 #undef WEFT_X_
         WEFT_STEP_COUNT
@@ -58,19 +196,67 @@ typedef enum weft_step_type {
 #define WEFT_STEP_F_REDUCE    4u
 #define WEFT_STEP_F_WRITE     8u
 #define WEFT_STEP_F_READS_SRC 16u
+#define WEFT_STEP_F_READS_DST 32u
 
 WEFT_HD unsigned weft_step_flags(weft_step_type t) {
     switch (t) {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs)                                                        \
+#define WEFT_X_(id, n, rv, sd, red, wr, rs, rd)                                                    \
     case WEFT_STEP_##id:                                                                           \
         return (rv ? WEFT_STEP_F_RECV : 0u) | (sd ? WEFT_STEP_F_SEND : 0u) |                       \
                (red ? WEFT_STEP_F_REDUCE : 0u) | (wr ? WEFT_STEP_F_WRITE : 0u) |                   \
-               (rs ? WEFT_STEP_F_READS_SRC : 0u);
+               (rs ? WEFT_STEP_F_READS_SRC : 0u) | (rd ? WEFT_STEP_F_READS_DST : 0u);
         WEFT_STEP_TYPES(WEFT_X_)
 #undef WEFT_X_
     default: return 0u;
     }
 }
+
+/* The memory a step touches: its source when it reads it, then its destination when it writes
+ * it (`re` reads it first: read and write both set). Returns how many of out[0..2) it filled. */
+typedef struct weft_access {
+    int32_t buf, off, cnt;
+    uint8_t read, write;
+} weft_access;
+
+WEFT_HD int weft_step_access(weft_step_type t, int32_t srcbuf, int32_t srcoff, int32_t dstbuf,
+                             int32_t dstoff, int32_t cnt, weft_access out[2]) {
+    unsigned f = weft_step_flags(t);
+    int n = 0;
+    if (f & WEFT_STEP_F_READS_SRC) {
+        out[n].buf = srcbuf, out[n].off = srcoff, out[n].cnt = cnt;
+        out[n].read = 1, out[n].write = 0, n++;
+    }
+    if (f & (WEFT_STEP_F_WRITE | WEFT_STEP_F_READS_DST)) {
+        out[n].buf = dstbuf, out[n].off = dstoff, out[n].cnt = cnt;
+        out[n].read = (f & WEFT_STEP_F_READS_DST) != 0, out[n].write = (f & WEFT_STEP_F_WRITE) != 0;
+        n++;
+    }
+    return n;
+}
+
+/* ---- what a step computes (weft_semantics.c; host code) -------------------------------- *
+ * One step over a caller's values: the verifier's symbolic contributions, the CPU executor's
+ * data. The step works in registers 0..cnt-1 (its values) and register cnt (an operand);
+ * every read happens before any write, as through a temporary. Each callback returns 0, or an
+ * error that stops the step and is returned. */
+typedef struct weft_step_algebra {
+    /* register i := chunk i of the message the step receives */
+    int (*take)(void *self, int32_t i);
+    /* register i := chunk x of buffer b of the step's rank */
+    int (*load)(void *self, int32_t i, weft_buf b, int32_t x);
+    /* register i := register i (+) register j */
+    int (*reduce)(void *self, int32_t i, int32_t j);
+    /* chunk x of buffer b := register i */
+    int (*store)(void *self, int32_t i, weft_buf b, int32_t x);
+    /* the step's message := registers 0..cnt-1 */
+    int (*send)(void *self, int32_t cnt);
+} weft_step_algebra;
+
+#if !defined(__CUDACC__)
+WEFT_API int weft_step_eval(const weft_step_algebra *A, void *self, weft_step_type t,
+                            weft_buf srcbuf, int32_t srcoff, weft_buf dstbuf, int32_t dstoff,
+                            int32_t cnt);
+#endif
 
 /* ---- data types and reduction ops (values equal NCCL's enums) --------------------------- */
 /* X(id, name, bytes, nccl enum value, is_float) */
@@ -145,4 +331,7 @@ WEFT_HD int64_t weft_chunk_valid(int64_t count, int32_t k, int64_t C, int32_t x)
     return count - s < C ? count - s : C;
 }
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -348,18 +348,13 @@ static int get_bool(reader *r, const attrs *at, int i, uint8_t *out) {
 }
 
 static int get_buf(reader *r, const attrs *at, int i, weft_buf *out) {
-    static const char codes[] = {
-#define WEFT_X_(id, c, n) c,
-        WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-    };
     if (missing(r, at, i)) return -1;
     const char *v = at->val[i];
-    for (int b = 0; b < WEFT_BUF_COUNT; b++)
-        if (v[0] == codes[b] && v[1] == '\0') {
-            *out = (weft_buf)b;
-            return 0;
-        }
+    int code = v[0] && v[1] == '\0' ? weft_buf_from_code(v[0]) : -1;
+    if (code >= 0) {
+        *out = (weft_buf)code;
+        return 0;
+    }
     char b[48];
     report(r, WEFT_SEV_ERROR, at->line,
            "<%s> attribute '%s': unknown buffer \"%s\" (expected i, o or s)", at->elem,
@@ -368,17 +363,12 @@ static int get_buf(reader *r, const attrs *at, int i, weft_buf *out) {
 }
 
 static int get_step_type(reader *r, const attrs *at, int i, weft_step_type *out) {
-    static const char *const names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-        WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-    };
     if (missing(r, at, i)) return -1;
-    for (int t = 0; t < WEFT_STEP_COUNT; t++)
-        if (strcmp(at->val[i], names[t]) == 0) {
-            *out = (weft_step_type)t;
-            return 0;
-        }
+    int t = weft_step_from_name(at->val[i]);
+    if (t >= 0) {
+        *out = (weft_step_type)t;
+        return 0;
+    }
     char b[48];
     report(r, WEFT_SEV_ERROR, at->line,
            "<%s> attribute '%s': unknown step type \"%s\" (expected s, r, rcs, rrs, rrc, rrcs, "

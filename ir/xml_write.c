@@ -76,17 +76,6 @@ static void put_escaped(sbuf *b, const char *s) {
     }
 }
 
-static const char buf_codes[] = {
-#define WEFT_X_(id, c, n) c,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const step_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
 /* Values the format cannot express are refused rather than written as garbage. */
 static int writable(const weft_algo *a) {
     if (a == NULL || a->ngpus < 0 || (a->ngpus > 0 && a->gpus == NULL)) return 0;
@@ -133,8 +122,9 @@ static void write_algo(const weft_algo *a, sbuf *b) {
                 put(b,
                     "      <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" "
                     "dstoff=\"%d\" cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
-                    s, step_names[st->type], buf_codes[st->srcbuf], st->srcoff,
-                    buf_codes[st->dstbuf], st->dstoff, st->cnt, st->depid, st->deps, st->hasdep);
+                    s, weft_step_name(st->type), weft_buf_code(st->srcbuf), st->srcoff,
+                    weft_buf_code(st->dstbuf), st->dstoff, st->cnt, st->depid, st->deps,
+                    st->hasdep);
             }
             put(b, "    </tb>\n");
         }

@@ -262,10 +262,6 @@ weft_result weft_tracer_close(weft_tracer *t);
 const char *weft_tracer_path(const weft_tracer *t);
 int64_t weft_tracer_untraced(const weft_tracer *t);
 
-/* Names for the JSON (also used by the summaries). */
-const char *weft_trace_step_name(int32_t type);
-int weft_trace_step_from_name(const char *name);
-
 #ifdef __cplusplus
 }
 #endif

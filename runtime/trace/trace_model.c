@@ -7,23 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const step_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
-const char *weft_trace_step_name(int32_t type) {
-    if (type < 0 || type >= WEFT_STEP_COUNT) return "?";
-    return step_names[type];
-}
-
-int weft_trace_step_from_name(const char *name) {
-    for (int i = 0; i < WEFT_STEP_COUNT; i++)
-        if (strcmp(name, step_names[i]) == 0) return i;
-    return -1;
-}
-
 /* ---- clock --------------------------------------------------------------------------------- */
 int64_t weft_trace_host_now(void) {
     struct timespec ts;

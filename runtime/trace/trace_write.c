@@ -218,7 +218,7 @@ static void put_call(weft_trace_writer *w, const weft_trace_call *c) {
 static void put_slice(weft_trace_writer *w, const weft_trace *t, const weft_trace_slice *s) {
     FILE *f = w->f;
     const weft_trace_call *c = &t->calls[s->call];
-    const char *ty = weft_trace_step_name(s->type);
+    const char *ty = weft_step_name((weft_step_type)s->type);
     begin_event(w);
     fprintf(f, "{\"ph\":\"X\",\"cat\":\"weft.step\",\"name\":\"%s", ty);
     if (s->recv >= 0) fprintf(f, " <%d", s->recv);

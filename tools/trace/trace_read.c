@@ -147,7 +147,7 @@ static int proto_lookup(const char *s) {
     return weft_proto_from_name(s);
 }
 static int step_lookup(const char *s) {
-    return weft_trace_step_from_name(s);
+    return weft_step_from_name(s);
 }
 static int bufl_lookup(const char *s) {
     return buf_from_letter(s);
@@ -267,7 +267,7 @@ static void read_step(reader *r, ev *e) {
     unsigned f = weft_step_flags((weft_step_type)s.type);
     if ((s.send >= 0) != ((f & WEFT_STEP_F_SEND) != 0) ||
         (s.recv >= 0) != ((f & WEFT_STEP_F_RECV) != 0)) {
-        err(r, e->line, "%s: a \"%s\" step %s", e->what, weft_trace_step_name(s.type),
+        err(r, e->line, "%s: a \"%s\" step %s", e->what, weft_step_name((weft_step_type)s.type),
             (f & WEFT_STEP_F_SEND)   ? (f & WEFT_STEP_F_RECV ? "needs send and recv peers"
                                                              : "needs a send peer and no recv peer")
             : (f & WEFT_STEP_F_RECV) ? "needs a recv peer and no send peer"

@@ -150,9 +150,9 @@ static void print_types(const weft_trace *t, FILE *out) {
         const tstat *x = k < WEFT_STEP_COUNT ? &ty[k] : &all;
         if (k < WEFT_STEP_COUNT && x->n == 0) continue;
         fprintf(out, "  %-6s %8" PRId64 " %13s %12s %12s %12s %13s %15" PRId64 " %10s\n",
-                k < WEFT_STEP_COUNT ? weft_trace_step_name(k) : "all", x->n, us(x->total).s,
-                us(x->dep).s, us(x->data).s, us(x->credit).s, us(x->move).s, x->bytes,
-                gbs(x->bytes, x->move).s);
+                k < WEFT_STEP_COUNT ? weft_step_name((weft_step_type)k) : "all", x->n,
+                us(x->total).s, us(x->dep).s, us(x->data).s, us(x->credit).s, us(x->move).s,
+                x->bytes, gbs(x->bytes, x->move).s);
     }
 }
 
@@ -417,7 +417,7 @@ static void print_hop(const weft_trace *t, const hop *h, int64_t origin, FILE *o
     const weft_trace_slice *s = &t->slices[h->slice];
     const weft_trace_call *c = &t->calls[s->call];
     char ty[32], via[64];
-    int n = snprintf(ty, sizeof ty, "%s", weft_trace_step_name(s->type));
+    int n = snprintf(ty, sizeof ty, "%s", weft_step_name((weft_step_type)s->type));
     if (s->recv >= 0) n += snprintf(ty + n, sizeof ty - (size_t)n, " <%d", s->recv);
     if (s->send >= 0 && n < (int)sizeof ty)
         snprintf(ty + n, sizeof ty - (size_t)n, " >%d", s->send);
