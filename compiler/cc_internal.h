@@ -125,9 +125,8 @@ void cc_count_suppressed(const weft_cc_program *p, size_t n);
 void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d);
 
 /* Where chunks live in one buffer mode: every (buffer, rank, index) maps to a slot of one of
- * three memories (input, output, scratch), rank-major. In-place, input and output overlap as
- * NCCL defines it (docs/language.md, "Buffer modes"). */
-enum { CC_MEM_IN = 0, CC_MEM_OUT = 1, CC_MEM_SCRATCH = 2 };
+ * three memories (WEFT_MEM_SEND, RECV, SCRATCH), rank-major. In-place, input and output overlap
+ * as NCCL defines it (weft_buf_mem; docs/language.md, "Buffer modes"). */
 typedef struct cc_layout {
     int inplace;
     int64_t base[3], size[3];

@@ -457,48 +457,19 @@ static void trace_ensure(tracer *t, int32_t qi) {
 
 /* ---- the postcondition ------------------------------------------------------------------- */
 
-/* Expected contributions of output chunk j on rank r; returns -1 when unconstrained. */
+/* Expected contributions of output chunk j on rank r (weft_coll_source), in order; returns how
+ * many (ids may be NULL to count them), -1 when unconstrained. */
 static int32_t expected(const weft_cc_program *p, int32_t r, int32_t j, uint32_t *ids) {
-    int32_t n = p->nranks, k = p->chunks;
-    switch (p->coll) {
-    case WEFT_COLL_ALLREDUCE:
-        for (int32_t q = 0; q < n; q++)
-            ids[q] = contribution(p, q, j);
-        return n;
-    case WEFT_COLL_REDUCE:
-        if (r != p->root) return -1;
-        for (int32_t q = 0; q < n; q++)
-            ids[q] = contribution(p, q, j);
-        return n;
-    case WEFT_COLL_REDUCESCATTER:
-        for (int32_t q = 0; q < n; q++)
-            ids[q] = contribution(p, q, r * k + j);
-        return n;
-    case WEFT_COLL_ALLGATHER: ids[0] = contribution(p, j / k, j % k); return 1;
-    case WEFT_COLL_GATHER:
-        if (r != p->root) return -1;
-        ids[0] = contribution(p, j / k, j % k);
+    int32_t k = p->chunks, q, seg;
+    if (!weft_coll_source(p->coll, p->nranks, p->root, r, j / k, &q, &seg)) return -1;
+    int32_t x = seg * k + j % k;
+    if (q >= 0) {
+        if (ids) ids[0] = contribution(p, q, x);
         return 1;
-    case WEFT_COLL_ALLTOALL: ids[0] = contribution(p, j / k, r * k + j % k); return 1;
-    case WEFT_COLL_BROADCAST: ids[0] = contribution(p, p->root, j); return 1;
-    case WEFT_COLL_SCATTER: ids[0] = contribution(p, p->root, r * k + j); return 1;
-    default: return -1;
     }
-}
-
-/* How many contributions output chunk j of rank r must hold: -1 when unconstrained. */
-static int32_t expected_count(const weft_cc_program *p, int32_t r) {
-    switch (p->coll) {
-    case WEFT_COLL_ALLREDUCE:
-    case WEFT_COLL_REDUCESCATTER: return p->nranks;
-    case WEFT_COLL_REDUCE: return r == p->root ? p->nranks : -1;
-    case WEFT_COLL_GATHER: return r == p->root ? 1 : -1;
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_ALLTOALL:
-    case WEFT_COLL_BROADCAST:
-    case WEFT_COLL_SCATTER: return 1;
-    default: return -1;
-    }
+    for (q = 0; ids && q < p->nranks; q++)
+        ids[q] = contribution(p, q, x);
+    return p->nranks;
 }
 
 static void check_post(tracer *t) {
@@ -519,7 +490,7 @@ static void check_post(tracer *t) {
         for (int32_t j = 0; j < p->out_chunks; j++) {
             int64_t s = slot(t, CC_BUF_OUTPUT, r, j);
             if (t->writer[s] >= 0) t->final[t->writer[s]] = 1;
-            int32_t want = expected_count(p, r);
+            int32_t want = expected(p, r, j, NULL);
             if (want < 0) continue;
             const val *have = t->v[s];
             int right = 0;

@@ -74,32 +74,27 @@ static int seen_insert(cc_seen *s, uint64_t key) {
 
 void cc_layout_init(cc_layout *l, const weft_cc_program *p, int inplace) {
     l->inplace = inplace;
-    l->size[CC_MEM_IN] = p->in_chunks;
-    l->size[CC_MEM_OUT] = p->out_chunks;
-    l->size[CC_MEM_SCRATCH] = p->scratch_total;
-    l->base[CC_MEM_IN] = 0;
-    l->base[CC_MEM_OUT] = (int64_t)p->nranks * p->in_chunks;
-    l->base[CC_MEM_SCRATCH] = l->base[CC_MEM_OUT] + (int64_t)p->nranks * p->out_chunks;
-    l->nslots = l->base[CC_MEM_SCRATCH] + (int64_t)p->nranks * p->scratch_total;
+    l->size[WEFT_MEM_SEND] = p->in_chunks;
+    l->size[WEFT_MEM_RECV] = p->out_chunks;
+    l->size[WEFT_MEM_SCRATCH] = p->scratch_total;
+    l->base[WEFT_MEM_SEND] = 0;
+    l->base[WEFT_MEM_RECV] = (int64_t)p->nranks * p->in_chunks;
+    l->base[WEFT_MEM_SCRATCH] = l->base[WEFT_MEM_RECV] + (int64_t)p->nranks * p->out_chunks;
+    l->nslots = l->base[WEFT_MEM_SCRATCH] + (int64_t)p->nranks * p->scratch_total;
 }
 
+/* Every rank has both buffers here, laid out as NCCL aliases them in place (weft_buf_mem);
+ * which a non-root rank of a rooted collective may use is the IR verifier's rule. */
 int64_t cc_slot(const cc_layout *l, const weft_cc_program *p, int32_t buf, int32_t rank,
                 int32_t idx) {
-    int mem = CC_MEM_SCRATCH;
-    int gather = p->coll == WEFT_COLL_ALLGATHER || p->coll == WEFT_COLL_GATHER;
-    int scatter = p->coll == WEFT_COLL_REDUCESCATTER || p->coll == WEFT_COLL_SCATTER;
-    if (buf >= CC_BUF_SCRATCH0) {
+    int mem = WEFT_MEM_SCRATCH;
+    int32_t seg = 0;
+    if (buf >= CC_BUF_SCRATCH0)
         idx += p->scratch[buf - CC_BUF_SCRATCH0].base;
-    } else if (!l->inplace) {
-        mem = buf == CC_BUF_INPUT ? CC_MEM_IN : CC_MEM_OUT;
-    } else if (buf == CC_BUF_INPUT) {
-        mem = gather ? CC_MEM_OUT : CC_MEM_IN;
-        if (gather) idx += rank * p->chunks;
-    } else {
-        mem = gather ? CC_MEM_OUT : CC_MEM_IN;
-        if (scatter) idx += rank * p->chunks;
-    }
-    return l->base[mem] + (int64_t)rank * l->size[mem] + idx;
+    else
+        mem = weft_buf_mem(p->coll, l->inplace, rank,
+                           buf == CC_BUF_INPUT ? WEFT_BUF_INPUT : WEFT_BUF_OUTPUT, &seg);
+    return l->base[mem] + (int64_t)rank * l->size[mem] + seg * p->chunks + idx;
 }
 
 const char *cc_buf_name(const weft_cc_program *p, int32_t buf) {
