@@ -935,9 +935,10 @@ static const rt_window *find_window(const weft_comm *c, int s, const void *p, si
 static int call_windows(const weft_comm *c, const weft_call *call, const void *const *send,
                         const void *const *recv, const rt_window *w[2], int64_t off[2]) {
     if (c->nwins == 0) return 0;
-    size_t es = (size_t)weft_dtype_size(call->dtype), n = (size_t)c->nranks;
-    size_t bytes[2] = {call->count * es * (weft_coll_large(call->coll, WEFT_BUF_INPUT) ? n : 1),
-                       call->count * es * (weft_coll_large(call->coll, WEFT_BUF_OUTPUT) ? n : 1)};
+    size_t es = (size_t)weft_dtype_size(call->dtype);
+    int32_t n = c->nranks;
+    size_t bytes[2] = {call->count * es * (size_t)weft_coll_segs(call->coll, WEFT_BUF_INPUT, n),
+                       call->count * es * (size_t)weft_coll_segs(call->coll, WEFT_BUF_OUTPUT, n)};
     for (int s = 0; s < c->nsub; s++) {
         const void *p[2] = {send[s], recv[s]};
         for (int b = 0; b < 2; b++) {

@@ -385,7 +385,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 lim = l < lim ? l : lim;
             }
             if (f & WEFT_STEP_F_REDUCE) q.red0 = src, q.nred = 1;
-        } else if (st.type == WEFT_STEP_RE) {
+        } else if (f & WEFT_STEP_F_READS_DST) { /* `re`: dst is the incoming value */
             q.in = q.dst;
             if (st.nsrc <= 1) q.red0 = src, q.nred = 1;
         } else {

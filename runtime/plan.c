@@ -130,38 +130,26 @@ int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t why
  * rank r in a buffer mode the algorithm declares (in-place aliases input and output). */
 static int may_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
                        int32_t o2, int32_t cnt) {
-    if (b1 != b2) {
-        if (b1 == WEFT_BUF_SCRATCH || b2 == WEFT_BUF_SCRATCH || !a->inplace) return 0;
-        int l1 = weft_coll_large(a->coll, b1), l2 = weft_coll_large(a->coll, b2);
-        int32_t k = weft_algo_chunks_per_seg(a);
-        if (l1 && !l2) o2 += r * k;
-        if (l2 && !l1) o1 += r * k;
-    }
+    int32_t s1, s2, k = weft_algo_chunks_per_seg(a);
+    if (weft_buf_mem(a->coll, a->inplace, r, b1, &s1) !=
+        weft_buf_mem(a->coll, a->inplace, r, b2, &s2))
+        return 0;
+    o1 += s1 * k, o2 += s2 * k;
     return o1 < o2 + cnt && o2 < o1 + cnt;
 }
 
-/* What a step reads and writes, out of place (no buffer aliases another). */
-typedef struct span {
-    int32_t buf, off, cnt;
-} span;
-
-static int spans_meet(span a, span b) {
-    return a.cnt > 0 && b.cnt > 0 && a.buf == b.buf && a.off < b.off + b.cnt &&
-           b.off < a.off + a.cnt;
-}
-
+/* Whether x and y touch the same memory, one of them writing it, out of place (no buffer
+ * aliases another). */
 static int steps_conflict(const weft_step *x, const weft_step *y) {
-    unsigned fx = weft_step_flags(x->type), fy = weft_step_flags(y->type);
-    span rx[2] = {{0, 0, 0}, {0, 0, 0}}, ry[2] = {{0, 0, 0}, {0, 0, 0}};
-    span wx = {0, 0, 0}, wy = {0, 0, 0};
-    if (fx & WEFT_STEP_F_READS_SRC) rx[0] = (span){x->srcbuf, x->srcoff, x->cnt};
-    if (x->type == WEFT_STEP_RE) rx[1] = (span){x->dstbuf, x->dstoff, x->cnt};
-    if (fx & WEFT_STEP_F_WRITE) wx = (span){x->dstbuf, x->dstoff, x->cnt};
-    if (fy & WEFT_STEP_F_READS_SRC) ry[0] = (span){y->srcbuf, y->srcoff, y->cnt};
-    if (y->type == WEFT_STEP_RE) ry[1] = (span){y->dstbuf, y->dstoff, y->cnt};
-    if (fy & WEFT_STEP_F_WRITE) wy = (span){y->dstbuf, y->dstoff, y->cnt};
-    return spans_meet(wx, wy) || spans_meet(wx, ry[0]) || spans_meet(wx, ry[1]) ||
-           spans_meet(wy, rx[0]) || spans_meet(wy, rx[1]);
+    weft_access ax[2], ay[2];
+    int nx = weft_step_accesses(x, ax), ny = weft_step_accesses(y, ay);
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++)
+            if ((ax[i].write || ay[j].write) && ax[i].buf == ay[j].buf && ax[i].cnt > 0 &&
+                ay[j].cnt > 0 && ax[i].off < ay[j].off + ay[j].cnt &&
+                ay[j].off < ax[i].off + ax[i].cnt)
+                return 1;
+    return 0;
 }
 
 /* A copy of a with only the out-of-place mode and without the dependencies that guard nothing
@@ -544,8 +532,9 @@ static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32
                 for (int32_t i = 0; i < nf; i++)
                     rp->xsrc[rp->nxsrc++] =
                         (weft_dsrc){tb->steps[s + i].srcbuf, tb->steps[s + i].srcoff};
-            if (f & WEFT_STEP_F_READS_SRC) rp->uses_buf[st->srcbuf] = 1;
-            if (f & WEFT_STEP_F_WRITE) rp->uses_buf[st->dstbuf] = 1;
+            weft_access ac[2];
+            for (int i = weft_step_accesses(st, ac) - 1; i >= 0; i--)
+                rp->uses_buf[ac[i].buf] = 1;
             for (int32_t i = 1; i < nf; i++)
                 rp->uses_buf[tb->steps[s + i].srcbuf] = 1;
             s += nf;
@@ -870,8 +859,7 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     g->C = C * scale;
     /* In place, a small buffer that is a slice of a large one lies at another offset on every
      * rank: its peers could not find it at their own offset. */
-    int sliced = inplace && weft_coll_large(p->algo->coll, WEFT_BUF_INPUT) !=
-                                weft_coll_large(p->algo->coll, WEFT_BUF_OUTPUT);
+    int sliced = inplace && weft_coll_inplace_sliced(p->algo->coll);
     g->direct = direct && m->direct && !sliced;
     int64_t cv = (g->C + V - 1) / V * V;
     /* The slice: a slot's worth (or the /SLICE cap); smaller when that leaves members idle,

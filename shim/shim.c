@@ -629,16 +629,13 @@ static void log_decision(shim_comm *e, const shim_op *o, int inplace, int groupe
 
 /* NCCL's in-place definitions; a pointer sum that would wrap is simply not in place. */
 static int op_inplace(const shim_op *o, int rank) {
-    size_t sz = type_size(o->dtype);
+    int32_t si, so; /* the segments at which each lies in their one memory (weft_buf_mem) */
+    weft_buf_mem(o->coll, 1, rank, WEFT_BUF_INPUT, &si);
+    weft_buf_mem(o->coll, 1, rank, WEFT_BUF_OUTPUT, &so);
+    unsigned long long seg = (unsigned long long)o->count * type_size(o->dtype);
     uintptr_t s = (uintptr_t)o->send, r = (uintptr_t)o->recv;
-    unsigned long long off = (unsigned long long)o->count * sz * (unsigned long long)rank;
-    switch (o->coll) {
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_GATHER: return r <= UINTPTR_MAX - off && s == r + off;
-    case WEFT_COLL_REDUCESCATTER:
-    case WEFT_COLL_SCATTER: return s <= UINTPTR_MAX - off && r == s + off;
-    default: return s == r;
-    }
+    unsigned long long ds = seg * (unsigned long long)si, dr = seg * (unsigned long long)so;
+    return s >= ds && r >= dr && s - ds == r - dr;
 }
 
 /* Builds the weft call, or says why NCCL must take it. */

@@ -64,38 +64,23 @@ inline const CombineFn combine_fns[WEFT_RT_NKERNELS] = {
 #undef WEFT_X_
 };
 
-/* Expected output of rank r (oute elements of es bytes); false when the collective leaves rank
- * r's output undefined (reduce and gather off the root). in[q] is rank q's input. */
+/* Expected output of rank r (oute elements of es bytes), segment by segment as
+ * weft_coll_source says; false when the collective leaves rank r's output undefined (reduce
+ * and gather off the root). in[q] is rank q's input. */
 inline bool expected(weft_coll coll, int n, int r, int root, size_t count, size_t es, int ki,
                      const std::vector<std::vector<char>> &in, std::vector<char> &exp) {
-    if ((coll == WEFT_COLL_REDUCE || coll == WEFT_COLL_GATHER) && r != root) return false;
-    size_t oute = (weft_coll_large(coll, WEFT_BUF_OUTPUT) ? (size_t)n : 1) * count;
-    exp.assign(oute * es, 0);
+    int32_t from, src;
+    if (!weft_coll_source(coll, n, root, r, 0, &from, &src)) return false;
+    size_t nseg = (size_t)weft_coll_segs(coll, WEFT_BUF_OUTPUT, n);
+    exp.assign(nseg * count * es, 0);
     CombineFn comb = combine_fns[ki];
-    for (size_t e = 0; e < oute; e++) {
-        char *x = exp.data() + e * es;
-        size_t seg = e / count, off = e % count;
-        switch (coll) {
-        case WEFT_COLL_ALLREDUCE:
-        case WEFT_COLL_REDUCE:
-        case WEFT_COLL_REDUCESCATTER: {
-            size_t ie = coll == WEFT_COLL_REDUCESCATTER ? (size_t)r * count + e : e;
-            memcpy(x, in[0].data() + ie * es, es);
-            for (int q = 1; q < n; q++)
-                comb(x, in[q].data() + ie * es, 1);
-            break;
-        }
-        case WEFT_COLL_ALLGATHER:
-        case WEFT_COLL_GATHER: memcpy(x, in[seg].data() + off * es, es); break;
-        case WEFT_COLL_ALLTOALL:
-            memcpy(x, in[seg].data() + ((size_t)r * count + off) * es, es);
-            break;
-        case WEFT_COLL_BROADCAST: memcpy(x, in[root].data() + e * es, es); break;
-        case WEFT_COLL_SCATTER:
-            memcpy(x, in[root].data() + ((size_t)r * count + e) * es, es);
-            break;
-        default: break;
-        }
+    for (size_t seg = 0; seg < nseg; seg++) {
+        weft_coll_source(coll, n, root, r, (int32_t)seg, &from, &src);
+        char *x = exp.data() + seg * count * es;
+        size_t at = (size_t)src * count * es;
+        memcpy(x, in[from < 0 ? 0 : from].data() + at, count * es);
+        for (int q = 1; from < 0 && q < n; q++)
+            comb(x, in[q].data() + at, count);
     }
     return true;
 }
