@@ -775,7 +775,7 @@ static int64_t check_gpu_phases(const weft_algo *a, const weft_phased *p, weft_d
 static int64_t check_numbering(const weft_algo *a, const weft_phased *p, weft_diag *d) {
     weft_sg *g = NULL;
     int64_t nerr = 0;
-    if (weft_sg_build(a, NULL, NULL, &g) != WEFT_OK) return 1;
+    if (!weft_ir_is_valid(a) || weft_sg_build(a, NULL, NULL, &g) != WEFT_OK) return 1;
     if (p->nsteps != g->nsteps) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "the cut numbers %lld steps, the schedule has %d", (long long)p->nsteps,

@@ -57,30 +57,6 @@ void weft_sg_diag_step(const weft_sg *g, weft_diag *d, weft_severity sev, int32_
     va_end(ap);
 }
 
-static void diag_tb(const weft_algo *a, weft_diag *d, int32_t rank, int32_t tb, const char *fmt,
-                    ...) WEFT_PRINTF(5, 6);
-static void diag_tb(const weft_algo *a, weft_diag *d, int32_t rank, int32_t tb, const char *fmt,
-                    ...) {
-    char name[48];
-    snprintf(name, sizeof name, "rank %d tb %d", rank, tb);
-    va_list ap;
-    va_start(ap, fmt);
-    vdiag_at(a, d, WEFT_SEV_ERROR, a->gpus[rank].tbs[tb].line, name, fmt, ap);
-    va_end(ap);
-}
-
-static void diag_step_ir(const weft_algo *a, weft_diag *d, int32_t rank, int32_t tb, int32_t s,
-                         const char *fmt, ...) WEFT_PRINTF(6, 7);
-static void diag_step_ir(const weft_algo *a, weft_diag *d, int32_t rank, int32_t tb, int32_t s,
-                         const char *fmt, ...) {
-    char name[64];
-    snprintf(name, sizeof name, "rank %d tb %d step %d", rank, tb, s);
-    va_list ap;
-    va_start(ap, fmt);
-    vdiag_at(a, d, WEFT_SEV_ERROR, a->gpus[rank].tbs[tb].steps[s].line, name, fmt, ap);
-    va_end(ap);
-}
-
 #define COUNT_ERR(cls)                                                                             \
     do {                                                                                           \
         if (errs) errs[WEFT_VERIFY_##cls]++;                                                       \
@@ -109,107 +85,51 @@ int32_t weft_sg_buf_chunks(const weft_sg *g, int32_t rank, weft_buf b) {
     }
 }
 
-/* Connection lookup: open addressing on (src, dst, chan). */
-typedef struct conn_map {
-    uint64_t *keys;
-    int32_t *vals;
-    size_t cap;
-} conn_map;
-
 static uint64_t conn_key(int32_t src, int32_t dst, int32_t chan) {
     return ((uint64_t)(uint32_t)src << 42) | ((uint64_t)(uint32_t)dst << 21) | (uint32_t)chan;
 }
 
-static int32_t *conn_slot(conn_map *m, uint64_t key) {
-    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (m->cap - 1);
-    while (m->vals[h] >= 0 && m->keys[h] != key)
-        h = (h + 1) & (m->cap - 1);
-    m->keys[h] = key;
-    return &m->vals[h];
-}
-
+/* The algorithm passed weft_ir_validate (weft_sg_validate), which every caller runs first: ids,
+ * peers, channels, one tb per connection end, step types allowed by the tb's peers, counts,
+ * dependencies and bounds are as the graph needs them. What is left to check here is what
+ * validation does not: that the messages of each connection pair up. */
 weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_sg **out) {
     weft_result res = WEFT_OK;
     weft_sg *g = NULL;
-    conn_map map = {0};
+    weft_map conn_of = {0}; /* conn_key -> connection index + 1 */
     int64_t nerr = 0;
     *out = NULL;
     const int32_t N = a->ngpus;
-    if (N < 1 || a->gpus == NULL) {
-        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0, "the algorithm has no ranks");
-        COUNT_ERR(STRUCTURE);
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    if (N >= (1 << 21)) {
-        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0, "%d ranks are more than weft handles",
-                      N);
-        COUNT_ERR(STRUCTURE);
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    int32_t mult = weft_algo_size_mult(a);
-    if (a->nchunksperloop < 1 || a->nchunksperloop % mult != 0) {
-        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
-                      "nchunksperloop=%d must be a positive multiple of %d for %s on %d ranks",
-                      a->nchunksperloop, mult, weft_coll_name(a->coll), N);
-        COUNT_ERR(STRUCTURE);
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    if (weft_coll_rooted(a->coll) && (a->root < 0 || a->root >= N)) {
-        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
-                      "root %d of %s is not a rank of the algorithm (0..%d)", a->root,
-                      weft_coll_name(a->coll), N - 1);
-        COUNT_ERR(STRUCTURE);
-    }
-
     g = calloc(1, sizeof *g);
     WEFT_CHECK_ALLOC(g);
     g->a = a;
     g->nranks = N;
-    g->k = a->nchunksperloop / mult;
-    g->nin = (weft_coll_large(a->coll, WEFT_BUF_INPUT) ? N : 1) * g->k;
-    g->nout = (weft_coll_large(a->coll, WEFT_BUF_OUTPUT) ? N : 1) * g->k;
+    g->k = weft_algo_chunks_per_seg(a);
+    g->nin = weft_coll_segs(a->coll, WEFT_BUF_INPUT, N) * g->k;
+    g->nout = weft_coll_segs(a->coll, WEFT_BUF_OUTPUT, N) * g->k;
     g->rank_tb = calloc((size_t)N + 1, sizeof *g->rank_tb);
     WEFT_CHECK_ALLOC(g->rank_tb);
     int64_t ntbs = 0, nsteps = 0;
     for (int32_t r = 0; r < N; r++) {
         const weft_gpu *gp = &a->gpus[r];
         g->rank_tb[r] = (int32_t)ntbs;
-        if (gp->s_chunks < 0) {
-            weft_diag_add(d, WEFT_SEV_ERROR, a->file, gp->line, 0,
-                          "rank %d: s_chunks=%d is negative", r, gp->s_chunks);
-            COUNT_ERR(STRUCTURE);
-        } else if (gp->s_chunks > g->smax)
-            g->smax = gp->s_chunks;
+        if (gp->s_chunks > g->smax) g->smax = gp->s_chunks;
         ntbs += gp->ntbs;
         for (int32_t t = 0; t < gp->ntbs; t++)
             nsteps += gp->tbs[t].nsteps;
     }
     g->rank_tb[N] = (int32_t)ntbs;
-    if (nsteps > INT32_MAX / 2 || ntbs > INT32_MAX / 2 ||
-        (int64_t)g->nin + g->nout + g->smax > INT32_MAX / 2) {
-        weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0, "the schedule is too large");
-        COUNT_ERR(STRUCTURE);
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
     g->nlocs = g->nin + g->nout + g->smax;
     g->ntbs = (int32_t)ntbs;
     g->nsteps = (int32_t)nsteps;
     g->tbs = calloc((size_t)ntbs + 1, sizeof *g->tbs);
     g->steps = calloc((size_t)nsteps + 1, sizeof *g->steps);
+    g->conns = calloc(2 * (size_t)ntbs + 1, sizeof *g->conns);
     WEFT_CHECK_ALLOC(g->tbs);
     WEFT_CHECK_ALLOC(g->steps);
+    WEFT_CHECK_ALLOC(g->conns);
 
     /* tbs and connections */
-    map.cap = 16;
-    while (map.cap < 4 * (size_t)ntbs)
-        map.cap *= 2;
-    map.keys = calloc(map.cap, sizeof *map.keys);
-    map.vals = malloc(map.cap * sizeof *map.vals);
-    WEFT_CHECK_ALLOC(map.keys);
-    WEFT_CHECK_ALLOC(map.vals);
-    memset(map.vals, 0xff, map.cap * sizeof *map.vals);
-    g->conns = calloc(2 * (size_t)ntbs + 1, sizeof *g->conns);
-    WEFT_CHECK_ALLOC(g->conns);
     int32_t first = 0;
     for (int32_t r = 0; r < N; r++) {
         const weft_gpu *gp = &a->gpus[r];
@@ -223,50 +143,24 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
             st->nsteps = tb->nsteps;
             st->sconn = st->rconn = -1;
             first += tb->nsteps;
-            int bad = 0;
-            if (tb->send < -1 || tb->send >= N) {
-                diag_tb(a, d, r, t, "send peer %d is not a rank (0..%d) or -1", tb->send, N - 1);
-                COUNT_ERR(STRUCTURE);
-                bad = 1;
-            }
-            if (tb->recv < -1 || tb->recv >= N) {
-                diag_tb(a, d, r, t, "recv peer %d is not a rank (0..%d) or -1", tb->recv, N - 1);
-                COUNT_ERR(STRUCTURE);
-                bad = 1;
-            }
-            if (tb->chan < 0 || tb->chan >= (1 << 20)) {
-                diag_tb(a, d, r, t, "channel %d is out of range", tb->chan);
-                COUNT_ERR(STRUCTURE);
-                bad = 1;
-            }
-            if (bad) continue;
             for (int dir = 0; dir < 2; dir++) {
                 int32_t peer = dir == 0 ? tb->send : tb->recv;
                 if (peer < 0) continue;
                 int32_t src = dir == 0 ? r : peer, dst = dir == 0 ? peer : r;
-                int32_t *slot = conn_slot(&map, conn_key(src, dst, tb->chan));
-                if (*slot < 0) {
-                    *slot = g->nconns++;
-                    weft_sg_conn *c = &g->conns[*slot];
+                int added = 0;
+                uint64_t *slot = weft_map_put(&conn_of, conn_key(src, dst, tb->chan), &added);
+                WEFT_CHECK_ALLOC(slot);
+                if (added) {
+                    weft_sg_conn *c = &g->conns[g->nconns];
                     c->src = src;
                     c->dst = dst;
                     c->chan = tb->chan;
                     c->stb = c->rtb = -1;
+                    *slot = (uint64_t)++g->nconns;
                 }
-                weft_sg_conn *c = &g->conns[*slot];
-                int32_t *end = dir == 0 ? &c->stb : &c->rtb;
-                if (*end >= 0) {
-                    diag_tb(a, d, r, t, "a second tb %s rank %d on channel %d (tb %d already does)",
-                            dir == 0 ? "sending to" : "receiving from", peer, tb->chan,
-                            g->tbs[*end].local);
-                    COUNT_ERR(STRUCTURE);
-                    continue;
-                }
-                *end = gt;
-                if (dir == 0)
-                    st->sconn = *slot;
-                else
-                    st->rconn = *slot;
+                int32_t ci = (int32_t)*slot - 1;
+                *(dir == 0 ? &g->conns[ci].stb : &g->conns[ci].rtb) = gt;
+                *(dir == 0 ? &st->sconn : &st->rconn) = ci;
             }
         }
     }
@@ -281,94 +175,22 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                 const weft_step *s = &tb->steps[i];
                 int32_t id = g->tbs[gt].first + i;
                 weft_sg_step *gs = &g->steps[id];
+                unsigned f = weft_step_flags(s->type);
                 gs->ir = s;
                 gs->rank = r;
                 gs->tb = gt;
                 gs->idx = i;
-                gs->dep = gs->rconn = gs->sconn = gs->match = -1;
-                gs->rmsg = gs->smsg = -1;
-                if ((unsigned)s->type >= WEFT_STEP_COUNT) {
-                    diag_step_ir(a, d, r, t, i, "unknown step type %d", (int)s->type);
-                    COUNT_ERR(STRUCTURE);
-                    continue;
-                }
-                unsigned f = weft_step_flags(s->type);
                 gs->flags = f;
-                const char *tn = weft_step_name(s->type);
-                if ((f & WEFT_STEP_F_RECV) && tb->recv < 0) {
-                    diag_step_ir(a, d, r, t, i, "'%s' receives, but the tb has no recv peer", tn);
-                    COUNT_ERR(STRUCTURE);
-                }
-                if ((f & WEFT_STEP_F_SEND) && tb->send < 0) {
-                    diag_step_ir(a, d, r, t, i, "'%s' sends, but the tb has no send peer", tn);
-                    COUNT_ERR(STRUCTURE);
-                }
-                if (s->type != WEFT_STEP_NOP && s->cnt < 1) {
-                    diag_step_ir(a, d, r, t, i, "cnt=%d: a '%s' step moves at least one chunk",
-                                 s->cnt, tn);
-                    COUNT_ERR(STRUCTURE);
-                } else if (s->type != WEFT_STEP_NOP) {
-                    weft_access ac[2];
-                    int na = weft_step_accesses(s, ac);
-                    for (int k = 0; k < na; k++) {
-                        int side = ac[k].write; /* 0: its source, 1: its destination */
-                        weft_buf b = (weft_buf)ac[k].buf;
-                        int32_t off = ac[k].off;
-                        if ((unsigned)b >= WEFT_BUF_COUNT) {
-                            diag_step_ir(a, d, r, t, i, "unknown %s buffer",
-                                         side == 0 ? "source" : "destination");
-                            COUNT_ERR(STRUCTURE);
-                            continue;
-                        }
-                        int32_t n = weft_sg_buf_chunks(g, r, b);
-                        if (off < 0 || (int64_t)off + s->cnt > n) {
-                            if (s->cnt == 1)
-                                diag_step_ir(a, d, r, t, i,
-                                             "%s %s chunk %d, but the %s has %d "
-                                             "chunk%s",
-                                             side == 0 ? "reads" : "writes", weft_buf_name(b), off,
-                                             weft_buf_name(b), n, n == 1 ? "" : "s");
-                            else
-                                diag_step_ir(a, d, r, t, i,
-                                             "%s %s chunks %d..%lld, but the %s "
-                                             "has %d chunk%s",
-                                             side == 0 ? "reads" : "writes", weft_buf_name(b), off,
-                                             (long long)off + s->cnt - 1, weft_buf_name(b), n,
-                                             n == 1 ? "" : "s");
-                            COUNT_ERR(BOUNDS);
-                        }
-                    }
-                }
-                if (s->depid >= 0) {
-                    if (s->depid >= gp->ntbs || s->deps < 0 ||
-                        s->deps >= gp->tbs[s->depid].nsteps) {
-                        diag_step_ir(a, d, r, t, i,
-                                     "depends on tb %d step %d, which does not exist", s->depid,
-                                     s->deps);
-                        COUNT_ERR(STRUCTURE);
-                    } else if (!gp->tbs[s->depid].steps[s->deps].hasdep) {
-                        diag_step_ir(
-                            a, d, r, t, i,
-                            "depends on tb %d step %d, which lacks hasdep=\"1\" (the MSCCL "
-                            "runtimes never signal its completion)",
-                            s->depid, s->deps);
-                        COUNT_ERR(STRUCTURE);
-                    } else {
-                        gs->dep = g->tbs[g->rank_tb[r] + s->depid].first + s->deps;
-                    }
-                } else if (s->depid < -1) {
-                    diag_step_ir(a, d, r, t, i, "depid=%d is neither a tb nor -1", s->depid);
-                    COUNT_ERR(STRUCTURE);
-                }
-                if ((f & WEFT_STEP_F_RECV) && g->tbs[gt].rconn >= 0) {
-                    weft_sg_conn *c = &g->conns[g->tbs[gt].rconn];
+                gs->rconn = gs->sconn = gs->match = -1;
+                gs->rmsg = gs->smsg = -1;
+                gs->dep = s->depid >= 0 ? g->tbs[g->rank_tb[r] + s->depid].first + s->deps : -1;
+                if (f & WEFT_STEP_F_RECV) {
                     gs->rconn = g->tbs[gt].rconn;
-                    gs->rmsg = c->nrecv++;
+                    gs->rmsg = g->conns[gs->rconn].nrecv++;
                 }
-                if ((f & WEFT_STEP_F_SEND) && g->tbs[gt].sconn >= 0) {
-                    weft_sg_conn *c = &g->conns[g->tbs[gt].sconn];
+                if (f & WEFT_STEP_F_SEND) {
                     gs->sconn = g->tbs[gt].sconn;
-                    gs->smsg = c->nsend++;
+                    gs->smsg = g->conns[gs->sconn].nsend++;
                 }
             }
         }
@@ -443,13 +265,13 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
     *out = g;
     g = NULL;
 fail:
-    free(map.vals);
-    free(map.keys);
+    weft_map_free(&conn_of);
     weft_sg_free(g);
     return res;
 }
 
 weft_result weft_sg_validate(const weft_algo *a, weft_diag *d, int64_t *errs) {
+    if (weft_proven_valid(a)) return WEFT_OK; /* valid: there would be no error to copy */
     weft_diag *vd = weft_diag_new();
     if (vd == NULL) return WEFT_ERR_NOMEM;
     weft_result vr = weft_ir_validate(a, vd);

@@ -119,4 +119,10 @@ void weft_sg_describe_wait(const weft_sg *g, const weft_sg_run *r, int32_t t, ch
 int weft_sg_report_cycles(const weft_sg *g, const weft_sg_run *r, weft_diag *d, const char *what,
                           int max_cycles);
 
+/* ---- what the process has proven (proven.c) ---------------------------------------------- *
+ * Whether an algorithm with a's content passed weft_ir_validate in this process; that it did
+ * (weft_ir_validate records it). */
+int weft_proven_valid(const weft_algo *a);
+void weft_proven_set_valid(const weft_algo *a);
+
 #endif

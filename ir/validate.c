@@ -1,6 +1,6 @@
 /* validate.c — structural validation of an algo (read from XML or built in memory): peers,
  * connections, dependencies, bounds, counts; MSCCL runtime limits as warnings. */
-#include "weft_ir.h"
+#include "stepgraph_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +402,7 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
                 st->cnt, more, MSCCL_MAX_CNT);
     }
     if (v.nerr) res = WEFT_ERR_INPUT;
+    if (res == WEFT_OK) weft_proven_set_valid(a);
 fail:
     return res;
 }

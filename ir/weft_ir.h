@@ -144,6 +144,10 @@ WEFT_API weft_result weft_ir_write_string(const weft_algo *a, char **out);
  * MSCCL runtimes become warnings. Returns
  * WEFT_ERR_INPUT when any error was reported. */
 WEFT_API weft_result weft_ir_validate(const weft_algo *a, weft_diag *d);
+/* weft_ir_validate without diagnostics, answered from what this process already established
+ * for an algorithm with the same content (proven.c): the runtime asks about the same algorithms
+ * for every communicator and call mode. */
+WEFT_API int weft_ir_is_valid(const weft_algo *a);
 
 /* ---- listing (show.c) ------------------------------------------------------------------- */
 /* Readable per-rank, per-tb listing and a summary (ranks, tbs, channels, steps by type, chunks
@@ -216,6 +220,9 @@ typedef struct weft_verify_summary {
 WEFT_API weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, weft_diag *d,
                                     weft_verify_summary *summary);
 WEFT_API void weft_verify_summary_free(weft_verify_summary *s);
+/* Whether weft_ir_verify passes with opts (NULL: the defaults), without diagnostics; remembered
+ * per process for the algorithm's content and the options that decide it (proven.c). */
+WEFT_API int weft_ir_verifies(const weft_algo *a, const weft_verify_opts *opts);
 /* Prints the summary: ranks, tbs, steps, critical path, chunks moved per peer pair (listed
  * pair by pair when there are at most max_pairs pairs, else as totals). */
 WEFT_API void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_pairs);

@@ -1,0 +1,181 @@
+/* proven.c — what this process has established about algorithms, remembered by their content:
+ * that one is structurally valid, that one verifies with given options. The runtime plans the
+ * same algorithms for every communicator and both call modes; each is checked once per process,
+ * however often it is asked about. */
+#include "stepgraph_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What may be remembered at most: schedules beyond this are checked again instead. */
+#define PROVEN_MAX_WORDS ((size_t)32 << 20)
+
+typedef struct fact {
+    uint32_t *words; /* the content (what weft_algo_equal compares, plus the ids) and the key */
+    size_t n;
+    int result;
+} fact;
+
+static pthread_mutex_t proven_lock = PTHREAD_MUTEX_INITIALIZER;
+static weft_map proven_index; /* hash of words -> fact index + 1 */
+static fact *facts;
+static size_t nfacts, capfacts, total_words;
+
+typedef struct wbuf {
+    uint32_t *w;
+    size_t n, cap;
+} wbuf;
+
+static int put(wbuf *b, int64_t v) {
+    if (weft_grow((void **)&b->w, &b->cap, b->n + 1, sizeof *b->w) != 0) return -1;
+    b->w[b->n++] = (uint32_t)v;
+    b->w[b->n++] = (uint32_t)((uint64_t)v >> 32);
+    return 0;
+}
+
+/* The algorithm's content followed by what was asked (kind, options) as words; NULL when its
+ * arrays are not walkable (validation says why) or it is too large to remember. */
+static uint32_t *content(const weft_algo *a, const int64_t *key, int nkey, size_t *n) {
+    wbuf b = {NULL, 0, 0};
+    if (a == NULL || a->ngpus < 1 || a->ngpus > WEFT_IR_MAX_RANKS || a->gpus == NULL) return NULL;
+    int ok = 1;
+    for (int i = 0; i < nkey; i++)
+        ok &= put(&b, key[i]) == 0;
+    int64_t head[] = {a->proto,      a->coll,
+                      a->nchannels,  a->nchunksperloop,
+                      a->ngpus,      a->inplace,
+                      a->outofplace, a->min_bytes,
+                      a->max_bytes,  weft_coll_rooted(a->coll) ? a->root : 0};
+    for (size_t i = 0; ok && i < sizeof head / sizeof *head; i++)
+        ok &= put(&b, head[i]) == 0;
+    for (int32_t r = 0; ok && r < a->ngpus; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        ok = g->ntbs >= 0 && (g->ntbs == 0 || g->tbs != NULL);
+        int64_t gw[] = {g->id, g->i_chunks, g->o_chunks, g->s_chunks, g->ntbs};
+        for (size_t i = 0; ok && i < sizeof gw / sizeof *gw; i++)
+            ok &= put(&b, gw[i]) == 0;
+        for (int32_t t = 0; ok && t < g->ntbs; t++) {
+            const weft_tb *tb = &g->tbs[t];
+            ok = tb->nsteps >= 0 && (tb->nsteps == 0 || tb->steps != NULL) &&
+                 b.n + 18 * (size_t)tb->nsteps < PROVEN_MAX_WORDS;
+            int64_t tw[] = {tb->id, tb->send, tb->recv, tb->chan, tb->nsteps};
+            for (size_t i = 0; ok && i < sizeof tw / sizeof *tw; i++)
+                ok &= put(&b, tw[i]) == 0;
+            for (int32_t s = 0; ok && s < tb->nsteps; s++) {
+                const weft_step *st = &tb->steps[s];
+                int64_t sw[] = {st->type, st->srcbuf, st->dstbuf, st->srcoff, st->dstoff,
+                                st->cnt,  st->depid,  st->deps,   st->hasdep};
+                for (size_t i = 0; ok && i < sizeof sw / sizeof *sw; i++)
+                    ok &= put(&b, sw[i]) == 0;
+            }
+        }
+    }
+    if (!ok) {
+        free(b.w);
+        return NULL;
+    }
+    *n = b.n;
+    return b.w;
+}
+
+/* The remembered result for what words say, or -1. Called with the lock held. */
+static int recall(const uint32_t *w, size_t n, uint64_t h) {
+    uint64_t *at = weft_map_get(&proven_index, h);
+    if (at == NULL) return -1;
+    const fact *f = &facts[*at - 1];
+    return f->n == n && memcmp(f->words, w, n * sizeof *w) == 0 ? f->result : -1;
+}
+
+/* Remembers result for words (taking them), unless full or another fact shares the hash. */
+static void remember(uint32_t *w, size_t n, uint64_t h, int result) {
+    int added = 0;
+    uint64_t *at = NULL;
+    if (total_words + n <= PROVEN_MAX_WORDS &&
+        weft_grow((void **)&facts, &capfacts, nfacts, sizeof *facts) == 0)
+        at = weft_map_put(&proven_index, h, &added);
+    if (at == NULL || !added) {
+        free(w);
+        return;
+    }
+    facts[nfacts] = (fact){w, n, result};
+    *at = ++nfacts;
+    total_words += n;
+}
+
+/* The fact for (a, key) if known (0 or 1), else -1; *w and *n keep its words for weft_proven_put
+ * (NULL when a cannot be remembered). */
+static int lookup(const weft_algo *a, const int64_t *key, int nkey, uint32_t **w, size_t *n,
+                  uint64_t *h) {
+    *w = content(a, key, nkey, n);
+    if (*w == NULL) return -1;
+    *h = weft_hash_bytes(*w, *n * sizeof **w);
+    pthread_mutex_lock(&proven_lock);
+    int r = recall(*w, *n, *h);
+    pthread_mutex_unlock(&proven_lock);
+    return r;
+}
+
+static void store(uint32_t *w, size_t n, uint64_t h, int result) {
+    if (w == NULL) return;
+    pthread_mutex_lock(&proven_lock);
+    if (recall(w, n, h) < 0)
+        remember(w, n, h, result);
+    else
+        free(w);
+    pthread_mutex_unlock(&proven_lock);
+}
+
+enum { FACT_VALID = 1, FACT_VERIFIES = 2 };
+
+int weft_proven_valid(const weft_algo *a) {
+    int64_t key = FACT_VALID;
+    uint32_t *w;
+    size_t n;
+    uint64_t h;
+    int r = lookup(a, &key, 1, &w, &n, &h);
+    free(w);
+    return r == 1;
+}
+
+void weft_proven_set_valid(const weft_algo *a) {
+    int64_t key = FACT_VALID;
+    uint32_t *w;
+    size_t n;
+    uint64_t h;
+    if (lookup(a, &key, 1, &w, &n, &h) < 0)
+        store(w, n, h, 1);
+    else
+        free(w);
+}
+
+int weft_ir_is_valid(const weft_algo *a) {
+    return weft_proven_valid(a) || weft_ir_validate(a, NULL) == WEFT_OK;
+}
+
+int weft_ir_verifies(const weft_algo *a, const weft_verify_opts *o) {
+    weft_verify_opts defaults;
+    if (o == NULL) {
+        weft_verify_opts_init(&defaults);
+        o = &defaults;
+    }
+    int64_t key[3] = {FACT_VERIFIES, o->fifo_slots, o->direct_transfers};
+    uint32_t *w;
+    size_t n;
+    uint64_t h;
+    int r = lookup(a, key, 3, &w, &n, &h);
+    if (r >= 0) {
+        free(w);
+        return r;
+    }
+    weft_verify_opts q = *o;
+    q.max_reports = 1; /* only whether it verifies is kept */
+    weft_diag *d = weft_diag_new();
+    weft_result vr = d ? weft_ir_verify(a, &q, d, NULL) : WEFT_ERR_NOMEM;
+    weft_diag_free(d);
+    if (vr != WEFT_ERR_NOMEM) /* running out of memory proves nothing */
+        store(w, n, h, vr == WEFT_OK);
+    else
+        free(w);
+    return vr == WEFT_OK;
+}
