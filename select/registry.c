@@ -111,42 +111,18 @@ const weft_algo *weft_registry_get(const weft_registry *r, size_t i) {
 
 /* ---- checking ---------------------------------------------------------------------------- */
 
-/* What selection and the executors rely on beyond the IR's own validation: the schedule can run
- * (a collective NCCL has), the count policy can cut it (k = K / multiplier >= 1, exactly), and a
- * rooted schedule names a rank. Warnings for schedules that can never be selected. */
+/* What selection needs beyond the IR's validation (which every algorithm here passed: counts,
+ * root and size range are sound): a collective NCCL has. Warnings for schedules that can never
+ * be selected. */
 static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
     const char *f = a->file ? a->file : a->name;
     int line = a->line;
-    weft_result res = WEFT_OK;
     if (!weft_coll_runnable(a->coll)) {
         weft_diag_add(d, WEFT_SEV_ERROR, f, line, 0,
                       "collective '%s' has no NCCL call that weft can serve",
                       weft_coll_name(a->coll));
-        res = WEFT_ERR_INPUT;
-    }
-    if (a->ngpus < 1) {
-        weft_diag_add(d, WEFT_SEV_ERROR, f, line, 0, "ngpus must be at least 1, not %d",
-                      (int)a->ngpus);
         return WEFT_ERR_INPUT;
     }
-    int32_t m = weft_algo_size_mult(a);
-    if (a->nchunksperloop < 1 || a->nchunksperloop % m != 0) {
-        weft_diag_add(d, WEFT_SEV_ERROR, f, line, 0,
-                      "nchunksperloop %d is not a positive multiple of %d (the size multiplier "
-                      "of %s on %d ranks)",
-                      (int)a->nchunksperloop, (int)m, weft_coll_name(a->coll), (int)a->ngpus);
-        res = WEFT_ERR_INPUT;
-    }
-    if (weft_coll_rooted(a->coll) && (a->root < 0 || a->root >= a->ngpus)) {
-        weft_diag_add(d, WEFT_SEV_ERROR, f, line, 0, "root %d is not a rank of %d", (int)a->root,
-                      (int)a->ngpus);
-        res = WEFT_ERR_INPUT;
-    }
-    if (a->min_bytes < 0 || a->max_bytes < 0) {
-        weft_diag_add(d, WEFT_SEV_ERROR, f, line, 0, "minBytes and maxBytes must not be negative");
-        res = WEFT_ERR_INPUT;
-    }
-    if (res != WEFT_OK) return res;
     if (!a->inplace && !a->outofplace)
         weft_diag_add(d, WEFT_SEV_WARNING, f, line, 0,
                       "inplace and outofplace are both 0: '%s' is never selected", a->name);
@@ -155,10 +131,6 @@ static weft_result check_selectable(const weft_algo *a, weft_diag *d) {
                       "rooted '%s' is selected only when it declares both inplace and outofplace "
                       "(non-root ranks cannot know the root's buffer mode)",
                       a->name);
-    if (a->max_bytes != 0 && a->min_bytes > a->max_bytes)
-        weft_diag_add(d, WEFT_SEV_WARNING, f, line, 0,
-                      "minBytes %lld > maxBytes %lld: '%s' is never selected",
-                      (long long)a->min_bytes, (long long)a->max_bytes, a->name);
     return WEFT_OK;
 }
 
