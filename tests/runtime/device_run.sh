@@ -1,7 +1,8 @@
 #!/bin/bash
 # device_run.sh — the runtime's whole GPU check on a 2-GPU machine, in one command: probe, the
 # GPU test (one process for both GPUs, then one process per GPU under mpirun), the benchmark
-# sweeps; logs under $OUT, a summary last. Usage (from the repository root, binaries built on
+# sweeps; logs under $OUT, a summary last. (tests/gpu/test_gpu_mpi.sh runs the GPU test alone on
+# any number of GPUs.) Usage (from the repository root, binaries built on
 # the CPU machine and carried in DIR with test_gpu, weft_bench and conformance/):
 #   tests/runtime/device_run.sh DIR [full|quick|test|bench]
 set -u

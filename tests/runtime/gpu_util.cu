@@ -1,10 +1,13 @@
 // gpu_util.cu — device helpers for the GPU test and the benchmark: deterministic random inputs
-// of every NCCL type, and an elementwise bitwise comparison that counts differences.
+// of every NCCL type (and inputs whose reductions are exact in any order), and an elementwise
+// bitwise comparison that counts differences.
 #include "gpu_util.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 namespace {
 
@@ -50,6 +53,36 @@ __global__ void fill_kernel(T *p, size_t n, uint32_t seed, int rank, int prod, i
         else
             p[i] = make_int<T>(h, h2);
         (void)is_float;
+    }
+}
+
+/* Values whose sums and products are exact whatever the order, for up to 16 ranks. Sum and avg
+ * (NCCL's premultiplied 1/N included, N a power of two): multiples of 1/16 below K/16 in
+ * magnitude (half 4, bfloat16 1, float and double 256), so that a partial sum of 16 needs at most
+ * 8 (bfloat16: 256 sixteenths), 11 (half) or 17 significant bits. Prod: +-1/2, +-1, +-2, whose
+ * products of 16 are powers of two that half still holds (2^-16 as a subnormal). */
+__device__ __forceinline__ float exact_val(uint32_t h, int prod, int K) {
+    if (prod) {
+        float m = (h >> 1) % 3 == 0 ? 0.5f : (h >> 1) % 3 == 1 ? 1.0f : 2.0f;
+        return h & 1 ? -m : m;
+    }
+    return (float)((int)(h % (uint32_t)(2 * K)) - K) * (1.0f / 16.0f);
+}
+
+template <class T>
+__global__ void fill_exact_kernel(T *p, size_t n, uint32_t seed, int rank, int prod, int K) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h =
+            mix(seed ^ 0x2545f491U ^
+                mix((uint32_t)rank * 0x9e3779b9U ^ mix((uint32_t)i ^ (uint32_t)(i >> 32) * 7)));
+        float v = exact_val(h, prod, K);
+        if constexpr (std::is_same<T, __half>::value)
+            p[i] = __float2half(v);
+        else if constexpr (std::is_same<T, __nv_bfloat16>::value)
+            p[i] = __float2bfloat16(v);
+        else
+            p[i] = (T)v;
     }
 }
 
@@ -105,6 +138,30 @@ cudaError_t tg_fill(void *buf, size_t n, int dtype, int op, uint32_t seed, int r
         fill_kernel<__nv_bfloat16><<<g, 256, 0, s>>>((__nv_bfloat16 *)buf, n, seed, rank, prod, 1);
         break;
     default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t tg_fill_exact(void *buf, size_t n, int dtype, int op, uint32_t seed, int rank,
+                          cudaStream_t s) {
+    if (n == 0) return cudaSuccess;
+    if (dtype < 6 || dtype > 9) return tg_fill(buf, n, dtype, op, seed, rank, s);
+    int prod = op == 1;
+    unsigned g = grid_for(n);
+    switch (dtype) {
+    case 6:
+        fill_exact_kernel<__half><<<g, 256, 0, s>>>((__half *)buf, n, seed, rank, prod, 64);
+        break;
+    case 7:
+        fill_exact_kernel<float><<<g, 256, 0, s>>>((float *)buf, n, seed, rank, prod, 4096);
+        break;
+    case 8:
+        fill_exact_kernel<double><<<g, 256, 0, s>>>((double *)buf, n, seed, rank, prod, 4096);
+        break;
+    default:
+        fill_exact_kernel<__nv_bfloat16>
+            <<<g, 256, 0, s>>>((__nv_bfloat16 *)buf, n, seed, rank, prod, 16);
+        break;
     }
     return cudaGetLastError();
 }

@@ -14,6 +14,12 @@ extern "C" {
  * 1.5) when op is prod), integers of random bits. */
 cudaError_t tg_fill(void *buf, size_t n, int dtype, int op, uint32_t seed, int rank,
                     cudaStream_t s);
+/* As tg_fill, but floating-point types (half, float, double, bfloat16) get values whose sums and
+ * products over up to 16 ranks are exact in any order (integers as tg_fill: their sums and
+ * products wrap, which no order changes), so that a reduction over more than 2 ranks gives the
+ * same bits as NCCL's whichever order each reduces in. */
+cudaError_t tg_fill_exact(void *buf, size_t n, int dtype, int op, uint32_t seed, int rank,
+                          cudaStream_t s);
 /* res[0] = elements (of esize bytes) where a and b differ, res[1] = the first such index (or
  * ~0); res is device memory, written on stream s. */
 cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsigned long long *res,
