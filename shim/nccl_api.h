@@ -9,8 +9,9 @@
 
 /* X(rk, how, name, params, args)
  *   rk:   return kind — RES (ncclResult_t), STR (const char *), VOID
- *   how:  PASS — forwarded to the real NCCL unchanged; OWN — defined by hand in shim.c (weft
- *         serves it, or tracks communicators or groups around the real call)
+ *   how:  PASS — forwarded to the real NCCL unchanged; COLL — a collective weft may serve (shim.c
+ *         generates it from the row: a shim_op of its parameters, served or handed to NCCL);
+ *         OWN — defined by hand in shim.c (tracking communicators or groups around the call)
  *   name: without the nccl/pnccl prefix; params and args: parenthesized lists */
 #define WEFT_NCCL_API(X)                                                                           \
     X(RES, PASS, MemAlloc, (void **ptr, size_t size), (ptr, size))                                 \
@@ -59,39 +60,39 @@
        ncclComm_t comm),                                                                           \
       (op, scalar, datatype, residence, comm))                                                     \
     X(RES, PASS, RedOpDestroy, (ncclRedOp_t op, ncclComm_t comm), (op, comm))                      \
-    X(RES, OWN, Reduce,                                                                            \
+    X(RES, COLL, Reduce,                                                                           \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,                \
        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream),                            \
       (sendbuff, recvbuff, count, datatype, op, root, comm, stream))                               \
-    X(RES, OWN, Bcast,                                                                             \
+    X(RES, COLL, Bcast,                                                                            \
       (void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,               \
        cudaStream_t stream),                                                                       \
       (buff, count, datatype, root, comm, stream))                                                 \
-    X(RES, OWN, Broadcast,                                                                         \
+    X(RES, COLL, Broadcast,                                                                        \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,      \
        ncclComm_t comm, cudaStream_t stream),                                                      \
       (sendbuff, recvbuff, count, datatype, root, comm, stream))                                   \
-    X(RES, OWN, AllReduce,                                                                         \
+    X(RES, COLL, AllReduce,                                                                        \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,                \
        ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream),                                      \
       (sendbuff, recvbuff, count, datatype, op, comm, stream))                                     \
-    X(RES, OWN, ReduceScatter,                                                                     \
+    X(RES, COLL, ReduceScatter,                                                                    \
       (const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,            \
        ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream),                                      \
       (sendbuff, recvbuff, recvcount, datatype, op, comm, stream))                                 \
-    X(RES, OWN, AllGather,                                                                         \
+    X(RES, COLL, AllGather,                                                                        \
       (const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,            \
        ncclComm_t comm, cudaStream_t stream),                                                      \
       (sendbuff, recvbuff, sendcount, datatype, comm, stream))                                     \
-    X(RES, OWN, AlltoAll,                                                                          \
+    X(RES, COLL, AlltoAll,                                                                         \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,                \
        ncclComm_t comm, cudaStream_t stream),                                                      \
       (sendbuff, recvbuff, count, datatype, comm, stream))                                         \
-    X(RES, OWN, Gather,                                                                            \
+    X(RES, COLL, Gather,                                                                           \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,      \
        ncclComm_t comm, cudaStream_t stream),                                                      \
       (sendbuff, recvbuff, count, datatype, root, comm, stream))                                   \
-    X(RES, OWN, Scatter,                                                                           \
+    X(RES, COLL, Scatter,                                                                          \
       (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,      \
        ncclComm_t comm, cudaStream_t stream),                                                      \
       (sendbuff, recvbuff, count, datatype, root, comm, stream))                                   \

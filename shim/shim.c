@@ -50,6 +50,7 @@ static _Thread_local int tls_in_nccl;
         SHIM_CALL_##rk(name, args);                                                                \
     }
 #define SHIM_DEFINE_OWN(rk, name, params, args)
+#define SHIM_DEFINE_COLL(rk, name, params, args)
 #define WEFT_X_(rk, how, name, params, args) SHIM_DEFINE_##how(rk, name, params, args)
 WEFT_NCCL_API(WEFT_X_)
 #undef WEFT_X_
@@ -497,40 +498,28 @@ static _Thread_local int *tls_new_blocking;
 static _Thread_local size_t tls_nnew, tls_capnew, tls_capnewb;
 
 /* ---- collectives -------------------------------------------------------------------------- */
+/* The call as NCCL's collective (a COLL row of nccl_api.h, its args in its parameters' names). */
 static ncclResult_t real_op(const shim_op *o) {
-    ncclResult_t r = ncclSuccess;
+    ncclResult_t r = ncclInternalError;
+    const void *sendbuff = o->send;
+    void *recvbuff = o->recv, *buff = o->recv;
+    size_t count = o->count, sendcount = o->count, recvcount = o->count;
+    ncclDataType_t datatype = o->dtype;
+    ncclRedOp_t op = o->op;
+    int root = o->root;
+    ncclComm_t comm = o->comm;
+    cudaStream_t stream = o->stream;
     switch (o->fn) {
-    case SHIM_FN_AllReduce:
-        REAL_CALL(r, AllReduce, (o->send, o->recv, o->count, o->dtype, o->op, o->comm, o->stream));
+#define SHIM_REAL_PASS(name, args)
+#define SHIM_REAL_OWN(name, args)
+#define SHIM_REAL_COLL(name, args)                                                                 \
+    case SHIM_FN_##name:                                                                           \
+        REAL_CALL(r, name, args);                                                                  \
         break;
-    case SHIM_FN_AllGather:
-        REAL_CALL(r, AllGather, (o->send, o->recv, o->count, o->dtype, o->comm, o->stream));
-        break;
-    case SHIM_FN_ReduceScatter:
-        REAL_CALL(r, ReduceScatter,
-                  (o->send, o->recv, o->count, o->dtype, o->op, o->comm, o->stream));
-        break;
-    case SHIM_FN_AlltoAll:
-        REAL_CALL(r, AlltoAll, (o->send, o->recv, o->count, o->dtype, o->comm, o->stream));
-        break;
-    case SHIM_FN_Broadcast:
-        REAL_CALL(r, Broadcast,
-                  (o->send, o->recv, o->count, o->dtype, o->root, o->comm, o->stream));
-        break;
-    case SHIM_FN_Bcast:
-        REAL_CALL(r, Bcast, (o->recv, o->count, o->dtype, o->root, o->comm, o->stream));
-        break;
-    case SHIM_FN_Reduce:
-        REAL_CALL(r, Reduce,
-                  (o->send, o->recv, o->count, o->dtype, o->op, o->root, o->comm, o->stream));
-        break;
-    case SHIM_FN_Gather:
-        REAL_CALL(r, Gather, (o->send, o->recv, o->count, o->dtype, o->root, o->comm, o->stream));
-        break;
-    case SHIM_FN_Scatter:
-        REAL_CALL(r, Scatter, (o->send, o->recv, o->count, o->dtype, o->root, o->comm, o->stream));
-        break;
-    default: r = ncclInternalError; break;
+#define WEFT_X_(rk, how, name, params, args) SHIM_REAL_##how(name, args)
+        WEFT_NCCL_API(WEFT_X_)
+#undef WEFT_X_
+    default: break;
     }
     return r;
 }
@@ -741,119 +730,28 @@ static ncclResult_t serve(const shim_op *o) {
     return real_op(o);
 }
 
-/* Collective entry points. */
-SHIM_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                                        ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                        cudaStream_t stream) {
-    shim_op o = {SHIM_FN_AllReduce,
-                 WEFT_COLL_ALLREDUCE,
-                 sendbuff,
-                 recvbuff,
-                 count,
-                 datatype,
-                 op,
-                 0,
-                 comm,
-                 stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-                                        ncclDataType_t datatype, ncclComm_t comm,
-                                        cudaStream_t stream) {
-    shim_op o = {SHIM_FN_AllGather,
-                 WEFT_COLL_ALLGATHER,
-                 sendbuff,
-                 recvbuff,
-                 sendcount,
-                 datatype,
-                 ncclSum,
-                 0,
-                 comm,
-                 stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-                                            ncclDataType_t datatype, ncclRedOp_t op,
-                                            ncclComm_t comm, cudaStream_t stream) {
-    shim_op o = {SHIM_FN_ReduceScatter,
-                 WEFT_COLL_REDUCESCATTER,
-                 sendbuff,
-                 recvbuff,
-                 recvcount,
-                 datatype,
-                 op,
-                 0,
-                 comm,
-                 stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
-                                       ncclDataType_t datatype, ncclComm_t comm,
-                                       cudaStream_t stream) {
-    shim_op o = {SHIM_FN_AlltoAll,
-                 WEFT_COLL_ALLTOALL,
-                 sendbuff,
-                 recvbuff,
-                 count,
-                 datatype,
-                 ncclSum,
-                 0,
-                 comm,
-                 stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                                        ncclDataType_t datatype, int root, ncclComm_t comm,
-                                        cudaStream_t stream) {
-    shim_op o = {SHIM_FN_Broadcast,
-                 WEFT_COLL_BROADCAST,
-                 sendbuff,
-                 recvbuff,
-                 count,
-                 datatype,
-                 ncclSum,
-                 root,
-                 comm,
-                 stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
-                                    ncclComm_t comm, cudaStream_t stream) {
-    shim_op o = {
-        SHIM_FN_Bcast, WEFT_COLL_BROADCAST, buff, buff, count, datatype, ncclSum, root, comm,
-        stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-                                     ncclDataType_t datatype, ncclRedOp_t op, int root,
-                                     ncclComm_t comm, cudaStream_t stream) {
-    shim_op o = {
-        SHIM_FN_Reduce, WEFT_COLL_REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm,
-        stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
-                                     ncclDataType_t datatype, int root, ncclComm_t comm,
-                                     cudaStream_t stream) {
-    shim_op o = {SHIM_FN_Gather, WEFT_COLL_GATHER, sendbuff, recvbuff, count,
-                 datatype,       ncclSum,          root,     comm,     stream};
-    return serve(&o);
-}
-
-SHIM_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count,
-                                      ncclDataType_t datatype, int root, ncclComm_t comm,
-                                      cudaStream_t stream) {
-    shim_op o = {SHIM_FN_Scatter, WEFT_COLL_SCATTER, sendbuff, recvbuff, count,
-                 datatype,        ncclSum,           root,     comm,     stream};
-    return serve(&o);
-}
+/* Collective entry points: the COLL rows of nccl_api.h, each a shim_op of its parameters
+ * (SHIM_OP_<name>: collective, send, recv, count, type, op, root) that serve() runs. */
+#define SHIM_OP_AllReduce WEFT_COLL_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0
+#define SHIM_OP_AllGather WEFT_COLL_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0
+#define SHIM_OP_ReduceScatter                                                                      \
+    WEFT_COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0
+#define SHIM_OP_AlltoAll  WEFT_COLL_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, 0
+#define SHIM_OP_Broadcast WEFT_COLL_BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root
+#define SHIM_OP_Bcast     WEFT_COLL_BROADCAST, buff, buff, count, datatype, ncclSum, root
+#define SHIM_OP_Reduce    WEFT_COLL_REDUCE, sendbuff, recvbuff, count, datatype, op, root
+#define SHIM_OP_Gather    WEFT_COLL_GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root
+#define SHIM_OP_Scatter   WEFT_COLL_SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root
+#define SHIM_DEFINE_PASS_(rk, name, params, args)
+#define SHIM_DEFINE_OWN_(rk, name, params, args)
+#define SHIM_DEFINE_COLL_(rk, name, params, args)                                                  \
+    SHIM_EXPORT ncclResult_t pnccl##name params {                                                  \
+        shim_op o = {SHIM_FN_##name, SHIM_OP_##name, comm, stream};                                \
+        return serve(&o);                                                                          \
+    }
+#define WEFT_X_(rk, how, name, params, args) SHIM_DEFINE_##how##_(rk, name, params, args)
+WEFT_NCCL_API(WEFT_X_)
+#undef WEFT_X_
 
 /* ---- group brackets ----------------------------------------------------------------------- */
 static void new_comms_clear(void) {
