@@ -134,25 +134,6 @@ static int buf_from_letter(const char *s) {
     return -1;
 }
 
-static int coll_lookup(const char *s) {
-    return weft_coll_from_name(s);
-}
-static int dtype_lookup(const char *s) {
-    return weft_dtype_from_name(s);
-}
-static int op_lookup(const char *s) {
-    return weft_redop_from_name(s);
-}
-static int proto_lookup(const char *s) {
-    return weft_proto_from_name(s);
-}
-static int step_lookup(const char *s) {
-    return weft_step_from_name(s);
-}
-static int bufl_lookup(const char *s) {
-    return buf_from_letter(s);
-}
-
 /* ---- events --------------------------------------------------------------------------------- */
 static void read_call(reader *r, ev *e) {
     weft_trace_call c;
@@ -169,14 +150,14 @@ static void read_call(reader *r, ev *e) {
     }
     c.seq = get_int(e, "call", 1, 0, INT64_MAX);
     const char *algo = get_str(e, "algorithm", 1);
-    c.coll = get_enum(e, "collective", coll_lookup, "collective");
+    c.coll = get_enum(e, "collective", weft_coll_from_name, "collective");
     c.count = get_int(e, "count", 1, 0, INT64_MAX);
-    c.dtype = get_enum(e, "type", dtype_lookup, "data type");
-    c.op = get_enum(e, "op", op_lookup, "reduction op");
+    c.dtype = get_enum(e, "type", weft_dtype_from_name, "data type");
+    c.op = get_enum(e, "op", weft_redop_from_name, "reduction op");
     c.inplace = (int32_t)get_int(e, "inplace", 1, 0, 1);
     int64_t rank = get_int(e, "rank", 1, 0, MAX_RANKS - 1);
     c.nranks = (int32_t)get_int(e, "nranks", 1, 1, MAX_RANKS);
-    c.proto = get_enum(e, "proto", proto_lookup, "protocol");
+    c.proto = get_enum(e, "proto", weft_proto_from_name, "protocol");
     c.niter = (int32_t)get_int(e, "niter", 1, 0, INT32_MAX);
     c.group = member(e, "group", 1, 0) ? (int32_t)get_int(e, "group", 1, 1, 1 << 16) : 1;
     c.chunk_elems = get_int(e, "chunk_elems", 1, 0, INT64_MAX);
@@ -232,13 +213,13 @@ static void read_step(reader *r, ev *e) {
     s.step = (int32_t)get_int(e, "step", 1, 0, INT32_MAX);
     s.xml_step = (int32_t)get_int(e, "xml_step", 1, -1, INT32_MAX);
     s.iter = (int32_t)get_int(e, "iter", 1, 0, INT32_MAX);
-    s.type = get_enum(e, "type", step_lookup, "step type");
+    s.type = get_enum(e, "type", weft_step_from_name, "step type");
     s.send = (int32_t)get_int(e, "send", 1, -1, MAX_RANKS - 1);
     s.recv = (int32_t)get_int(e, "recv", 1, -1, MAX_RANKS - 1);
     s.chan = (int32_t)get_int(e, "chan", 1, -1, INT32_MAX);
-    s.srcbuf = get_enum(e, "src", bufl_lookup, "buffer");
+    s.srcbuf = get_enum(e, "src", buf_from_letter, "buffer");
     s.srcoff = (int32_t)get_int(e, "srcoff", 1, -1, INT32_MAX);
-    s.dstbuf = get_enum(e, "dst", bufl_lookup, "buffer");
+    s.dstbuf = get_enum(e, "dst", buf_from_letter, "buffer");
     s.dstoff = (int32_t)get_int(e, "dstoff", 1, -1, INT32_MAX);
     s.cnt = (int32_t)get_int(e, "cnt", 1, 0, INT32_MAX);
     s.nsrc = (int32_t)get_int(e, "nsrc", 1, 0, INT32_MAX);
@@ -442,9 +423,7 @@ typedef struct call_ix {
 
 static int cmp_ix(const void *pa, const void *pb) {
     const call_ix *a = pa, *b = pb;
-    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
-    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
+    return weft_cmp_keys((int64_t[]){a->rank, a->seq, a->i}, (int64_t[]){b->rank, b->seq, b->i}, 3);
 }
 
 static const call_ix *find_ix(const call_ix *ix, size_t n, int32_t rank, int64_t seq) {
@@ -466,11 +445,8 @@ typedef struct step_key {
 
 static int cmp_step_key(const void *pa, const void *pb) {
     const step_key *a = pa, *b = pb;
-    if (a->call != b->call) return a->call < b->call ? -1 : 1;
-    if (a->tb != b->tb) return a->tb < b->tb ? -1 : 1;
-    if (a->iter != b->iter) return a->iter < b->iter ? -1 : 1;
-    if (a->step != b->step) return a->step < b->step ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
+    return weft_cmp_keys((int64_t[]){a->call, a->tb, a->iter, a->step, a->i},
+                         (int64_t[]){b->call, b->tb, b->iter, b->step, b->i}, 5);
 }
 
 /* Resolves every step slice to its call and checks them against it. */
