@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *weft_result_str(weft_result r) {
     static const char *const names[] = {
@@ -23,16 +24,61 @@ char *weft_strdup(const char *s) {
     return p;
 }
 
-char *weft_asprintf(const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+char *weft_vasprintf(const char *fmt, va_list ap) {
+    va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = NULL;
-    if (n >= 0 && (p = malloc((size_t)n + 1)) != NULL) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
+    char *p = NULL;
+    if (n >= 0 && (p = malloc((size_t)n + 1)) != NULL) vsnprintf(p, (size_t)n + 1, fmt, ap);
     return p;
+}
+
+char *weft_asprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = weft_vasprintf(fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void weft_sb_printf(weft_sb *b, const char *fmt, ...) {
+    while (!b->oom) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->n;
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (k >= 0 && (size_t)k < room) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = b->cap ? 2 * b->cap : 128;
+        while (k >= 0 && cap < b->n + (size_t)k + 1)
+            cap *= 2;
+        char *q = k < 0 ? NULL : realloc(b->p, cap);
+        if (q == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+const char *weft_sb_str(const weft_sb *b) {
+    return b->oom ? "(out of memory)" : b->p ? b->p : "";
+}
+
+const char *weft_name_of(const char *const *names, int n, int i) {
+    return i >= 0 && i < n ? names[i] : "?";
+}
+
+int weft_name_find(const char *const *names, int n, const char *name, int nocase) {
+    for (int i = 0; i < n; i++)
+        if (names[i] && (nocase ? strcasecmp(name, names[i]) : strcmp(name, names[i])) == 0)
+            return i;
+    return -1;
 }
 
 size_t weft_utf8_len(const unsigned char *p, size_t n, uint32_t *cp) {

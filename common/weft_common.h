@@ -218,6 +218,29 @@ WEFT_API weft_result weft_read_file(const char *path, char **data, size_t *len, 
 const char *weft_file_kind(unsigned st_mode);
 WEFT_API char *weft_strdup(const char *s);
 WEFT_API char *weft_asprintf(const char *fmt, ...) WEFT_PRINTF(1, 2);
+char *weft_vasprintf(const char *fmt, va_list ap);
+
+/* A growing string, appended to by weft_sb_printf; zero-initialise it, free p. An allocation
+ * failure sets oom and stops appending (weft_sb_str then says so). */
+typedef struct weft_sb {
+    char *p;
+    size_t n, cap;
+    int oom;
+} weft_sb;
+void weft_sb_printf(weft_sb *b, const char *fmt, ...) WEFT_PRINTF(2, 3);
+const char *weft_sb_str(const weft_sb *b);
+
+/* An X-macro table's names as an array of n: the name of entry i ("?" out of range), and the
+ * entry of a name (-1 when unknown; nocase: ignoring ASCII case). */
+const char *weft_name_of(const char *const *names, int n, int i);
+int weft_name_find(const char *const *names, int n, const char *name, int nocase);
+
+/* qsort's order of two keys of n numbers, compared in turn. */
+static inline int weft_cmp_keys(const int64_t *a, const int64_t *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
 
 /* The length of the well-formed UTF-8 sequence at p (at most n bytes), 0 when there is none: no
  * overlong forms, surrogates or code points past U+10FFFF. *cp (when not NULL) gets the code

@@ -80,16 +80,12 @@ static void perr(tracer *t, weft_lang_loc loc, int32_t frame, const char *fmt, .
 static void perr(tracer *t, weft_lang_loc loc, int32_t frame, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = weft_vasprintf(fmt, ap);
     va_end(ap);
-    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (msg == NULL) {
         t->nomem = 1;
         return;
     }
-    va_start(ap, fmt);
-    vsnprintf(msg, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     /* one message per place and mode is shown (the first); the rest are only counted */
     for (size_t i = 0; i < t->npend; i++) {
         pending *q = &t->pend[i];

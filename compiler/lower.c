@@ -394,10 +394,8 @@ typedef struct sortrec {
 
 static int cmp_sortrec(const void *pa, const void *pb) {
     const sortrec *x = pa, *y = pb;
-    if (x->a != y->a) return x->a < y->a ? -1 : 1;
-    if (x->b != y->b) return x->b < y->b ? -1 : 1;
-    if (x->c != y->c) return x->c < y->c ? -1 : 1;
-    return x->d < y->d ? -1 : x->d > y->d;
+    return weft_cmp_keys((int64_t[]){x->a, x->b, x->c, x->d}, (int64_t[]){y->a, y->b, y->c, y->d},
+                         4);
 }
 
 static int cmp_i32(const void *a, const void *b) {

@@ -56,10 +56,8 @@ typedef struct cut {
 
 static int cmp_staged(const void *x, const void *y) {
     const staged_msg *a = x, *b = y;
-    if (a->phase != b->phase) return a->phase < b->phase ? -1 : 1;
-    if (a->src != b->src) return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
-    return a->send < b->send ? -1 : a->send > b->send;
+    return weft_cmp_keys((int64_t[]){a->phase, a->src, a->dst, a->send},
+                         (int64_t[]){b->phase, b->src, b->dst, b->send}, 4);
 }
 
 /* Phases in a topological order of the happens-before graph: the smallest numbers with every

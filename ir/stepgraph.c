@@ -26,35 +26,23 @@ static void step_ref(const weft_sg *g, int32_t step, char *buf, size_t len) {
         snprintf(buf, len, "%s", name);
 }
 
-static void vdiag_at(const weft_algo *a, weft_diag *d, weft_severity sev, int line,
-                     const char *prefix, const char *fmt, va_list ap) {
-    if (d == NULL) return;
-    if (weft_diag_full(d)) { /* only counted: nothing to format */
-        weft_diag_add(d, sev, a->file, line, 0, "%s", prefix);
-        return;
-    }
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (msg == NULL) {
-        weft_diag_add(d, sev, a->file, line, 0, "%s: (out of memory formatting a message)", prefix);
-        return;
-    }
-    vsnprintf(msg, (size_t)n + 1, fmt, ap);
-    weft_diag_add(d, sev, a->file, line, 0, "%s: %s", prefix, msg);
-    free(msg);
-}
-
 void weft_sg_diag_step(const weft_sg *g, weft_diag *d, weft_severity sev, int32_t step,
                        const char *fmt, ...) {
+    if (d == NULL) return;
     char name[64];
     weft_sg_step_name(g, step, name, sizeof name);
+    int line = weft_sg_ir_step(g, step)->line;
+    if (weft_diag_full(d)) { /* only counted: nothing to format */
+        weft_diag_add(d, sev, g->a->file, line, 0, "%s", name);
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
-    vdiag_at(g->a, d, sev, weft_sg_ir_step(g, step)->line, name, fmt, ap);
+    char *msg = weft_vasprintf(fmt, ap);
     va_end(ap);
+    weft_diag_add(d, sev, g->a->file, line, 0, "%s: %s", name,
+                  msg ? msg : "(out of memory formatting a message)");
+    free(msg);
 }
 
 #define COUNT_ERR(cls)                                                                             \

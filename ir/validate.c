@@ -234,9 +234,8 @@ typedef struct conn {
 
 static int cmp_conn(const void *x, const void *y) {
     const conn *a = x, *b = y;
-    if (a->peer != b->peer) return a->peer < b->peer ? -1 : 1;
-    if (a->chan != b->chan) return a->chan < b->chan ? -1 : 1;
-    return a->tb < b->tb ? -1 : a->tb > b->tb;
+    return weft_cmp_keys((int64_t[]){a->peer, a->chan, a->tb}, (int64_t[]){b->peer, b->chan, b->tb},
+                         3);
 }
 
 /* At most one tb per (peer, channel, direction): messages on a connection are matched in order,

@@ -295,44 +295,8 @@ static size_t sv_nterms(const ctx *c, const sval *v) {
 }
 
 /* ---- text -------------------------------------------------------------------------------- */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) WEFT_PRINTF(2, 3);
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (b->n + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->n + (size_t)n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)n;
-}
-
-static const char *sb_str(sbuf *b) {
-    return b->oom ? "(out of memory)" : b->p ? b->p : "";
-}
-
 /* "in(q,x)", "out(q,y)" or "scratch(q,x)"; a run of ranks lo..hi is written "in(lo..hi,x)". */
-static void term_name(const ctx *c, sbuf *b, int32_t loc, int32_t lo, int32_t hi) {
+static void term_name(const ctx *c, weft_sb *b, int32_t loc, int32_t lo, int32_t hi) {
     const weft_sg *g = c->g;
     const char *buf = "in";
     int32_t x = loc;
@@ -341,31 +305,31 @@ static void term_name(const ctx *c, sbuf *b, int32_t loc, int32_t lo, int32_t hi
     else if (loc >= g->nin)
         buf = "out", x = loc - g->nin;
     if (lo == hi)
-        sb_printf(b, "%s(%d,%d)", buf, lo, x);
+        weft_sb_printf(b, "%s(%d,%d)", buf, lo, x);
     else
-        sb_printf(b, "%s(%d..%d,%d)", buf, lo, hi, x);
+        weft_sb_printf(b, "%s(%d..%d,%d)", buf, lo, hi, x);
 }
 
 /* Formats a term list: each contribution when there are few, otherwise runs of ranks. */
-static void format_terms(const ctx *c, sbuf *b, const term *t, size_t n) {
+static void format_terms(const ctx *c, weft_sb *b, const term *t, size_t n) {
     if (n == 0) {
-        sb_printf(b, "nothing");
+        weft_sb_printf(b, "nothing");
         return;
     }
     int compact = n > 8;
     size_t shown = 0, i = 0;
     while (i < n) {
         if (shown >= 24) {
-            sb_printf(b, "+... (%zu more)", n - i);
+            weft_sb_printf(b, "+... (%zu more)", n - i);
             return;
         }
-        if (shown) sb_printf(b, "+");
+        if (shown) weft_sb_printf(b, "+");
         size_t j = i;
         if (compact && t[i].mult == 1)
             while (j + 1 < n && t[j + 1].loc == t[i].loc && t[j + 1].q == t[j].q + 1 &&
                    t[j + 1].mult == 1)
                 j++;
-        if (t[i].mult > 1) sb_printf(b, "%d*", t[i].mult);
+        if (t[i].mult > 1) weft_sb_printf(b, "%d*", t[i].mult);
         if (j >= i + 2) {
             term_name(c, b, t[i].loc, t[i].q, t[j].q);
             i = j + 1;
@@ -378,8 +342,8 @@ static void format_terms(const ctx *c, sbuf *b, const term *t, size_t n) {
 }
 
 /* Appends "; missing ..." and "; extra ..." for the multiset differences. */
-static void format_diff(const ctx *c, sbuf *b, const term *h, size_t nh, const term *e, size_t ne,
-                        term *scratch) {
+static void format_diff(const ctx *c, weft_sb *b, const term *h, size_t nh, const term *e,
+                        size_t ne, term *scratch) {
     for (int pass = 0; pass < 2; pass++) {
         const term *x = pass == 0 ? e : h, *y = pass == 0 ? h : e;
         size_t nx = pass == 0 ? ne : nh, ny = pass == 0 ? nh : ne, n = 0, j = 0;
@@ -394,12 +358,12 @@ static void format_diff(const ctx *c, sbuf *b, const term *h, size_t nh, const t
             }
         }
         if (n == 0) continue;
-        sb_printf(b, pass == 0 ? "; missing " : "; extra ");
+        weft_sb_printf(b, pass == 0 ? "; missing " : "; extra ");
         format_terms(c, b, scratch, n);
         int uninit = 0;
         for (size_t i = 0; i < n; i++)
             uninit |= scratch[i].loc >= c->g->nin;
-        if (pass == 1 && uninit) sb_printf(b, " (what those chunks held before the call)");
+        if (pass == 1 && uninit) weft_sb_printf(b, " (what those chunks held before the call)");
     }
 }
 
@@ -487,7 +451,7 @@ static void report_value(ctx *c, int32_t r, int32_t loc, const char *what, const
     size_t nh = sv_nterms(c, have), ne = sv_nterms(c, want);
     term *th = malloc((nh + 1) * sizeof *th), *te = malloc((ne + 1) * sizeof *te);
     term *ts = malloc((nh + ne + 1) * sizeof *ts);
-    sbuf b = {0};
+    weft_sb b = {0};
     if (th == NULL || te == NULL || ts == NULL) {
         c->res = WEFT_ERR_NOMEM;
         goto done;
@@ -496,21 +460,21 @@ static void report_value(ctx *c, int32_t r, int32_t loc, const char *what, const
     ne = sv_terms(c, want, te);
     int32_t w = c->writer[(size_t)r * c->L + loc];
     if (w < 0) {
-        sb_printf(&b, "%s is never written, expected ", what);
+        weft_sb_printf(&b, "%s is never written, expected ", what);
         format_terms(c, &b, te, ne);
     } else {
-        sb_printf(&b, "%s holds ", what);
+        weft_sb_printf(&b, "%s holds ", what);
         format_terms(c, &b, th, nh);
-        sb_printf(&b, ", expected ");
+        weft_sb_printf(&b, ", expected ");
         format_terms(c, &b, te, ne);
         format_diff(c, &b, th, nh, te, ne, ts);
     }
-    sb_printf(&b, "%s", mode_suffix(c));
+    weft_sb_printf(&b, "%s", mode_suffix(c));
     if (w >= 0)
-        weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, w, "%s", sb_str(&b));
+        weft_sg_diag_step(g, c->d, WEFT_SEV_ERROR, w, "%s", weft_sb_str(&b));
     else
         weft_diag_add(c->d, WEFT_SEV_ERROR, c->a->file, c->a->gpus[r].line, 0, "rank %d: %s", r,
-                      sb_str(&b));
+                      weft_sb_str(&b));
 done:
     free(b.p);
     free(th);
@@ -647,15 +611,12 @@ static void access_name(const ctx *c, int32_t sid, int32_t loc, char *buf, size_
 
 static int cmp_query(const void *x, const void *y) {
     const rquery *p = x, *q = y;
-    if (p->atb != q->atb) return p->atb < q->atb ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    return p->a < q->a ? -1 : p->a > q->a;
+    return weft_cmp_keys((int64_t[]){p->atb, p->b, p->a}, (int64_t[]){q->atb, q->b, q->a}, 3);
 }
 
 static int cmp_run_order(const void *x, const void *y) {
     const rquery *p = x, *q = y;
-    if (p->bpos != q->bpos) return p->bpos < q->bpos ? -1 : 1;
-    return p->apos < q->apos ? -1 : p->apos > q->apos;
+    return weft_cmp_keys((int64_t[]){p->bpos, p->apos}, (int64_t[]){q->bpos, q->apos}, 2);
 }
 
 /* Answers queries q[0..n) (all with source tbs in `tbs`, sorted by source tb) with clocks

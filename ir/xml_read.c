@@ -405,14 +405,12 @@ typedef struct step_in {
 
 static int cmp_step_in(const void *x, const void *y) {
     const step_in *a = x, *b = y;
-    if (a->s != b->s) return a->s < b->s ? -1 : 1;
-    return a->st.line < b->st.line ? -1 : a->st.line > b->st.line;
+    return weft_cmp_keys((int64_t[]){a->s, a->st.line}, (int64_t[]){b->s, b->st.line}, 2);
 }
 
 static int cmp_tb(const void *x, const void *y) {
     const weft_tb *a = x, *b = y;
-    if (a->id != b->id) return a->id < b->id ? -1 : 1;
-    return a->line < b->line ? -1 : a->line > b->line;
+    return weft_cmp_keys((int64_t[]){a->id, a->line}, (int64_t[]){b->id, b->line}, 2);
 }
 
 static void gpu_clear(weft_gpu *g) {

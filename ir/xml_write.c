@@ -5,47 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) WEFT_PRINTF(2, 3);
-static void put(sbuf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)k < room) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        while (ncap < b->n + (size_t)k + 1)
-            ncap *= 2;
-        char *q = realloc(b->p, ncap);
-        if (q == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = ncap;
-    }
-}
-
 /* The name is the only free text. Besides the XML specials, line breaks and tabs are written as
  * character references so that the element stays on one line; other control characters cannot
  * appear in XML 1.0 at all and become '?', as do bytes that are not UTF-8 (a file must read back)
  * and the two code points XML excludes, U+FFFE and U+FFFF. */
-static void put_escaped(sbuf *b, const char *s) {
+static void put_escaped(weft_sb *b, const char *s) {
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c >= 0x80) {
@@ -53,25 +17,25 @@ static void put_escaped(sbuf *b, const char *s) {
             /* at most 4 bytes; the terminator ends a sequence early, never read past */
             size_t n = weft_utf8_len((const unsigned char *)s, 4, &cp);
             if (n == 0) {
-                put(b, "?");
+                weft_sb_printf(b, "?");
                 continue;
             }
             if (cp == 0xFFFE || cp == 0xFFFF)
-                put(b, "?");
+                weft_sb_printf(b, "?");
             else
-                put(b, "%.*s", (int)n, s);
+                weft_sb_printf(b, "%.*s", (int)n, s);
             s += n - 1;
             continue;
         }
         switch (c) {
-        case '&': put(b, "&amp;"); break;
-        case '<': put(b, "&lt;"); break;
-        case '>': put(b, "&gt;"); break;
-        case '"': put(b, "&quot;"); break;
-        case '\n': put(b, "&#10;"); break;
-        case '\r': put(b, "&#13;"); break;
-        case '\t': put(b, "&#9;"); break;
-        default: put(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c); break;
+        case '&': weft_sb_printf(b, "&amp;"); break;
+        case '<': weft_sb_printf(b, "&lt;"); break;
+        case '>': weft_sb_printf(b, "&gt;"); break;
+        case '"': weft_sb_printf(b, "&quot;"); break;
+        case '\n': weft_sb_printf(b, "&#10;"); break;
+        case '\r': weft_sb_printf(b, "&#13;"); break;
+        case '\t': weft_sb_printf(b, "&#9;"); break;
+        default: weft_sb_printf(b, "%c", c < 0x20 || c == 0x7f ? '?' : (char)c); break;
         }
     }
 }
@@ -98,44 +62,46 @@ static int writable(const weft_algo *a) {
     return 1;
 }
 
-static void write_algo(const weft_algo *a, sbuf *b) {
-    put(b, "<algo name=\"");
+static void write_algo(const weft_algo *a, weft_sb *b) {
+    weft_sb_printf(b, "<algo name=\"");
     put_escaped(b, a->name);
-    put(b,
+    weft_sb_printf(
+        b,
         "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
         "inplace=\"%d\" outofplace=\"%d\" minBytes=\"%lld\" maxBytes=\"%lld\"",
         weft_proto_name(a->proto), a->nchannels, a->nchunksperloop, a->ngpus,
         weft_coll_name(a->coll), a->inplace, a->outofplace, (long long)a->min_bytes,
         (long long)a->max_bytes);
-    if (weft_coll_rooted(a->coll)) put(b, " root=\"%d\"", a->root);
-    put(b, ">\n");
+    if (weft_coll_rooted(a->coll)) weft_sb_printf(b, " root=\"%d\"", a->root);
+    weft_sb_printf(b, ">\n");
     for (int32_t r = 0; r < a->ngpus; r++) {
         const weft_gpu *g = &a->gpus[r];
-        put(b, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", r,
-            g->i_chunks, g->o_chunks, g->s_chunks);
+        weft_sb_printf(b, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", r,
+                       g->i_chunks, g->o_chunks, g->s_chunks);
         for (int32_t t = 0; t < g->ntbs; t++) {
             const weft_tb *tb = &g->tbs[t];
-            put(b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", t, tb->send,
-                tb->recv, tb->chan);
+            weft_sb_printf(b, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", t,
+                           tb->send, tb->recv, tb->chan);
             for (int32_t s = 0; s < tb->nsteps; s++) {
                 const weft_step *st = &tb->steps[s];
-                put(b,
+                weft_sb_printf(
+                    b,
                     "      <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" "
                     "dstoff=\"%d\" cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
                     s, weft_step_name(st->type), weft_buf_code(st->srcbuf), st->srcoff,
                     weft_buf_code(st->dstbuf), st->dstoff, st->cnt, st->depid, st->deps,
                     st->hasdep);
             }
-            put(b, "    </tb>\n");
+            weft_sb_printf(b, "    </tb>\n");
         }
-        put(b, "  </gpu>\n");
+        weft_sb_printf(b, "  </gpu>\n");
     }
-    put(b, "</algo>\n");
+    weft_sb_printf(b, "</algo>\n");
 }
 
 weft_result weft_ir_write_string(const weft_algo *a, char **out) {
     weft_result res = WEFT_OK;
-    sbuf b = {0};
+    weft_sb b = {0};
     *out = NULL;
     if (!writable(a)) WEFT_FAIL(WEFT_ERR_INPUT);
     write_algo(a, &b);

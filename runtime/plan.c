@@ -294,9 +294,8 @@ void weft_layout_free(weft_layout *l) {
 
 static int key_cmp(const void *x, const void *y) {
     const weft_rt_key *a = x, *b = y;
-    if (a->proto != b->proto) return a->proto < b->proto ? -1 : 1;
-    if (a->d != b->d) return a->d < b->d ? -1 : 1;
-    return a->chan < b->chan ? -1 : a->chan > b->chan;
+    return weft_cmp_keys((int64_t[]){a->proto, a->d, a->chan}, (int64_t[]){b->proto, b->d, b->chan},
+                         3);
 }
 
 int32_t weft_layout_find(const weft_layout *l, int32_t d, int32_t chan, int32_t proto) {

@@ -219,25 +219,14 @@ typedef struct call_key {
 
 static int cmp_call(const void *pa, const void *pb) {
     const call_key *a = pa, *b = pb;
-    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
-    if (a->file != b->file) return a->file < b->file ? -1 : 1;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
+    return weft_cmp_keys((int64_t[]){a->seq, a->rank, a->file, a->idx},
+                         (int64_t[]){b->seq, b->rank, b->file, b->idx}, 4);
 }
 
 static int cmp_slice(const void *pa, const void *pb) {
     const weft_trace_slice *a = pa, *b = pb;
-#define CMP_(f)                                                                                    \
-    if (a->f != b->f) return a->f < b->f ? -1 : 1;
-    CMP_(call)
-    CMP_(tb)
-    CMP_(t0)
-    CMP_(iter)
-    CMP_(step)
-    CMP_(t1)
-    CMP_(line)
-#undef CMP_
-    return 0;
+    return weft_cmp_keys((int64_t[]){a->call, a->tb, a->t0, a->iter, a->step, a->t1, a->line},
+                         (int64_t[]){b->call, b->tb, b->t0, b->iter, b->step, b->t1, b->line}, 7);
 }
 
 weft_result weft_trace_sort(weft_trace *t) {

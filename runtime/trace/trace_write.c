@@ -100,8 +100,7 @@ typedef struct tb_role {
 
 static int cmp_role(const void *pa, const void *pb) {
     const tb_role *a = pa, *b = pb;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    return a->ord < b->ord ? -1 : a->ord > b->ord;
+    return weft_cmp_keys((int64_t[]){a->key, a->ord}, (int64_t[]){b->key, b->ord}, 2);
 }
 
 static void meta(weft_trace_writer *w, int32_t pid, int64_t tid, const char *what, const char *sv,

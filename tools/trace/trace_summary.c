@@ -166,16 +166,8 @@ typedef struct citem {
 
 static int cmp_citem(const void *pa, const void *pb) {
     const citem *a = pa, *b = pb;
-#define CMP_(f)                                                                                    \
-    if (a->f != b->f) return a->f < b->f ? -1 : 1;
-    CMP_(from)
-    CMP_(to)
-    CMP_(chan)
-    CMP_(seq)
-    CMP_(recv)
-    CMP_(slice)
-#undef CMP_
-    return 0;
+    return weft_cmp_keys((int64_t[]){a->from, a->to, a->chan, a->seq, a->recv, a->slice},
+                         (int64_t[]){b->from, b->to, b->chan, b->seq, b->recv, b->slice}, 6);
 }
 
 static weft_result print_conns(const weft_trace *t, FILE *out) {
@@ -248,15 +240,8 @@ typedef struct hop {
 
 static int cmp_msg(const void *pa, const void *pb) {
     const msg_key *a = pa, *b = pb;
-#define CMP_(f)                                                                                    \
-    if (a->f != b->f) return a->f < b->f ? -1 : 1;
-    CMP_(from)
-    CMP_(to)
-    CMP_(chan)
-    CMP_(msg)
-    CMP_(slice)
-#undef CMP_
-    return 0;
+    return weft_cmp_keys((int64_t[]){a->from, a->to, a->chan, a->msg, a->slice},
+                         (int64_t[]){b->from, b->to, b->chan, b->msg, b->slice}, 5);
 }
 
 static const msg_key *find_msg(const msg_key *v, size_t n, int32_t from, int32_t to, int32_t chan,
