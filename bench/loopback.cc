@@ -40,17 +40,6 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* nccl-tests' bus bandwidth factor. */
-double busbw_factor(weft_coll c, int n) {
-    switch (c) {
-    case WEFT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_REDUCESCATTER:
-    case WEFT_COLL_ALLTOALL: return (double)(n - 1) / n;
-    default: return 1.0;
-    }
-}
-
 struct Opts {
     int n = 0;
     std::vector<weft_coll> colls;
@@ -363,7 +352,7 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
                                   (void *const *)b.recv.data(), &gm);
                 printf("%-14s %12zu %12zu %10.2f %10.2f %9.2f %9.2f %8.2f %6d %6s %7lld  %s\n",
                        weft_coll_name(coll), bytes, count * ((li || lo) ? (size_t)n : 1), tme, tmg,
-                       algbw, algbw * busbw_factor(coll, n), median(host),
+                       algbw, algbw * weft_coll_busbw_factor(coll, n), median(host),
                        weft_rt_call_ctas(c, ai, &call), gm.direct ? "direct" : "staged", wrong,
                        a->name);
                 fflush(stdout);

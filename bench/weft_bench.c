@@ -52,17 +52,6 @@ static double median(const double *in, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* nccl-tests: the "size" of a call and the bus bandwidth factor. */
-static double busbw_factor(weft_coll c, int n) {
-    switch (c) {
-    case WEFT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_REDUCESCATTER:
-    case WEFT_COLL_ALLTOALL: return (double)(n - 1) / n;
-    default: return 1.0;
-    }
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* nccl-tests: std::chrono::steady_clock */
@@ -835,7 +824,7 @@ int main(int argc, char **argv) {
             if (rank == 0) fflush(stdout);
             continue;
         }
-        double tn = median(V[0].t, rounds), bwf = busbw_factor(coll, world);
+        double tn = median(V[0].t, rounds), bwf = weft_coll_busbw_factor(coll, world);
         double hn = median(V[0].host, rounds);
         for (int k = 1; k < nv; k++) {
             double tw = median(V[k].t, rounds);

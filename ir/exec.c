@@ -6,54 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-static const char *const dtype_names[] = {
-#define WEFT_X_(id, n, b, v, f) n,
-    WEFT_DTYPES(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const redop_names[] = {
-#define WEFT_X_(id, n, v) n,
-    WEFT_REDOPS(WEFT_X_)
-#undef WEFT_X_
-};
-static const unsigned char dtype_float[] = {
-#define WEFT_X_(id, n, b, v, f) f,
-    WEFT_DTYPES(WEFT_X_)
-#undef WEFT_X_
-};
-
-const char *weft_dtype_name(weft_dtype t) {
-    return (unsigned)t < WEFT_DTYPE_COUNT ? dtype_names[t] : "?";
-}
-const char *weft_redop_name(weft_redop op) {
-    return (unsigned)op < WEFT_OP_COUNT ? redop_names[op] : "?";
-}
-
-int weft_dtype_from_name(const char *name) {
-    static const struct {
-        const char *alias;
-        weft_dtype t;
-    } aliases[] = {
-        {"char", WEFT_DTYPE_INT8},      {"int", WEFT_DTYPE_INT32},
-        {"float16", WEFT_DTYPE_HALF},   {"fp16", WEFT_DTYPE_HALF},
-        {"float32", WEFT_DTYPE_FLOAT},  {"fp32", WEFT_DTYPE_FLOAT},
-        {"float64", WEFT_DTYPE_DOUBLE}, {"fp64", WEFT_DTYPE_DOUBLE},
-        {"bf16", WEFT_DTYPE_BFLOAT16},
-    };
-    for (int i = 0; i < WEFT_DTYPE_COUNT; i++)
-        if (strcasecmp(name, dtype_names[i]) == 0) return i;
-    for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-        if (strcasecmp(name, aliases[i].alias) == 0) return aliases[i].t;
-    return -1;
-}
-
-int weft_redop_from_name(const char *name) {
-    for (int i = 0; i < WEFT_OP_COUNT; i++)
-        if (strcasecmp(name, redop_names[i]) == 0) return i;
-    return -1;
-}
 
 void weft_exec_opts_init(weft_exec_opts *o) {
     memset(o, 0, sizeof *o);
@@ -131,7 +83,7 @@ static double get_float(weft_dtype t, const void *p) {
 static void gen_input(const ex *x, int32_t r, int64_t e, void *out) {
     uint64_t h = mix(x->o->seed * 0x100000001B3ull ^ mix(((uint64_t)r << 40) ^ (uint64_t)e));
     weft_dtype t = x->o->dtype;
-    if (!dtype_float[t]) {
+    if (!weft_dtype_is_float(t)) {
         memcpy(out, &h, x->es);
         return;
     }
@@ -171,7 +123,7 @@ static void gen_poison(const ex *x, int32_t r, int64_t e, int which, void *out) 
     uint64_t h =
         mix(~x->o->seed ^ mix(((uint64_t)r << 40) ^ ((uint64_t)which << 36) ^ (uint64_t)e));
     weft_dtype t = x->o->dtype;
-    if (!dtype_float[t]) {
+    if (!weft_dtype_is_float(t)) {
         memcpy(out, &h, x->es);
         return;
     }
@@ -180,7 +132,7 @@ static void gen_poison(const ex *x, int32_t r, int64_t e, int which, void *out) 
 }
 
 static int elem_equal(weft_dtype t, const void *a, const void *b) {
-    if (!dtype_float[t]) return memcmp(a, b, (size_t)weft_dtype_size(t)) == 0;
+    if (!weft_dtype_is_float(t)) return memcmp(a, b, (size_t)weft_dtype_size(t)) == 0;
     double x = get_float(t, a), y = get_float(t, b);
     return x == y || (x != x && y != y);
 }

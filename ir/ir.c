@@ -1,12 +1,18 @@
-/* ir.c — IR tables, construction, copying and comparison. */
+/* ir.c — IR tables and names, construction, copying and comparison. */
 #include "weft_ir.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- names: one array per X-macro table ------------------------------------------------- */
 static const char *const coll_names[] = {
-#define WEFT_X_(id, n, is, os, red, root, run) n,
+#define WEFT_X_(id, n, is, os, red, root, run, bw) n,
     WEFT_COLLS(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const proto_names[] = {
+#define WEFT_X_(id, n) n,
+    WEFT_PROTOS(WEFT_X_)
 #undef WEFT_X_
 };
 static const char *const step_names[] = {
@@ -14,58 +20,76 @@ static const char *const step_names[] = {
     WEFT_STEP_TYPES(WEFT_X_)
 #undef WEFT_X_
 };
-static const char buf_codes[] = {
-#define WEFT_X_(id, c, n) c,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
 static const char *const buf_names[] = {
 #define WEFT_X_(id, c, n) n,
     WEFT_BUFS(WEFT_X_)
 #undef WEFT_X_
 };
-
-static const char *const proto_names[] = {
-#define WEFT_X_(id, n) n,
-    WEFT_PROTOS(WEFT_X_)
+static const char buf_codes[] = {
+#define WEFT_X_(id, c, n) c,
+    WEFT_BUFS(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const dtype_names[] = {
+#define WEFT_X_(id, n, b, v, f) n,
+    WEFT_DTYPES(WEFT_X_)
+#undef WEFT_X_
+};
+static const char *const redop_names[] = {
+#define WEFT_X_(id, n, v) n,
+    WEFT_REDOPS(WEFT_X_)
 #undef WEFT_X_
 };
 
 const char *weft_coll_name(weft_coll c) {
-    return (unsigned)c < WEFT_COLL_COUNT ? coll_names[c] : "?";
-}
-const char *weft_proto_name(weft_proto p) {
-    return (unsigned)p < WEFT_PROTO_COUNT ? proto_names[p] : "?";
+    return weft_name_of(coll_names, WEFT_COLL_COUNT, c);
 }
 int weft_coll_from_name(const char *name) {
     if (strcmp(name, "reduce_scatter") == 0) return WEFT_COLL_REDUCESCATTER;
-    for (int i = 0; i < WEFT_COLL_COUNT; i++)
-        if (strcmp(name, coll_names[i]) == 0) return i;
-    return -1;
+    return weft_name_find(coll_names, WEFT_COLL_COUNT, name, 0);
+}
+const char *weft_proto_name(weft_proto p) {
+    return weft_name_of(proto_names, WEFT_PROTO_COUNT, p);
 }
 int weft_proto_from_name(const char *name) {
-    for (int i = 0; i < WEFT_PROTO_COUNT; i++)
-        if (strcmp(name, proto_names[i]) == 0) return i;
-    return -1;
+    return weft_name_find(proto_names, WEFT_PROTO_COUNT, name, 0);
 }
 const char *weft_step_name(weft_step_type t) {
-    return (unsigned)t < WEFT_STEP_COUNT ? step_names[t] : "?";
+    return weft_name_of(step_names, WEFT_STEP_COUNT, t);
 }
 int weft_step_from_name(const char *name) {
-    for (int i = 0; i < WEFT_STEP_COUNT; i++)
-        if (strcmp(name, step_names[i]) == 0) return i;
-    return -1;
+    return weft_name_find(step_names, WEFT_STEP_COUNT, name, 0);
 }
 const char *weft_buf_name(weft_buf b) {
-    return (unsigned)b < WEFT_BUF_COUNT ? buf_names[b] : "?";
+    return weft_name_of(buf_names, WEFT_BUF_COUNT, b);
 }
 char weft_buf_code(weft_buf b) {
     return (unsigned)b < WEFT_BUF_COUNT ? buf_codes[b] : '?';
 }
 int weft_buf_from_code(char c) {
-    for (int i = 0; i < WEFT_BUF_COUNT; i++)
-        if (c == buf_codes[i]) return i;
-    return -1;
+    const char *p = c ? memchr(buf_codes, c, sizeof buf_codes) : NULL;
+    return p ? (int)(p - buf_codes) : -1;
+}
+const char *weft_dtype_name(weft_dtype t) {
+    return weft_name_of(dtype_names, WEFT_DTYPE_COUNT, t);
+}
+/* Case-insensitive, with the spellings people use for the same types. */
+int weft_dtype_from_name(const char *name) {
+    static const char *const aliases[] = {"char", "int",     "float16", "fp16", "float32",
+                                          "fp32", "float64", "fp64",    "bf16"};
+    static const weft_dtype alias_of[] = {
+        WEFT_DTYPE_INT8,   WEFT_DTYPE_INT32,  WEFT_DTYPE_HALF,
+        WEFT_DTYPE_HALF,   WEFT_DTYPE_FLOAT,  WEFT_DTYPE_FLOAT,
+        WEFT_DTYPE_DOUBLE, WEFT_DTYPE_DOUBLE, WEFT_DTYPE_BFLOAT16};
+    int t = weft_name_find(dtype_names, WEFT_DTYPE_COUNT, name, 1);
+    int k = t < 0 ? weft_name_find(aliases, (int)(sizeof aliases / sizeof *aliases), name, 1) : -1;
+    return t >= 0 ? t : k >= 0 ? (int)alias_of[k] : -1;
+}
+const char *weft_redop_name(weft_redop op) {
+    return weft_name_of(redop_names, WEFT_OP_COUNT, op);
+}
+int weft_redop_from_name(const char *name) {
+    return weft_name_find(redop_names, WEFT_OP_COUNT, name, 1);
 }
 
 int32_t weft_algo_size_mult(const weft_algo *a) {

@@ -14,7 +14,7 @@ static const char *const class_names[] = {
 };
 
 const char *weft_verify_class_name(weft_verify_class c) {
-    return (unsigned)c < WEFT_VERIFY_CLASS_COUNT ? class_names[c] : "?";
+    return weft_name_of(class_names, WEFT_VERIFY_CLASS_COUNT, c);
 }
 
 void weft_verify_opts_init(weft_verify_opts *o) {

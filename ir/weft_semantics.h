@@ -36,27 +36,28 @@ typedef enum weft_buf {
 } weft_buf;
 
 /* ---- collectives ------------------------------------------------------------------------ */
-/* X(id, xml name, input segments, output segments, reduces, rooted, runnable)
+/* X(id, xml name, input segments, output segments, reduces, rooted, runnable, busbw)
  * segments: 1 = the buffer holds `count` elements; 0 = it holds N x count (the "large" side,
  * N = ngpus), cut into N segments of `count`. nchunksperloop K = (N if any side is large else 1)
  * x k, where k is the number of chunks per segment. `runnable` = 0: accepted by the reader and
- * writer, but neither verified nor executed (no NCCL collective matches it). */
+ * writer, but neither verified nor executed (no NCCL collective matches it). busbw: nccl-tests'
+ * bus bandwidth factor, busbw (N - 1) / N of the algorithm bandwidth, 1 where 0. */
 #define WEFT_COLLS(X)                                                                              \
-    X(ALLREDUCE, "allreduce", 1, 1, 1, 0, 1)                                                       \
-    X(ALLGATHER, "allgather", 1, 0, 0, 0, 1)                                                       \
-    X(REDUCESCATTER, "reducescatter", 0, 1, 1, 0, 1)                                               \
-    X(ALLTOALL, "alltoall", 0, 0, 0, 0, 1)                                                         \
-    X(BROADCAST, "broadcast", 1, 1, 0, 1, 1)                                                       \
-    X(REDUCE, "reduce", 1, 1, 1, 1, 1)                                                             \
-    X(GATHER, "gather", 1, 0, 0, 1, 1)                                                             \
-    X(SCATTER, "scatter", 0, 1, 0, 1, 1)                                                           \
-    X(ALLTOALLV, "alltoallv", 0, 0, 0, 0, 0)                                                       \
-    X(SEND, "send", 1, 1, 0, 0, 0)                                                                 \
-    X(RECV, "recv", 1, 1, 0, 0, 0)                                                                 \
-    X(CUSTOM, "custom", 1, 1, 0, 0, 0)
+    X(ALLREDUCE, "allreduce", 1, 1, 1, 0, 1, 2)                                                    \
+    X(ALLGATHER, "allgather", 1, 0, 0, 0, 1, 1)                                                    \
+    X(REDUCESCATTER, "reducescatter", 0, 1, 1, 0, 1, 1)                                            \
+    X(ALLTOALL, "alltoall", 0, 0, 0, 0, 1, 1)                                                      \
+    X(BROADCAST, "broadcast", 1, 1, 0, 1, 1, 0)                                                    \
+    X(REDUCE, "reduce", 1, 1, 1, 1, 1, 0)                                                          \
+    X(GATHER, "gather", 1, 0, 0, 1, 1, 0)                                                          \
+    X(SCATTER, "scatter", 0, 1, 0, 1, 1, 0)                                                        \
+    X(ALLTOALLV, "alltoallv", 0, 0, 0, 0, 0, 0)                                                    \
+    X(SEND, "send", 1, 1, 0, 0, 0, 0)                                                              \
+    X(RECV, "recv", 1, 1, 0, 0, 0, 0)                                                              \
+    X(CUSTOM, "custom", 1, 1, 0, 0, 0, 0)
 
 typedef enum weft_coll {
-#define WEFT_X_(id, n, is, os, red, root, run) WEFT_COLL_##id,
+#define WEFT_X_(id, n, is, os, red, root, run, bw) WEFT_COLL_##id,
     WEFT_COLLS(WEFT_X_)
 #undef WEFT_X_
         WEFT_COLL_COUNT
@@ -64,9 +65,9 @@ typedef enum weft_coll {
 
 WEFT_HD int weft_coll_flag_(weft_coll c, int which) {
     switch (c) {
-#define WEFT_X_(id, n, is, os, red, root, run)                                                     \
+#define WEFT_X_(id, n, is, os, red, root, run, bw)                                                 \
     case WEFT_COLL_##id: {                                                                         \
-        const int f[5] = {is == 0, os == 0, red, root, run};                                       \
+        const int f[6] = {is == 0, os == 0, red, root, run, bw};                                   \
         return f[which];                                                                           \
     }
         WEFT_COLLS(WEFT_X_)
@@ -87,6 +88,11 @@ WEFT_HD int weft_coll_rooted(weft_coll c) {
 }
 WEFT_HD int weft_coll_runnable(weft_coll c) {
     return weft_coll_flag_(c, 4);
+}
+/* nccl-tests' bus bandwidth per algorithm bandwidth of c on n ranks. */
+WEFT_HD double weft_coll_busbw_factor(weft_coll c, int32_t n) {
+    int bw = weft_coll_flag_(c, 5);
+    return bw && n > 0 ? bw * (double)(n - 1) / n : 1.0;
 }
 /* Segments of count elements that buffer b of c holds with n ranks (scratch: 0). */
 WEFT_HD int32_t weft_coll_segs(weft_coll c, weft_buf b, int32_t n) {
@@ -279,14 +285,21 @@ typedef enum weft_dtype {
         WEFT_DTYPE_COUNT = 10
 } weft_dtype;
 
-WEFT_HD int weft_dtype_size(weft_dtype t) {
+WEFT_HD int weft_dtype_prop_(weft_dtype t, int is_float) {
     switch (t) {
 #define WEFT_X_(id, n, b, v, f)                                                                    \
-    case WEFT_DTYPE_##id: return b;
+    case WEFT_DTYPE_##id: return is_float ? f : b;
         WEFT_DTYPES(WEFT_X_)
 #undef WEFT_X_
     default: return 0;
     }
+}
+/* Bytes of one element; whether the type is floating point. */
+WEFT_HD int weft_dtype_size(weft_dtype t) {
+    return weft_dtype_prop_(t, 0);
+}
+WEFT_HD int weft_dtype_is_float(weft_dtype t) {
+    return weft_dtype_prop_(t, 1);
 }
 
 /* X(id, name, nccl enum value). AVG is the sum divided by the rank count after the schedule

@@ -17,11 +17,11 @@ static const char *const op_strs[] = {
 };
 
 const char *weft_lang_kind_name(weft_lang_kind k) {
-    return (unsigned)k < WEFT_LANG_KIND_COUNT ? kind_names[k] : "?";
+    return weft_name_of(kind_names, WEFT_LANG_KIND_COUNT, k);
 }
 
 const char *weft_lang_op_str(weft_lang_op op) {
-    return (unsigned)op < WEFT_LANG_OP_COUNT ? op_strs[op] : "?";
+    return weft_name_of(op_strs, WEFT_LANG_OP_COUNT, op);
 }
 
 weft_lang_node *weft_lang_node_new(weft_lang_parser *p, weft_lang_kind kind,

@@ -525,12 +525,7 @@ static ncclResult_t real_op(const shim_op *o) {
 }
 
 static const char *type_name(ncclDataType_t t) {
-    static const char *const names[] = {
-#define WEFT_X_(id, n, b, v, f) n,
-        WEFT_DTYPES(WEFT_X_)
-#undef WEFT_X_
-    };
-    if ((unsigned)t < sizeof names / sizeof *names) return names[t];
+    if ((unsigned)t < WEFT_DTYPE_COUNT) return weft_dtype_name((weft_dtype)t);
     if (t == ncclFloat8e4m3) return "fp8e4m3";
     if (t == ncclFloat8e5m2) return "fp8e5m2";
     return "unknown type";
@@ -543,12 +538,7 @@ static size_t type_size(ncclDataType_t t) {
 }
 
 static const char *op_name(ncclRedOp_t op) {
-    static const char *const names[] = {
-#define WEFT_X_(id, n, v) n,
-        WEFT_REDOPS(WEFT_X_)
-#undef WEFT_X_
-    };
-    if ((unsigned)op < sizeof names / sizeof *names) return names[op];
+    if ((unsigned)op < WEFT_OP_COUNT) return weft_redop_name((weft_redop)op);
     return "PreMulSum/user op";
 }
 

@@ -52,23 +52,6 @@ static int parse_bytes(const char *s, unsigned long long *out) {
     return 0;
 }
 
-static int lookup(const char *s, const char *const *names, int n) {
-    for (int i = 0; i < n; i++)
-        if (names[i] && strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
-static const char *const type_names[] = {
-#define WEFT_X_(id, n, b, v, f) n,
-    WEFT_DTYPES(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const op_names[] = {
-#define WEFT_X_(id, n, v) n,
-    WEFT_REDOPS(WEFT_X_)
-#undef WEFT_X_
-};
-
 static const char *file_base(const char *path) {
     const char *s = path ? strrchr(path, '/') : NULL;
     return s ? s + 1 : path;
@@ -182,8 +165,8 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes, i
     int i = weft_registry_select(r, &c, &why);
     if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
-           type_names[c.dtype]);
-    if (weft_coll_reduces(c.coll)) printf(", %s", op_names[c.op]);
+           weft_dtype_name(c.dtype));
+    if (weft_coll_reduces(c.coll)) printf(", %s", weft_redop_name(c.op));
     if (weft_coll_rooted(c.coll)) printf(", root %d", c.root);
     printf(", %s", c.inplace ? "in-place" : "out-of-place");
     if (t || c.flags)
@@ -264,12 +247,12 @@ int weft_cmd_select(int argc, char **argv) {
                 return WEFT_EXIT_USAGE;
             }
         } else if (strcmp(a, "--type") == 0) {
-            if ((type = lookup(argv[++i], type_names, WEFT_DTYPE_COUNT)) < 0) {
+            if ((type = weft_dtype_from_name(argv[++i])) < 0) {
                 fprintf(stderr, "weft select: unknown type '%s'\n", argv[i]);
                 return WEFT_EXIT_USAGE;
             }
         } else if (strcmp(a, "--op") == 0) {
-            if ((op = lookup(argv[++i], op_names, WEFT_OP_COUNT)) < 0) {
+            if ((op = weft_redop_from_name(argv[++i])) < 0) {
                 fprintf(stderr, "weft select: unknown op '%s'\n", argv[i]);
                 return WEFT_EXIT_USAGE;
             }

@@ -18,17 +18,6 @@ static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 #define NPAL ((int)(sizeof palette / sizeof *palette))
 
-/* nccl-tests' bus bandwidth factor. */
-static double busbw_factor(weft_coll c, int n) {
-    switch (c) {
-    case WEFT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case WEFT_COLL_ALLGATHER:
-    case WEFT_COLL_REDUCESCATTER:
-    case WEFT_COLL_ALLTOALL: return (double)(n - 1) / n;
-    default: return 1.0;
-    }
-}
-
 typedef struct axis {
     double lo, hi; /* data range (log10 of it when log) */
     double p0, p1; /* pixel range */
@@ -119,7 +108,7 @@ static void series(svg *s, const weft_tune_table *t, const weft_tune_section *se
                    const char *color, const axis *x, const axis *y, int busbw) {
     double *px = malloc(sec->nrows * sizeof *px), *py = malloc(sec->nrows * sizeof *py);
     int n = 0;
-    double f = busbw_factor(sec->coll, sec->ranks);
+    double f = weft_coll_busbw_factor(sec->coll, sec->ranks);
     for (size_t r = 0; px && py && r <= sec->nrows; r++) {
         double us = -1;
         if (r < sec->nrows) {
@@ -179,7 +168,7 @@ static void draw_section(svg *s, const weft_tune_table *t, const weft_tune_secti
     /* axes */
     double bmin = (double)sec->rows[0].bytes, bmax = (double)sec->rows[sec->nrows - 1].bytes;
     if (bmax <= bmin) bmin /= 2, bmax *= 2;
-    double tmin = INFINITY, tmax = 0, bwmax = 0, f = busbw_factor(sec->coll, sec->ranks);
+    double tmin = INFINITY, tmax = 0, bwmax = 0, f = weft_coll_busbw_factor(sec->coll, sec->ranks);
     for (size_t r = 0; r < sec->nrows; r++) {
         const weft_tune_row *row = &sec->rows[r];
         for (size_t k = 0; k <= row->nm; k++) {
