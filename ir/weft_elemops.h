@@ -91,22 +91,18 @@ WEFT_ELEM_INT_(u64, uint64_t, uint64_t)
 #undef WEFT_ELEM_INT_
 
 /* min and max as fmin/fmax: a NaN operand yields the other one */
-WEFT_HD float weft_elem_f32(weft_redop op, float a, float b) {
-    switch (op) {
-    case WEFT_OP_PROD: return a * b;
-    case WEFT_OP_MIN: return b != b ? a : a != a ? b : a < b ? a : b;
-    case WEFT_OP_MAX: return b != b ? a : a != a ? b : a > b ? a : b;
-    default: return a + b;
+#define WEFT_ELEM_FLOAT_(name, T)                                                                  \
+    WEFT_HD T weft_elem_##name(weft_redop op, T a, T b) {                                          \
+        switch (op) {                                                                              \
+        case WEFT_OP_PROD: return a * b;                                                           \
+        case WEFT_OP_MIN: return b != b ? a : a != a ? b : a < b ? a : b;                          \
+        case WEFT_OP_MAX: return b != b ? a : a != a ? b : a > b ? a : b;                          \
+        default: return a + b;                                                                     \
+        }                                                                                          \
     }
-}
-WEFT_HD double weft_elem_f64(weft_redop op, double a, double b) {
-    switch (op) {
-    case WEFT_OP_PROD: return a * b;
-    case WEFT_OP_MIN: return b != b ? a : a != a ? b : a < b ? a : b;
-    case WEFT_OP_MAX: return b != b ? a : a != a ? b : a > b ? a : b;
-    default: return a + b;
-    }
-}
+WEFT_ELEM_FLOAT_(f32, float)
+WEFT_ELEM_FLOAT_(f64, double)
+#undef WEFT_ELEM_FLOAT_
 WEFT_HD uint16_t weft_elem_f16(weft_redop op, uint16_t a, uint16_t b) {
     return weft_float_to_half(weft_elem_f32(op, weft_half_to_float(a), weft_half_to_float(b)));
 }
