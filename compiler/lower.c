@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64's finaliser: every key bit reaches the low bits that index the table. */
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
 
 /* Messages a connection holds in the simulation: the schedule cannot deadlock when the runtime
@@ -72,10 +63,7 @@ typedef struct lowerer {
     size_t nsteps, capsteps;
     node *nodes;
     size_t nnodes, capnodes;
-    /* hash map (rank, kind, peer, chan) -> node */
-    uint64_t *mkeys;
-    int32_t *mvals;
-    size_t mcap, mn;
+    weft_map node_of; /* (rank, kind, peer, chan) -> node + 1 */
     int32_t *waits;
     size_t nwaits, capwaits;
     /* thread blocks: union-find roots in id order, blocks per rank, first root of each rank */
@@ -114,58 +102,27 @@ static uint64_t node_key(int32_t rank, int kind, int32_t peer, int32_t chan) {
 }
 
 static int32_t lookup_node(const lowerer *L, int32_t rank, int kind, int32_t peer, int32_t chan) {
-    if (L->mcap == 0) return -1;
-    uint64_t key = node_key(rank, kind, peer, chan);
-    size_t j = (size_t)mix64(key) & (L->mcap - 1);
-    while (L->mkeys[j]) {
-        if (L->mkeys[j] == key) return L->mvals[j];
-        j = (j + 1) & (L->mcap - 1);
-    }
-    return -1;
+    const uint64_t *v = weft_map_get(&L->node_of, node_key(rank, kind, peer, chan));
+    return v ? (int32_t)*v - 1 : -1;
 }
 
 /* The node for (rank, kind, peer, chan), created with its attributes on first use. */
 static int32_t get_node(lowerer *L, int32_t rank, int kind, int32_t peer, int32_t chan) {
-    uint64_t key = node_key(rank, kind, peer, chan);
-    if (2 * (L->mn + 1) > L->mcap) {
-        size_t cap = L->mcap ? 2 * L->mcap : 1024;
-        uint64_t *k = calloc(cap, sizeof *k);
-        int32_t *v = malloc(cap * sizeof *v);
-        if (k == NULL || v == NULL) {
-            free(k);
-            free(v);
-            L->nomem = 1;
-            return -1;
-        }
-        for (size_t i = 0; i < L->mcap; i++)
-            if (L->mkeys[i]) {
-                size_t j = (size_t)mix64(L->mkeys[i]) & (cap - 1);
-                while (k[j])
-                    j = (j + 1) & (cap - 1);
-                k[j] = L->mkeys[i];
-                v[j] = L->mvals[i];
-            }
-        free(L->mkeys);
-        free(L->mvals);
-        L->mkeys = k;
-        L->mvals = v;
-        L->mcap = cap;
-    }
-    size_t j = (size_t)mix64(key) & (L->mcap - 1);
-    while (L->mkeys[j]) {
-        if (L->mkeys[j] == key) return L->mvals[j];
-        j = (j + 1) & (L->mcap - 1);
-    }
-    int32_t n = new_node(L, rank);
+    int32_t n = lookup_node(L, rank, kind, peer, chan);
+    if (n >= 0) return n;
+    n = new_node(L, rank);
     if (n < 0) return -1;
+    uint64_t *v = weft_map_put(&L->node_of, node_key(rank, kind, peer, chan), NULL);
+    if (v == NULL) {
+        L->nomem = 1;
+        return -1;
+    }
+    *v = (uint64_t)n + 1;
     node *nd = &L->nodes[n];
     if (kind == NK_SEND) nd->send = peer;
     if (kind == NK_RECV) nd->recv = peer;
     if (kind == NK_SEND || kind == NK_RECV || kind == NK_LOCAL) nd->chan = chan;
     if (kind == NK_LABEL) nd->label = peer;
-    L->mkeys[j] = key;
-    L->mvals[j] = n;
-    L->mn++;
     return n;
 }
 
@@ -740,6 +697,36 @@ out:
     return rc;
 }
 
+/* The messages of each connection (sender, receiver, channel) in program order: for every
+ * sending operation the previous one on its connection (prev, may be NULL) and the next. */
+static int link_messages(const lowerer *L, int32_t *prev, int32_t *next) {
+    const weft_cc_program *p = L->p;
+    weft_map last = {0}; /* connection -> its latest message + 1 */
+    int rc = 0;
+    for (size_t i = 0; i < p->nops; i++) {
+        next[i] = -1;
+        if (prev) prev[i] = -1;
+    }
+    for (size_t i = 0; i < p->nops && rc == 0; i++) {
+        if (L->h[2 * i].kind != H_SEND) continue;
+        const cc_op *op = &p->ops[i];
+        uint64_t key = ((uint64_t)(uint32_t)op->src.rank << 40) ^
+                       ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op);
+        uint64_t *v = weft_map_put(&last, key, NULL);
+        if (v == NULL) {
+            rc = -1;
+            break;
+        }
+        if (*v) {
+            if (prev) prev[i] = (int32_t)*v - 1;
+            next[*v - 1] = (int32_t)i;
+        }
+        *v = (uint64_t)i + 1;
+    }
+    weft_map_free(&last);
+    return rc;
+}
+
 /* Orders every block's steps; undoes fusions until the simulation completes. */
 static int schedule(lowerer *L) {
     const weft_cc_program *p = L->p;
@@ -750,33 +737,9 @@ static int schedule(lowerer *L) {
     S.next_msg = malloc((p->nops + 1) * sizeof *S.next_msg);
     S.sent = malloc(p->nops + 1);
     S.received = malloc(p->nops + 1);
-    /* the messages of a connection (sender, receiver, channel), in program order */
-    uint64_t *keys = NULL;
-    int32_t *last = NULL;
-    size_t cap = 16;
-    while (cap < 2 * p->nops + 2)
-        cap *= 2;
-    keys = calloc(cap, sizeof *keys);
-    last = malloc(cap * sizeof *last);
-    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received || !keys || !last) goto out;
-    for (size_t i = 0; i < p->nops; i++)
-        S.prev_msg[i] = S.next_msg[i] = -1;
-    for (size_t i = 0; i < p->nops; i++) {
-        if (L->h[2 * i].kind != H_SEND) continue;
-        const cc_op *op = &p->ops[i];
-        uint64_t key = (((uint64_t)(uint32_t)op->src.rank << 40) ^
-                        ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op)) +
-                       1;
-        size_t j = (size_t)mix64(key) & (cap - 1);
-        while (keys[j] && keys[j] != key)
-            j = (j + 1) & (cap - 1);
-        if (keys[j]) {
-            S.prev_msg[i] = last[j];
-            S.next_msg[last[j]] = (int32_t)i;
-        }
-        keys[j] = key;
-        last[j] = (int32_t)i;
-    }
+    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received ||
+        link_messages(L, S.prev_msg, S.next_msg) != 0)
+        goto out;
     for (int attempt = 0;; attempt++) {
         int r = simulate(L, &S);
         if (r < 0) goto out;
@@ -807,8 +770,6 @@ out:
     free(S.next_msg);
     free(S.sent);
     free(S.received);
-    free(keys);
-    free(last);
     return rc;
 }
 
@@ -1066,30 +1027,9 @@ static int copy_fusions(lowerer *L) {
     const weft_cc_program *p = L->p;
     int32_t *next = malloc((p->nops + 1) * sizeof *next);
     uint8_t *forwarded = calloc(p->nops + 1, 1);
-    uint64_t *keys = NULL;
-    int32_t *last = NULL;
-    size_t cap = 16;
-    while (cap < 2 * p->nops + 2)
-        cap *= 2;
-    keys = calloc(cap, sizeof *keys);
-    last = malloc(cap * sizeof *last);
     int rc = -1;
-    if (!next || !forwarded || !keys || !last) goto out;
     /* the next message on each operation's connection */
-    for (size_t i = 0; i < p->nops; i++) {
-        next[i] = -1;
-        if (L->h[2 * i].kind != H_SEND) continue;
-        const cc_op *op = &p->ops[i];
-        uint64_t key = (((uint64_t)(uint32_t)op->src.rank << 40) ^
-                        ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op)) +
-                       1;
-        size_t j = (size_t)mix64(key) & (cap - 1);
-        while (keys[j] && keys[j] != key)
-            j = (j + 1) & (cap - 1);
-        if (keys[j]) next[last[j]] = (int32_t)i;
-        keys[j] = key;
-        last[j] = (int32_t)i;
-    }
+    if (!next || !forwarded || link_messages(L, NULL, next) != 0) goto out;
     /* receives whose value a later send forwards keep it (an rcs/rrcs/rrs fusion) */
     for (size_t i = 0; i < p->nops; i++)
         if (p->fuse_from[i] >= 0) forwarded[p->fuse_from[i]] = 1;
@@ -1123,8 +1063,6 @@ static int copy_fusions(lowerer *L) {
 out:
     free(next);
     free(forwarded);
-    free(keys);
-    free(last);
     return rc;
 }
 
@@ -1340,8 +1278,7 @@ fail:
     free(L.deps);
     free(L.steps);
     free(L.nodes);
-    free(L.mkeys);
-    free(L.mvals);
+    weft_map_free(&L.node_of);
     free(L.waits);
     free(L.roots);
     free(L.ntbs);

@@ -6,20 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64's finaliser: every key bit reaches the low bits that index the table. */
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 /* Errors already reported at a source position: an error inside a loop is shown once, for
  * the first iteration that hits it, and the rest are counted. */
 typedef struct cc_seen {
-    uint64_t *keys;
-    size_t cap, n;
+    weft_map keys; /* the positions (as a set) */
     size_t suppressed;
 } cc_seen;
 
@@ -45,31 +35,11 @@ void cc_flush_suppressed(const weft_cc_program *p, weft_diag *d) {
     s->suppressed = 0;
 }
 
+/* Whether key is new (and now recorded); without memory every report is new. */
 static int seen_insert(cc_seen *s, uint64_t key) {
-    if (s == NULL) return 1;
-    if (2 * (s->n + 1) > s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        uint64_t *k = calloc(cap, sizeof *k);
-        if (k == NULL) return 1;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->keys[i]) {
-                size_t h = (size_t)mix64(s->keys[i]) & (cap - 1);
-                while (k[h])
-                    h = (h + 1) & (cap - 1);
-                k[h] = s->keys[i];
-            }
-        free(s->keys);
-        s->keys = k;
-        s->cap = cap;
-    }
-    size_t h = (size_t)mix64(key) & (s->cap - 1);
-    while (s->keys[h]) {
-        if (s->keys[h] == key) return 0;
-        h = (h + 1) & (s->cap - 1);
-    }
-    s->keys[h] = key;
-    s->n++;
-    return 1;
+    int added = 1;
+    if (s != NULL && weft_map_put(&s->keys, key, &added) == NULL) return 1;
+    return added;
 }
 
 void cc_layout_init(cc_layout *l, const weft_cc_program *p, int inplace) {
@@ -218,7 +188,7 @@ void weft_cc_program_free(weft_cc_program *p) {
     free(p->feed);
     free(p->recv_into);
     if (p->seen) {
-        free(seen_of(p)->keys);
+        weft_map_free(&seen_of(p)->keys);
         free(p->seen);
     }
     free(p);
