@@ -247,6 +247,9 @@ static inline int weft_cmp_keys(const int64_t *a, const int64_t *b, int n) {
  * point. ASCII bytes are sequences of 1. */
 size_t weft_utf8_len(const unsigned char *p, size_t n, uint32_t *cp);
 
+/* Frees p and clears it, so that freeing it again is harmless. */
+#define WEFT_FREE(p) (free(p), (p) = NULL)
+
 /* Growable array helper: ensures capacity for n+1 elements of size sz; returns 0 on success. */
 int weft_grow(void **ptr, size_t *cap, size_t n, size_t sz);
 

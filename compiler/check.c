@@ -205,12 +205,9 @@ static int init_memory(tracer *t) {
 static void free_memory(tracer *t) {
     for (int64_t i = 0; t->v && i < t->nslots; i++)
         val_unref(t->v[i]);
-    free(t->v);
-    free(t->writer);
-    free(t->cpy);
-    t->v = NULL;
-    t->writer = NULL;
-    t->cpy = NULL;
+    WEFT_FREE(t->v);
+    WEFT_FREE(t->writer);
+    WEFT_FREE(t->cpy);
 }
 
 /* ---- operations ------------------------------------------------------------------------- */

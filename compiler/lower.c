@@ -330,7 +330,8 @@ static void apply_hint(lowerer *L, const cc_op *op, int hint, int32_t rank, int3
 
 /* ---- building --------------------------------------------------------------------------- */
 
-static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
+/* A new step of rank, ordered among its block's steps by prio (its operation's index). */
+static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank, int32_t prio) {
     if (weft_grow((void **)&L->steps, &L->capsteps, L->nsteps, sizeof *L->steps) != 0) {
         L->nomem = 1;
         return -1;
@@ -339,6 +340,7 @@ static int32_t new_step(lowerer *L, weft_step_type type, int32_t rank) {
     memset(s, 0, sizeof *s);
     s->type = type;
     s->rank = rank;
+    s->prio = prio;
     s->recv = s->send = s->local = -1;
     return (int32_t)L->nsteps++;
 }
@@ -485,7 +487,7 @@ static int assign_tbs(lowerer *L) {
 /* Splits a fused step back into its receive and its send (same block). */
 static int unfuse(lowerer *L, int32_t si) {
     int32_t sh = L->steps[si].send;
-    int32_t t = new_step(L, WEFT_STEP_SEND, L->steps[si].rank);
+    int32_t t = new_step(L, WEFT_STEP_SEND, L->steps[si].rank, L->h[sh].op);
     if (t < 0) return -1;
     lstep *f = &L->steps[si], *n = &L->steps[t];
     const cc_op *rop = &L->p->ops[L->h[f->recv].op];
@@ -493,7 +495,6 @@ static int unfuse(lowerer *L, int32_t si) {
     f->type = rop->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC;
     n->send = sh;
     n->tb = f->tb;
-    n->prio = L->h[sh].op;
     L->h[sh].step = t;
     return 0;
 }
@@ -680,15 +681,11 @@ static int simulate(lowerer *L, sim *S) {
 out:
     for (size_t b = 0; S->heaps && b < L->nroots; b++)
         free(S->heaps[b].v);
-    free(S->heaps);
-    free(S->active);
-    free(S->in_active);
-    free(S->dep0);
-    free(S->deps);
-    S->heaps = NULL;
-    S->active = NULL;
-    S->in_active = NULL;
-    S->dep0 = S->deps = NULL;
+    WEFT_FREE(S->heaps);
+    WEFT_FREE(S->active);
+    WEFT_FREE(S->in_active);
+    WEFT_FREE(S->dep0);
+    WEFT_FREE(S->deps);
     free(cnt);
     free(fill);
     free(ran);
@@ -1166,12 +1163,10 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             continue;
         }
         if (hs->kind == H_LOCAL) {
-            int32_t st =
-                new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank);
-            if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-            hs->step = st;
-            L.steps[st].local = si;
-            L.steps[st].prio = (int32_t)i;
+            hs->step = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_CPY : WEFT_STEP_RE, hs->rank,
+                                (int32_t)i);
+            if (hs->step < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            L.steps[hs->step].local = si;
             continue;
         }
         int32_t from = p->fuse_from[i];
@@ -1194,18 +1189,14 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             }
         }
         if (!fused) {
-            int32_t st = new_step(&L, WEFT_STEP_SEND, hs->rank);
-            if (st < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-            hs->step = st;
-            L.steps[st].send = si;
-            L.steps[st].prio = (int32_t)i;
+            hs->step = new_step(&L, WEFT_STEP_SEND, hs->rank, (int32_t)i);
+            if (hs->step < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+            L.steps[hs->step].send = si;
         }
-        int32_t rt =
-            new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC, hr->rank);
-        if (rt < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
-        hr->step = rt;
-        L.steps[rt].recv = ri;
-        L.steps[rt].prio = (int32_t)i;
+        hr->step = new_step(&L, op->kind == CC_OP_COPY ? WEFT_STEP_RECV : WEFT_STEP_RRC, hr->rank,
+                            (int32_t)i);
+        if (hr->step < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+        L.steps[hr->step].recv = ri;
     }
 
     /* the send and receive ends towards one peer on one channel share a block */

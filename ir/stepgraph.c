@@ -201,19 +201,15 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
     for (int32_t c = 0; c < g->nconns; c++) {
         weft_sg_conn *cn = &g->conns[c];
         char other[96];
-        if (cn->stb < 0 && cn->nrecv > 0) {
-            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->recvs[0],
-                              "receives from rank %d on channel %d, but no tb of rank %d sends to "
-                              "rank %d on channel %d",
-                              cn->src, cn->chan, cn->src, cn->dst, cn->chan);
-            COUNT_ERR(MATCH);
-            continue;
-        }
-        if (cn->rtb < 0 && cn->nsend > 0) {
-            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->sends[0],
-                              "sends to rank %d on channel %d, but no tb of rank %d receives from "
-                              "rank %d on channel %d",
-                              cn->dst, cn->chan, cn->dst, cn->src, cn->chan);
+        /* an end without a tb at the other one: its first message names the problem */
+        int recv = cn->stb < 0 && cn->nrecv > 0, send = !recv && cn->rtb < 0 && cn->nsend > 0;
+        if (recv || send) {
+            int32_t me = recv ? cn->dst : cn->src, peer = recv ? cn->src : cn->dst;
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, recv ? cn->recvs[0] : cn->sends[0],
+                              "%s rank %d on channel %d, but no tb of rank %d %s rank %d on "
+                              "channel %d",
+                              recv ? "receives from" : "sends to", peer, cn->chan, peer,
+                              recv ? "sends to" : "receives from", me, cn->chan);
             COUNT_ERR(MATCH);
             continue;
         }
@@ -340,15 +336,13 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
 /* ---- the engine ------------------------------------------------------------------------ */
 
 void weft_sg_run_free(weft_sg_run *r) {
-    free(r->pc);
-    free(r->wait_tb);
-    free(r->wait_need);
-    free(r->wait_why);
-    free(r->ready);
-    free(r->whead);
-    free(r->wnext);
-    r->pc = r->wait_tb = r->wait_need = r->ready = r->whead = r->wnext = NULL;
-    r->wait_why = NULL;
+    WEFT_FREE(r->pc);
+    WEFT_FREE(r->wait_tb);
+    WEFT_FREE(r->wait_need);
+    WEFT_FREE(r->wait_why);
+    WEFT_FREE(r->ready);
+    WEFT_FREE(r->whead);
+    WEFT_FREE(r->wnext);
 }
 
 static uint64_t rng_next(uint64_t *s) {

@@ -1044,12 +1044,9 @@ fail:
         c->sum->errors[WEFT_VERIFY_STRUCTURE]++;
         res = WEFT_ERR_INPUT;
     }
-    free(c->payload);
-    free(c->writer);
-    free(c->val);
-    c->payload = NULL;
-    c->writer = NULL;
-    c->val = NULL;
+    WEFT_FREE(c->payload);
+    WEFT_FREE(c->writer);
+    WEFT_FREE(c->val);
     arena_free(&c->A);
     return res;
 }

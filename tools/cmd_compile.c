@@ -104,43 +104,25 @@ int weft_cmd_compile(int argc, char **argv) {
     char *text = NULL;
     weft_cc_options opts = {defines, ndef, dirs, ndirs};
     weft_result r = d ? weft_lang_parse_file(file, dirs, ndirs, &prog, d) : WEFT_ERR_NOMEM;
-    if (r == WEFT_OK && emit == EMIT_AST) {
-        FILE *f = outpath ? fopen(outpath, "w") : stdout;
-        if (f == NULL) {
-            perror(outpath);
-            r = WEFT_ERR_SYSTEM;
-        } else {
+    if (r == WEFT_OK && emit != EMIT_AST) r = weft_cc_eval(prog, &opts, &cp, d);
+    if (r == WEFT_OK && emit != EMIT_AST) r = weft_cc_check(cp, d);
+    if (r == WEFT_OK && emit == EMIT_XML) r = weft_cc_lower(cp, &algo, d);
+    if (r == WEFT_OK && emit == EMIT_XML) r = weft_ir_validate(algo, d);
+    if (r == WEFT_OK && emit == EMIT_XML) r = weft_ir_write_string(algo, &text);
+    /* the one output: the XML, the operations or the syntax tree */
+    FILE *f = NULL;
+    if (r == WEFT_OK && (f = outpath ? fopen(outpath, "w") : stdout) == NULL) {
+        perror(outpath);
+        r = WEFT_ERR_SYSTEM;
+    }
+    if (r == WEFT_OK) {
+        if (emit == EMIT_AST)
             r = weft_lang_dump(prog, f);
-            if (f != stdout && fclose(f) != 0) r = WEFT_ERR_SYSTEM;
-        }
-    } else if (r == WEFT_OK) {
-        r = weft_cc_eval(prog, &opts, &cp, d);
-        if (r == WEFT_OK) r = weft_cc_check(cp, d);
-        if (r == WEFT_OK && emit == EMIT_OPS) {
-            FILE *f = outpath ? fopen(outpath, "w") : stdout;
-            if (f == NULL) {
-                perror(outpath);
-                r = WEFT_ERR_SYSTEM;
-            } else {
-                r = weft_cc_write_ops(cp, f);
-                if (f != stdout && fclose(f) != 0) r = WEFT_ERR_SYSTEM;
-            }
-        } else if (r == WEFT_OK) {
-            r = weft_cc_lower(cp, &algo, d);
-            if (r == WEFT_OK) r = weft_ir_validate(algo, d);
-            if (r == WEFT_OK) r = weft_ir_write_string(algo, &text);
-            if (r == WEFT_OK) {
-                FILE *f = outpath ? fopen(outpath, "w") : stdout;
-                if (f == NULL) {
-                    perror(outpath);
-                    r = WEFT_ERR_SYSTEM;
-                } else {
-                    fputs(text, f);
-                    if ((f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0))
-                        r = WEFT_ERR_SYSTEM;
-                }
-            }
-        }
+        else if (emit == EMIT_OPS)
+            r = weft_cc_write_ops(cp, f);
+        else
+            fputs(text, f);
+        if ((f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0)) r = WEFT_ERR_SYSTEM;
     }
     weft_diag_print(d, stderr, verbose ? WEFT_SEV_INFO : WEFT_SEV_NOTE);
     if (r != WEFT_OK && r != WEFT_ERR_INPUT)

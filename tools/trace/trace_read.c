@@ -135,19 +135,26 @@ static int buf_from_letter(const char *s) {
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
-static void read_call(reader *r, ev *e) {
-    weft_trace_call c;
-    memset(&c, 0, sizeof c);
-    c.rank = (int32_t)get_int(e, "pid", 0, 0, MAX_RANKS - 1);
-    int64_t tid = get_int(e, "tid", 0, KERNEL_TID, KERNEL_TID);
-    (void)tid;
-    c.t0 = get_us(e, "ts", 0, -MAX_TIME_NS);
-    int64_t dur = get_us(e, "dur", 0, 0);
-    c.t1 = c.t0 + dur;
+/* What every complete ("X") event has: pid (the rank), tid (lo..hi), ts and dur (t0, t1), and an
+ * args object; 0 when it has no args object. */
+static int read_span(reader *r, ev *e, int64_t lo, int64_t hi, int32_t *rank, int32_t *tid,
+                     int64_t *t0, int64_t *t1) {
+    *rank = (int32_t)get_int(e, "pid", 0, 0, MAX_RANKS - 1);
+    *tid = (int32_t)get_int(e, "tid", 0, lo, hi);
+    *t0 = get_us(e, "ts", 0, -MAX_TIME_NS);
+    *t1 = *t0 + get_us(e, "dur", 0, 0);
     if (e->args == NULL || e->args->type != JSON_OBJECT) {
         err(r, e->line, "%s: \"args\" must be an object", e->what);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void read_call(reader *r, ev *e) {
+    weft_trace_call c;
+    int32_t tid;
+    memset(&c, 0, sizeof c);
+    if (!read_span(r, e, KERNEL_TID, KERNEL_TID, &c.rank, &tid, &c.t0, &c.t1)) return;
     c.seq = get_int(e, "call", 1, 0, INT64_MAX);
     const char *algo = get_str(e, "algorithm", 1);
     c.coll = get_enum(e, "collective", weft_coll_from_name, "collective");
@@ -198,16 +205,10 @@ static void read_call(reader *r, ev *e) {
 
 static void read_step(reader *r, ev *e) {
     weft_trace_slice s;
+    int32_t rank;
     memset(&s, 0, sizeof s);
-    int32_t rank = (int32_t)get_int(e, "pid", 0, 0, MAX_RANKS - 1);
-    s.tb = (int32_t)get_int(e, "tid", 0, 0, MAX_TBS - 1);
-    s.t0 = get_us(e, "ts", 0, -MAX_TIME_NS);
-    int64_t dur = get_us(e, "dur", 0, 0);
-    s.t1 = s.t0 + dur;
-    if (e->args == NULL || e->args->type != JSON_OBJECT) {
-        err(r, e->line, "%s: \"args\" must be an object", e->what);
-        return;
-    }
+    if (!read_span(r, e, 0, MAX_TBS - 1, &rank, &s.tb, &s.t0, &s.t1)) return;
+    int64_t dur = s.t1 - s.t0;
     int64_t seq = get_int(e, "call", 1, 0, INT64_MAX);
     int64_t tb = get_int(e, "tb", 1, 0, MAX_TBS - 1);
     s.step = (int32_t)get_int(e, "step", 1, 0, INT32_MAX);

@@ -21,23 +21,21 @@ static usbuf us(int64_t ns) {
     return b;
 }
 
-/* bytes per ns = GB/s (10^9 bytes per second). */
-static usbuf gbs(int64_t bytes, int64_t ns) {
+/* scale x num / den in fmt, "-" where there is nothing to divide by. */
+static usbuf ratio(const char *fmt, double scale, int64_t num, int64_t den) {
     usbuf b;
-    if (ns <= 0)
+    if (den <= 0)
         snprintf(b.s, sizeof b.s, "-");
     else
-        snprintf(b.s, sizeof b.s, "%.2f", (double)bytes / (double)ns);
+        snprintf(b.s, sizeof b.s, fmt, scale * (double)num / (double)den);
     return b;
 }
-
+/* bytes per ns = GB/s (10^9 bytes per second). */
+static usbuf gbs(int64_t bytes, int64_t ns) {
+    return ratio("%.2f", 1.0, bytes, ns);
+}
 static usbuf pct(int64_t part, int64_t whole) {
-    usbuf b;
-    if (whole <= 0)
-        snprintf(b.s, sizeof b.s, "-");
-    else
-        snprintf(b.s, sizeof b.s, "%.1f%%", 100.0 * (double)part / (double)whole);
-    return b;
+    return ratio("%.1f%%", 100.0, part, whole);
 }
 
 /* Sums of many durations: saturate instead of overflowing (a hostile file may hold anything). */
