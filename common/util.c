@@ -70,6 +70,18 @@ const char *weft_sb_str(const weft_sb *b) {
     return b->oom ? "(out of memory)" : b->p ? b->p : "";
 }
 
+void weft_fput_quoted(FILE *f, const char *s, char bad, int ascii) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fputc('\\', f), fputc(c, f);
+        else
+            fputc(c < 0x20 || c == 0x7f || (ascii && c > 0x7f) ? bad : c, f);
+    }
+    fputc('"', f);
+}
+
 const char *weft_name_of(const char *const *names, int n, int i) {
     return i >= 0 && i < n ? names[i] : "?";
 }

@@ -56,14 +56,7 @@ void weft_trace_failure(const char *file, int line, weft_result r);
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
-#define WEFT_CHECK_ALLOC(ptr)                                                                      \
-    do {                                                                                           \
-        if ((ptr) == NULL) {                                                                       \
-            weft_trace_failure(__FILE__, __LINE__, WEFT_ERR_NOMEM);                                \
-            res = WEFT_ERR_NOMEM;                                                                  \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
+#define WEFT_CHECK_ALLOC(ptr) WEFT_CHECK((ptr) == NULL ? WEFT_ERR_NOMEM : WEFT_OK)
 #define WEFT_FAIL(code)                                                                            \
     do {                                                                                           \
         res = (code);                                                                              \
@@ -229,6 +222,15 @@ typedef struct weft_sb {
 } weft_sb;
 void weft_sb_printf(weft_sb *b, const char *fmt, ...) WEFT_PRINTF(2, 3);
 const char *weft_sb_str(const weft_sb *b);
+
+/* Columns of an X-macro table's rows, for arrays of one column (names are the second):
+ * `static const char *const names[] = {WEFT_COLLS(WEFT_X_COL2)};`. */
+#define WEFT_X_COL2(id, a, ...)    a,
+#define WEFT_X_COL3(id, a, b, ...) b,
+
+/* Writes s in double quotes, quotes and backslashes escaped; a control character (with ascii,
+ * also any byte past '~') becomes bad. */
+void weft_fput_quoted(FILE *f, const char *s, char bad, int ascii);
 
 /* An X-macro table's names as an array of n: the name of entry i ("?" out of range), and the
  * entry of a name (-1 when unknown; nocase: ignoring ASCII case). */

@@ -224,19 +224,11 @@ enum {
         BI_COUNT
 };
 
-static const struct {
-    const char *name;
-    int nargs;
-} builtins[] = {
-#define WEFT_X_(id, n, a) {n, a},
-    BUILTINS(WEFT_X_)
-#undef WEFT_X_
-};
+static const char *const builtin_names[] = {BUILTINS(WEFT_X_COL2)};
+static const int builtin_nargs[] = {BUILTINS(WEFT_X_COL3)};
 
 static int builtin_index(const char *name) {
-    for (int i = 0; i < BI_COUNT; i++)
-        if (strcmp(builtins[i].name, name) == 0) return i;
-    return -1;
+    return weft_name_find(builtin_names, BI_COUNT, name, 0);
 }
 
 static int eval(evaluator *e, const weft_lang_node *n, int64_t *out);
@@ -255,9 +247,9 @@ static int eval_func(evaluator *e, const weft_lang_node *n, int64_t *out) {
             err(e, n->loc, "undefined function '%s'", n->name);
         return -1;
     }
-    if (n->nkids != builtins[bi].nargs) {
-        err(e, n->loc, "%s() takes %d argument%s (got %d)", n->name, builtins[bi].nargs,
-            builtins[bi].nargs == 1 ? "" : "s", (int)n->nkids);
+    if (n->nkids != builtin_nargs[bi]) {
+        err(e, n->loc, "%s() takes %d argument%s (got %d)", n->name, builtin_nargs[bi],
+            builtin_nargs[bi] == 1 ? "" : "s", (int)n->nkids);
         return -1;
     }
     int64_t a = 0, b = 0;
@@ -803,14 +795,8 @@ enum {
         F_COUNT
 };
 
-static const struct {
-    const char *name;
-    int kind;
-} fields[] = {
-#define WEFT_X_(id, n, k) {n, k},
-    FIELDS(WEFT_X_)
-#undef WEFT_X_
-};
+static const char *const field_names[] = {FIELDS(WEFT_X_COL2)};
+static const int field_kinds[] = {FIELDS(WEFT_X_COL3)};
 
 static const int user_colls[] = {
     WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
@@ -842,9 +828,7 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
     memset(e->header_fields, 0, sizeof e->header_fields);
     for (int32_t i = 0; i < n->nkids; i++) {
         const weft_lang_node *f = n->kids[i];
-        int k = -1;
-        for (int j = 0; j < F_COUNT; j++)
-            if (strcmp(fields[j].name, f->name) == 0) k = j;
+        int k = weft_name_find(field_names, F_COUNT, f->name, 0);
         if (k < 0) {
             err(e, f->loc,
                 "unknown header field '%s' (expected collective, ranks, chunks, "
@@ -860,12 +844,12 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
             continue;
         }
         given[k] = f;
-        if (fields[k].kind == 2 && f->a) {
+        if (field_kinds[k] == 2 && f->a) {
             err(e, f->a->loc, "'%s' takes no value", f->name);
-        } else if (fields[k].kind != 2 && f->a == NULL) {
+        } else if (field_kinds[k] != 2 && f->a == NULL) {
             err(e, f->loc, "'%s' needs a value", f->name);
             given[k] = NULL;
-        } else if (fields[k].kind == 0 && f->a->kind != WEFT_LANG_NAME) {
+        } else if (field_kinds[k] == 0 && f->a->kind != WEFT_LANG_NAME) {
             err(e, f->a->loc, "'%s' takes a name, not an expression", f->name);
             given[k] = NULL;
         }

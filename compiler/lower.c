@@ -541,6 +541,17 @@ typedef struct sim {
     uint8_t *in_active;
 } sim;
 
+/* What a simulation allocated (the messages' order stays for the next attempt). */
+static void sim_clear(const lowerer *L, sim *S) {
+    for (size_t b = 0; S->heaps && b < L->nroots; b++)
+        free(S->heaps[b].v);
+    WEFT_FREE(S->heaps);
+    WEFT_FREE(S->active);
+    WEFT_FREE(S->in_active);
+    WEFT_FREE(S->dep0);
+    WEFT_FREE(S->deps);
+}
+
 static int ready(const lowerer *L, const sim *S, const lstep *s) {
     if (s->pending > 0 || s->done || s->queued) return 0;
     if (s->recv >= 0) {
@@ -679,13 +690,7 @@ static int simulate(lowerer *L, sim *S) {
     }
     rc = 1;
 out:
-    for (size_t b = 0; S->heaps && b < L->nroots; b++)
-        free(S->heaps[b].v);
-    WEFT_FREE(S->heaps);
-    WEFT_FREE(S->active);
-    WEFT_FREE(S->in_active);
-    WEFT_FREE(S->dep0);
-    WEFT_FREE(S->deps);
+    sim_clear(L, S);
     free(cnt);
     free(fill);
     free(ran);

@@ -5,41 +5,13 @@
 #include <string.h>
 
 /* ---- names: one array per X-macro table ------------------------------------------------- */
-static const char *const coll_names[] = {
-#define WEFT_X_(id, n, is, os, red, root, run, bw) n,
-    WEFT_COLLS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const proto_names[] = {
-#define WEFT_X_(id, n) n,
-    WEFT_PROTOS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const step_names[] = {
-#define WEFT_X_(id, n, rv, sd, red, wr, rs, rd) n,
-    WEFT_STEP_TYPES(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const buf_names[] = {
-#define WEFT_X_(id, c, n) n,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char buf_codes[] = {
-#define WEFT_X_(id, c, n) c,
-    WEFT_BUFS(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const dtype_names[] = {
-#define WEFT_X_(id, n, b, v, f) n,
-    WEFT_DTYPES(WEFT_X_)
-#undef WEFT_X_
-};
-static const char *const redop_names[] = {
-#define WEFT_X_(id, n, v) n,
-    WEFT_REDOPS(WEFT_X_)
-#undef WEFT_X_
-};
+static const char *const coll_names[] = {WEFT_COLLS(WEFT_X_COL2)};
+static const char *const proto_names[] = {WEFT_PROTOS(WEFT_X_COL2)};
+static const char *const step_names[] = {WEFT_STEP_TYPES(WEFT_X_COL2)};
+static const char *const buf_names[] = {WEFT_BUFS(WEFT_X_COL3)};
+static const char buf_codes[] = {WEFT_BUFS(WEFT_X_COL2)};
+static const char *const dtype_names[] = {WEFT_DTYPES(WEFT_X_COL2)};
+static const char *const redop_names[] = {WEFT_REDOPS(WEFT_X_COL2)};
 
 const char *weft_coll_name(weft_coll c) {
     return weft_name_of(coll_names, WEFT_COLL_COUNT, c);
@@ -115,17 +87,17 @@ weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus, int32_
     if (ngpus < 0) return NULL;
     weft_algo *a = calloc(1, sizeof *a);
     if (a == NULL) return NULL;
-    a->name = weft_strdup(name ? name : "");
-    a->gpus = calloc(ngpus > 0 ? (size_t)ngpus : 1, sizeof *a->gpus);
+    *a = (weft_algo){.name = weft_strdup(name ? name : ""),
+                     .proto = WEFT_PROTO_SIMPLE,
+                     .coll = coll,
+                     .nchunksperloop = nchunksperloop,
+                     .ngpus = ngpus,
+                     .outofplace = 1,
+                     .gpus = calloc(ngpus > 0 ? (size_t)ngpus : 1, sizeof *a->gpus)};
     if (a->name == NULL || a->gpus == NULL) {
         weft_algo_free(a);
         return NULL;
     }
-    a->coll = coll;
-    a->proto = WEFT_PROTO_SIMPLE;
-    a->ngpus = ngpus;
-    a->nchunksperloop = nchunksperloop;
-    a->outofplace = 1;
     for (int32_t r = 0; r < ngpus; r++)
         a->gpus[r].id = r;
     return a;

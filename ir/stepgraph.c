@@ -227,21 +227,15 @@ weft_result weft_sg_build(const weft_algo *a, weft_diag *d, int64_t *errs, weft_
                 COUNT_ERR(MATCH);
             }
         }
-        if (cn->nsend > cn->nrecv) {
-            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->sends[n],
-                              "sends message %d to rank %d on channel %d, which is never received "
-                              "(rank %d sends %d message%s on this connection, rank %d receives "
-                              "%d)",
-                              n, cn->dst, cn->chan, cn->src, cn->nsend, cn->nsend == 1 ? "" : "s",
-                              cn->dst, cn->nrecv);
-            COUNT_ERR(MATCH);
-        } else if (cn->nrecv > cn->nsend) {
-            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, cn->recvs[n],
-                              "receives message %d from rank %d on channel %d, which is never sent "
-                              "(rank %d sends %d message%s on this connection, rank %d receives "
-                              "%d)",
-                              n, cn->src, cn->chan, cn->src, cn->nsend, cn->nsend == 1 ? "" : "s",
-                              cn->dst, cn->nrecv);
+        if (cn->nsend != cn->nrecv) { /* the first message without a partner */
+            int extra_send = cn->nsend > cn->nrecv;
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, extra_send ? cn->sends[n] : cn->recvs[n],
+                              "%s message %d %s rank %d on channel %d, which is never %s (rank %d "
+                              "sends %d message%s on this connection, rank %d receives %d)",
+                              extra_send ? "sends" : "receives", n, extra_send ? "to" : "from",
+                              extra_send ? cn->dst : cn->src, cn->chan,
+                              extra_send ? "received" : "sent", cn->src, cn->nsend,
+                              cn->nsend == 1 ? "" : "s", cn->dst, cn->nrecv);
             COUNT_ERR(MATCH);
         }
     }

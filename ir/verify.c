@@ -7,11 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const class_names[] = {
-#define WEFT_X_(id, n) n,
-    WEFT_VERIFY_CLASSES(WEFT_X_)
-#undef WEFT_X_
-};
+static const char *const class_names[] = {WEFT_VERIFY_CLASSES(WEFT_X_COL2)};
 
 const char *weft_verify_class_name(weft_verify_class c) {
     return weft_name_of(class_names, WEFT_VERIFY_CLASS_COUNT, c);

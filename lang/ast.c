@@ -4,17 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {
-#define WEFT_X_(id, n) n,
-    WEFT_LANG_NODES(WEFT_X_)
-#undef WEFT_X_
-};
-
-static const char *const op_strs[] = {
-#define WEFT_X_(id, s, pr) s,
-    WEFT_LANG_OPS(WEFT_X_)
-#undef WEFT_X_
-};
+static const char *const kind_names[] = {WEFT_LANG_NODES(WEFT_X_COL2)};
+static const char *const op_strs[] = {WEFT_LANG_OPS(WEFT_X_COL2)};
 
 const char *weft_lang_kind_name(weft_lang_kind k) {
     return weft_name_of(kind_names, WEFT_LANG_KIND_COUNT, k);

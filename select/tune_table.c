@@ -243,30 +243,21 @@ int weft_tune_add_algo(weft_tune_table *t, const char *file, const char *name, c
 weft_tune_section *weft_tune_add_section(weft_tune_table *t, weft_coll coll, int ranks, int inplace,
                                          unsigned flags) {
     if (weft_grow((void **)&t->secs, &t->capsecs, t->nsecs, sizeof *t->secs) != 0) return NULL;
-    weft_tune_section *s = &t->secs[t->nsecs++];
-    memset(s, 0, sizeof *s);
-    s->coll = coll;
-    s->ranks = ranks;
-    s->inplace = inplace;
-    s->flags = flags;
-    return s;
+    t->secs[t->nsecs] =
+        (weft_tune_section){.coll = coll, .ranks = ranks, .inplace = inplace, .flags = flags};
+    return &t->secs[t->nsecs++];
 }
 
 weft_tune_row *weft_tune_add_row(weft_tune_section *s, uint64_t bytes) {
     if (weft_grow((void **)&s->rows, &s->caprows, s->nrows, sizeof *s->rows) != 0) return NULL;
-    weft_tune_row *r = &s->rows[s->nrows++];
-    memset(r, 0, sizeof *r);
-    r->bytes = bytes;
-    r->choice = -1;
-    return r;
+    s->rows[s->nrows] = (weft_tune_row){.bytes = bytes, .choice = -1};
+    return &s->rows[s->nrows++];
 }
 
 weft_tune_meas *weft_tune_add_meas(weft_tune_row *r, int algo) {
     if (weft_grow((void **)&r->m, &r->capm, r->nm, sizeof *r->m) != 0) return NULL;
-    weft_tune_meas *m = &r->m[r->nm++];
-    memset(m, 0, sizeof *m);
-    m->algo = algo;
-    return m;
+    r->m[r->nm] = (weft_tune_meas){.algo = algo};
+    return &r->m[r->nm++];
 }
 
 weft_tune_range *weft_tune_add_range(weft_tune_section *s, uint64_t lo, uint64_t hi, int choice) {
@@ -443,15 +434,7 @@ uint64_t weft_tune_algo_hash(const weft_algo *a) {
 /* ---- writing ----------------------------------------------------------------------------- */
 
 static void put_quoted(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fputc('\\', f), fputc(c, f);
-        else
-            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
-    }
-    fputc('"', f);
+    weft_fput_quoted(f, s, ' ', 0);
 }
 
 static void put_choice(FILE *f, const weft_tune_table *t, int choice) {
@@ -809,18 +792,14 @@ static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
                r->tok[1]);
         return NULL;
     }
-    if (mode == 1 && weft_coll_rooted((weft_coll)coll)) {
-        rd_err(r,
-               "%s sections are out-of-place (every rank must find the same section, and "
-               "non-root ranks cannot know the root's buffer mode)",
-               r->tok[1]);
-        return NULL;
-    }
-    if (reg == 1 && weft_coll_rooted((weft_coll)coll)) {
-        rd_err(r,
-               "%s sections are unregistered (every rank must find the same section, and NCCL "
-               "ignores the buffers of non-root ranks that registration would concern)",
-               r->tok[1]);
+    /* every rank must find the same section of a rooted collective */
+    if ((mode == 1 || reg == 1) && weft_coll_rooted((weft_coll)coll)) {
+        rd_err(r, "%s sections are %s", r->tok[1],
+               mode == 1 ? "out-of-place (every rank must find the same section, and non-root "
+                           "ranks cannot know the root's buffer mode)"
+                         : "unregistered (every rank must find the same section, and NCCL "
+                           "ignores the buffers of non-root ranks that registration would "
+                           "concern)");
         return NULL;
     }
     unsigned flags = (graph ? WEFT_CALL_GRAPH : 0u) | (reg ? WEFT_CALL_REGISTERED : 0u);

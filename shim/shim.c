@@ -808,23 +808,17 @@ static ncclResult_t group_finish(ncclResult_t r, int simulated) {
 
 SHIM_EXPORT ncclResult_t pncclGroupStart(void) {
     ncclResult_t r;
-    if (tls_in_nccl || !shim_on()) {
-        REAL_CALL(r, GroupStart, ());
-        return r;
-    }
+    int track = !tls_in_nccl && shim_on(); /* weft defers the group's collectives */
     REAL_CALL(r, GroupStart, ());
-    if (r == ncclSuccess) tls_depth++;
+    if (track && r == ncclSuccess) tls_depth++;
     return r;
 }
 
 SHIM_EXPORT ncclResult_t pncclGroupEnd(void) {
     ncclResult_t r;
-    if (tls_in_nccl || !shim_on()) {
-        REAL_CALL(r, GroupEnd, ());
-        return r;
-    }
+    int track = !tls_in_nccl && shim_on();
     REAL_CALL(r, GroupEnd, ());
-    if (tls_depth == 0) return r; /* unmatched: NCCL has said so */
+    if (!track || tls_depth == 0) return r; /* unmatched: NCCL has said so */
     if (--tls_depth > 0) return r;
     return group_finish(r, 0);
 }
@@ -997,30 +991,30 @@ SHIM_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {
     return r;
 }
 
-SHIM_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+/* ncclCommDestroy and ncclCommAbort: weft stops serving the communicator, NCCL ends it, then weft
+ * releases what it held there. */
+static ncclResult_t comm_end(ncclComm_t comm, int abort) {
     ncclResult_t r;
     shim_comm *e = NULL;
     if (!tls_in_nccl && shim_on() && comm != NULL) {
         e = comm_remove(comm);
         if (e) __atomic_store_n(&e->serve, NULL, __ATOMIC_RELEASE);
     }
-    REAL_CALL(r, CommDestroy, (comm));
-    if (e) release_locally(e, "ncclCommDestroy");
+    if (abort)
+        REAL_CALL(r, CommAbort, (comm));
+    else
+        REAL_CALL(r, CommDestroy, (comm));
+    if (e) release_locally(e, abort ? "ncclCommAbort" : "ncclCommDestroy");
     comm_free(e);
     return r;
 }
 
+SHIM_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+    return comm_end(comm, 0);
+}
+
 SHIM_EXPORT ncclResult_t pncclCommAbort(ncclComm_t comm) {
-    ncclResult_t r;
-    shim_comm *e = NULL;
-    if (!tls_in_nccl && shim_on() && comm != NULL) {
-        e = comm_remove(comm);
-        if (e) __atomic_store_n(&e->serve, NULL, __ATOMIC_RELEASE);
-    }
-    REAL_CALL(r, CommAbort, (comm));
-    if (e) release_locally(e, "ncclCommAbort");
-    comm_free(e);
-    return r;
+    return comm_end(comm, 1);
 }
 
 SHIM_EXPORT ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) {

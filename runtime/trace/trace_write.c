@@ -33,17 +33,7 @@ static void put_us(FILE *f, int64_t ns) {
 /* A JSON string of printable ASCII: quotes and backslashes escaped, anything else becomes '?'
  * (Perfetto's importer rejects control characters and does not decode \u escapes). */
 static void put_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fputc('\\', f), fputc(c, f);
-        else if (c < 0x20 || c >= 0x7f)
-            fputc('?', f);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    weft_fput_quoted(f, s, '?', 1);
 }
 
 static const char *buf_letter(int32_t b) {
