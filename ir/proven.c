@@ -1,7 +1,7 @@
 /* proven.c — what this process has established about algorithms, remembered by their content:
- * that one is structurally valid, that one verifies with given options. The runtime plans the
- * same algorithms for every communicator and both call modes; each is checked once per process,
- * however often it is asked about. */
+ * that one is structurally valid (validate.c: weft_ir_is_valid), that one verifies with given
+ * options (verify.c: weft_ir_verifies). The runtime plans the same algorithms for every
+ * communicator and both call modes; each is checked once per process, however often asked. */
 #include "stepgraph_internal.h"
 
 #include <pthread.h>
@@ -103,79 +103,40 @@ static void remember(uint32_t *w, size_t n, uint64_t h, int result) {
     total_words += n;
 }
 
-/* The fact for (a, key) if known (0 or 1), else -1; *w and *n keep its words for weft_proven_put
- * (NULL when a cannot be remembered). */
-static int lookup(const weft_algo *a, const int64_t *key, int nkey, uint32_t **w, size_t *n,
-                  uint64_t *h) {
-    *w = content(a, key, nkey, n);
-    if (*w == NULL) return -1;
-    *h = weft_hash_bytes(*w, *n * sizeof **w);
+/* The answer remembered for (a, key[0..nkey)): 0 or 1, or -1 (f then keeps what weft_fact_keep
+ * records it under; call weft_fact_keep in every case). */
+int weft_fact_recall(weft_fact *f, const weft_algo *a, const int64_t *key, int nkey) {
+    f->w = content(a, key, nkey, &f->n);
+    if (f->w == NULL) return -1;
+    f->h = weft_hash_bytes(f->w, f->n * sizeof *f->w);
     pthread_mutex_lock(&proven_lock);
-    int r = recall(*w, *n, *h);
+    int r = recall(f->w, f->n, f->h);
     pthread_mutex_unlock(&proven_lock);
     return r;
 }
 
-static void store(uint32_t *w, size_t n, uint64_t h, int result) {
-    if (w == NULL) return;
-    pthread_mutex_lock(&proven_lock);
-    if (recall(w, n, h) < 0)
-        remember(w, n, h, result);
-    else
-        free(w);
-    pthread_mutex_unlock(&proven_lock);
+void weft_fact_keep(weft_fact *f, int result) {
+    if (f->w != NULL && result >= 0) {
+        pthread_mutex_lock(&proven_lock);
+        if (recall(f->w, f->n, f->h) < 0) {
+            remember(f->w, f->n, f->h, result);
+            f->w = NULL;
+        }
+        pthread_mutex_unlock(&proven_lock);
+    }
+    free(f->w);
+    f->w = NULL;
 }
 
-enum { FACT_VALID = 1, FACT_VERIFIES = 2 };
-
 int weft_proven_valid(const weft_algo *a) {
-    int64_t key = FACT_VALID;
-    uint32_t *w;
-    size_t n;
-    uint64_t h;
-    int r = lookup(a, &key, 1, &w, &n, &h);
-    free(w);
+    weft_fact f;
+    int r = weft_fact_recall(&f, a, (int64_t[]){WEFT_FACT_VALID}, 1);
+    weft_fact_keep(&f, -1);
     return r == 1;
 }
 
 void weft_proven_set_valid(const weft_algo *a) {
-    int64_t key = FACT_VALID;
-    uint32_t *w;
-    size_t n;
-    uint64_t h;
-    if (lookup(a, &key, 1, &w, &n, &h) < 0)
-        store(w, n, h, 1);
-    else
-        free(w);
-}
-
-int weft_ir_is_valid(const weft_algo *a) {
-    return weft_proven_valid(a) || weft_ir_validate(a, NULL) == WEFT_OK;
-}
-
-int weft_ir_verifies(const weft_algo *a, const weft_verify_opts *o) {
-    weft_verify_opts defaults;
-    if (o == NULL) {
-        weft_verify_opts_init(&defaults);
-        o = &defaults;
-    }
-    int64_t key[3] = {FACT_VERIFIES, o->fifo_slots, o->direct_transfers};
-    uint32_t *w;
-    size_t n;
-    uint64_t h;
-    int r = lookup(a, key, 3, &w, &n, &h);
-    if (r >= 0) {
-        free(w);
-        return r;
-    }
-    weft_verify_opts q = *o;
-    q.max_reports = 1; /* only whether it verifies is kept */
-    weft_diag *d = weft_diag_new();
-    weft_result vr = d ? weft_ir_verify(a, &q, d, NULL) : WEFT_ERR_NOMEM;
-    weft_diag_free(d);
-    if (vr != WEFT_ERR_NOMEM) /* running out of memory proves nothing */
-        store(w, n, h, vr == WEFT_OK);
-    else
-        free(w);
-    return vr == WEFT_OK;
+    weft_fact f;
+    int known = weft_fact_recall(&f, a, (int64_t[]){WEFT_FACT_VALID}, 1);
+    weft_fact_keep(&f, known < 0 ? 1 : -1);
 }

@@ -120,7 +120,19 @@ int weft_sg_report_cycles(const weft_sg *g, const weft_sg_run *r, weft_diag *d, 
                           int max_cycles);
 
 /* ---- what the process has proven (proven.c) ---------------------------------------------- *
- * Whether an algorithm with a's content passed weft_ir_validate in this process; that it did
+ * Answers to questions about an algorithm's content (a kind and its options as the key),
+ * remembered for the life of the process. */
+enum { WEFT_FACT_VALID = 1, WEFT_FACT_VERIFIES = 2 };
+typedef struct weft_fact {
+    uint32_t *w; /* the content and the key */
+    size_t n;
+    uint64_t h;
+} weft_fact;
+/* The answer remembered for (a, key[0..nkey)): 0 or 1, or -1 when not known. Every call is
+ * followed by weft_fact_keep: with the answer found since (0 or 1) to remember it, else -1. */
+int weft_fact_recall(weft_fact *f, const weft_algo *a, const int64_t *key, int nkey);
+void weft_fact_keep(weft_fact *f, int result);
+/* Whether an algorithm with a's content passed weft_ir_validate in this process; that it did
  * (weft_ir_validate records it). */
 int weft_proven_valid(const weft_algo *a);
 void weft_proven_set_valid(const weft_algo *a);

@@ -295,6 +295,10 @@ fail:
     return res;
 }
 
+int weft_ir_is_valid(const weft_algo *a) {
+    return weft_proven_valid(a) || weft_ir_validate(a, NULL) == WEFT_OK;
+}
+
 weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
     weft_result res = WEFT_OK;
     vctx v = {a, d, 0};

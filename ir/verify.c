@@ -1265,3 +1265,27 @@ void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_
         }
     fprintf(out, "\n");
 }
+
+int weft_ir_verifies(const weft_algo *a, const weft_verify_opts *o) {
+    weft_verify_opts q;
+    if (o == NULL)
+        weft_verify_opts_init(&q);
+    else
+        q = *o;
+    weft_fact f;
+    int r = weft_fact_recall(&f, a,
+                             (int64_t[]){WEFT_FACT_VERIFIES, q.fifo_slots, q.direct_transfers}, 3);
+    if (r < 0) {
+        q.max_reports = 1; /* only whether it verifies is kept */
+        weft_diag *d = weft_diag_new();
+        weft_result vr = d ? weft_ir_verify(a, &q, d, NULL) : WEFT_ERR_NOMEM;
+        weft_diag_free(d);
+        r = vr == WEFT_OK;
+        if (vr == WEFT_ERR_NOMEM) { /* running out of memory proves nothing */
+            weft_fact_keep(&f, -1);
+            return 0;
+        }
+    }
+    weft_fact_keep(&f, r);
+    return r;
+}
