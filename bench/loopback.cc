@@ -118,8 +118,8 @@ struct Bufs {
 };
 
 /* Loads the algorithms: the registry's instances for N ranks, or the given files. */
-int load(const Opts &o, weft_registry **base, weft_registry **lib, std::vector<weft_algo *> &own,
-         std::vector<const weft_algo *> &algos) {
+int load_algos(const Opts &o, weft_registry **base, weft_registry **lib,
+               std::vector<weft_algo *> &own, std::vector<const weft_algo *> &algos) {
     weft_diag *d = weft_diag_new();
     int rc = 0;
     if (o.lib) {
@@ -198,7 +198,7 @@ extern "C" int weft_bench_loopback(int argc, char **argv) {
     weft_registry *base = nullptr, *lib = nullptr;
     std::vector<weft_algo *> own;
     std::vector<const weft_algo *> algos;
-    if (load(o, &base, &lib, own, algos) != 0) return 1;
+    if (load_algos(o, &base, &lib, own, algos) != 0) return 1;
     weft_comm *c = nullptr;
     weft_diag *d = weft_diag_new();
     if (weft_rt_loopback_create(o.n, algos.data(), algos.size(), nullptr, &c, d) != WEFT_OK) {
