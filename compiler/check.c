@@ -47,6 +47,11 @@ typedef struct tracer {
     int32_t *writer;
     int32_t *cpy; /* per slot: the local copy that last wrote it, while nothing else has read or
                      written it since (-1 otherwise) */
+    /* per slot: the highest chunk index within a segment that the value there went through
+     * (-1: none). Chunks shorten with that index when the count is not a multiple of the
+     * chunk count (weft_semantics.h, the count policy), and a value stored into a shorter
+     * chunk loses its last elements. short_by: the op that stored it there. */
+    int32_t *seg_idx, *short_by;
     int64_t nslots;
     /* per op, for lowering */
     int32_t *cand;
@@ -185,9 +190,13 @@ static int init_memory(tracer *t) {
     t->v = calloc((size_t)t->nslots + 1, sizeof *t->v);
     t->writer = malloc(((size_t)t->nslots + 1) * sizeof *t->writer);
     t->cpy = malloc(((size_t)t->nslots + 1) * sizeof *t->cpy);
-    if (t->v == NULL || t->writer == NULL || t->cpy == NULL) return -1;
+    t->seg_idx = malloc(((size_t)t->nslots + 1) * sizeof *t->seg_idx);
+    t->short_by = malloc(((size_t)t->nslots + 1) * sizeof *t->short_by);
+    if (t->v == NULL || t->writer == NULL || t->cpy == NULL || t->seg_idx == NULL ||
+        t->short_by == NULL)
+        return -1;
     for (int64_t i = 0; i < t->nslots; i++)
-        t->writer[i] = t->cpy[i] = -1;
+        t->writer[i] = t->cpy[i] = t->seg_idx[i] = t->short_by[i] = -1;
     for (int32_t r = 0; r < p->nranks; r++) {
         if (only_root_input(p) && r != p->root) continue;
         for (int32_t j = 0; j < p->in_chunks; j++) {
@@ -197,6 +206,7 @@ static int init_memory(tracer *t) {
             int64_t s = slot(t, CC_BUF_INPUT, r, j);
             val_unref(t->v[s]);
             t->v[s] = v;
+            t->seg_idx[s] = j % p->chunks;
         }
     }
     return 0;
@@ -208,6 +218,8 @@ static void free_memory(tracer *t) {
     WEFT_FREE(t->v);
     WEFT_FREE(t->writer);
     WEFT_FREE(t->cpy);
+    WEFT_FREE(t->seg_idx);
+    WEFT_FREE(t->short_by);
 }
 
 /* ---- operations ------------------------------------------------------------------------- */
@@ -352,6 +364,15 @@ static void trace_op(tracer *t, int32_t qi) {
     for (int32_t i = 0; i < cnt; i++) {
         int64_t s = s0 + i, dd = d0 + i;
         note_read(t, s);
+        /* the chunk index the value reaches: the source's, the destination's when reducing,
+         * and that of the destination chunk itself (scratch chunks are never short) */
+        int32_t si = t->seg_idx[s], by = t->short_by[s];
+        if (q->kind == CC_OP_REDUCE && t->seg_idx[dd] > si)
+            si = t->seg_idx[dd], by = t->short_by[dd];
+        int32_t di = q->dst.buf < CC_BUF_SCRATCH0 ? (q->dst.off + i) % p->chunks : -1;
+        if (di > si) si = di, by = qi;
+        t->seg_idx[dd] = si;
+        t->short_by[dd] = by;
         val *nv;
         if (q->kind == CC_OP_COPY) {
             nv = val_ref(t->v[s]);
@@ -488,11 +509,29 @@ static void check_post(tracer *t) {
             const val *have = t->v[s];
             int right = 0;
             if (have && have->n == want) {
-                if (by_index && ok[j] == have) continue;
-                if (spend(t, 2 * (int64_t)want)) goto out;
-                expected(p, r, j, ids);
-                right = same(have, ids, want);
-                if (right && by_index) ok[j] = have;
+                if (by_index && ok[j] == have) {
+                    right = 1;
+                } else {
+                    if (spend(t, 2 * (int64_t)want)) goto out;
+                    expected(p, r, j, ids);
+                    right = same(have, ids, want);
+                    if (right && by_index) ok[j] = have;
+                }
+            }
+            if (right && t->seg_idx[s] > j % p->chunks && t->short_by[s] >= 0) {
+                /* right for counts that are multiples of the chunk count only */
+                if (++wrong > 8) continue;
+                const cc_op *by = &p->ops[t->short_by[s]];
+                char a[64], d[64];
+                cc_ref_str(p, &by->dst, d, sizeof d);
+                cc_ref ref = {CC_BUF_OUTPUT, r, j, 1};
+                cc_ref_str(p, &ref, a, sizeof a);
+                perr(t, by->loc, by->frame,
+                     "%s ends with data that passes through %s here, but chunk %d of a segment is "
+                     "shorter than chunk %d when the count is not a multiple of %d, and what "
+                     "lies past its end is lost",
+                     a, d, t->seg_idx[s], j % p->chunks, p->chunks);
+                continue;
             }
             if (right) continue;
             if (++wrong > 8) continue;

@@ -440,6 +440,40 @@ static int check_segments(lowerer *L) {
     return bad ? -1 : 0;
 }
 
+/* In place, where the output is the rank's slice of a larger input (reducescatter), the rest
+ * of the input is the application's send buffer (weft_input_writable): no step may store
+ * there. Checked on the steps as fused, since a reduce whose value is only forwarded (rrs)
+ * stores nothing, which is how a ring accumulates in place. */
+static int check_send_buffer(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    int bad = 0;
+    if (!p->inplace) return 0;
+    for (size_t i = 0; i < L->nsteps; i++) {
+        const lstep *s = &L->steps[i];
+        if (!(weft_step_flags(s->type) & WEFT_STEP_F_WRITE)) continue;
+        cc_ref src, dst;
+        step_refs(L, s, &src, &dst);
+        if (dst.buf != CC_BUF_INPUT) continue;
+        for (int32_t c = 0; c < dst.cnt; c++) {
+            if (weft_input_writable(p->coll, 1, dst.rank, p->chunks, dst.off + c)) continue;
+            const cc_op *op = &p->ops[L->h[s->local >= 0 ? s->local : s->recv].op];
+            cc_ref r = {CC_BUF_INPUT, dst.rank, dst.off + c, 1};
+            char b[96];
+            cc_ref_str(p, &r, b, sizeof b);
+            cc_report(p, L->d, WEFT_SEV_ERROR, op->loc, op->frame,
+                      "writes %s, outside the rank's output (input[%d][%d..%d]): in an in-place "
+                      "%s the rest of the input is the application's send buffer, "
+                      "which must not change",
+                      b, dst.rank, dst.rank * p->chunks, dst.rank * p->chunks + p->chunks - 1,
+                      weft_coll_name(p->coll));
+            L->errors++;
+            bad = 1;
+            break;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
 /* Thread-block ids per rank: the union-find roots that hold steps, labelled blocks first. */
 static int assign_tbs(lowerer *L) {
     int32_t N = L->p->nranks;
@@ -1266,6 +1300,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     int sr = schedule(&L);
     if (sr == -2) WEFT_FAIL(WEFT_ERR_INTERNAL);
     if (sr != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    if (check_send_buffer(&L) != 0) WEFT_FAIL(WEFT_ERR_INPUT);
     WEFT_CHECK(build(&L, out));
 fail:
     free(consumer);

@@ -318,10 +318,11 @@ static int32_t elem_chunk(const ex *x, int64_t e) {
     return (int32_t)(seg * x->k + (x->C ? off / x->C : 0));
 }
 
+/* Compares elements e0 .. e0+n of a buffer of rank r. */
 static int64_t compare(const ex *x, weft_diag *d, int32_t r, const char *what, const char *got,
-                       const char *want, int64_t n, int64_t *reported) {
+                       const char *want, int64_t e0, int64_t n, int64_t *reported) {
     int64_t bad = 0;
-    for (int64_t e = 0; e < n; e++) {
+    for (int64_t e = e0; e < e0 + n; e++) {
         size_t at = (size_t)e * x->es;
         if (elem_equal(x->o->dtype, got + at, want + at)) continue;
         bad++;
@@ -461,11 +462,20 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     for (int32_t r = 0; r < x.N; r++) {
         if (x.rb[r].out && reference(&x, saved, r, want, x.rb[r].out_elems))
             rep->mismatches +=
-                compare(&x, d, r, "output", x.rb[r].out, want, x.rb[r].out_elems, &reported);
-        /* NCCL's send buffer is const: an out-of-place call must leave it unchanged */
+                compare(&x, d, r, "output", x.rb[r].out, want, 0, x.rb[r].out_elems, &reported);
+        /* NCCL's send buffer is const: an out-of-place call must leave it unchanged, an in-place
+         * one whatever of it is not also the output (weft_input_writable) */
         if (!o->inplace && x.rb[r].in)
             rep->mismatches +=
-                compare(&x, d, r, "input", x.rb[r].in, saved[r], x.rb[r].in_elems, &reported);
+                compare(&x, d, r, "input", x.rb[r].in, saved[r], 0, x.rb[r].in_elems, &reported);
+        else if (x.rb[r].in && x.rb[r].out && weft_coll_inplace_sliced(a->coll) &&
+                 weft_coll_large(a->coll, WEFT_BUF_INPUT)) {
+            /* the input segments other than the rank's own, its output */
+            int64_t lo = (int64_t)r * x.count, hi = lo + x.count;
+            rep->mismatches += compare(&x, d, r, "input", x.rb[r].in, saved[r], 0, lo, &reported);
+            rep->mismatches += compare(&x, d, r, "input", x.rb[r].in, saved[r], hi,
+                                       x.rb[r].in_elems - hi, &reported);
+        }
     }
     if (rep->mismatches) res = WEFT_ERR_INPUT;
 fail:

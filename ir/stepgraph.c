@@ -311,16 +311,29 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
                               inplace ? "in-place" : "out-of-place");
             COUNT_ERR(BOUNDS);
         }
-        /* NCCL's send buffer is const: in an out-of-place call the caller (or another rank, in a
-         * zero-copy transport) may read it while the collective runs, so no step may write it,
-         * not even to put back what was there */
-        if (!inplace && (gs->flags & WEFT_STEP_F_WRITE) && st->dstbuf == WEFT_BUF_INPUT &&
-            weft_sg_buf_exists(g, 0, gs->rank, WEFT_BUF_INPUT)) {
-            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
-                              "writes input chunk %d, but the input is NCCL's const send buffer in "
-                              "an out-of-place call%s",
-                              st->dstoff,
-                              g->a->inplace && g->a->outofplace ? " (out-of-place)" : "");
+        /* what of the input is the application's send buffer may not be written, not even to
+         * put back what was there (weft_input_writable) */
+        if ((gs->flags & WEFT_STEP_F_WRITE) && st->dstbuf == WEFT_BUF_INPUT &&
+            weft_sg_buf_exists(g, inplace, gs->rank, WEFT_BUF_INPUT)) {
+            int32_t x = st->dstoff;
+            while (x < st->dstoff + st->cnt &&
+                   weft_input_writable(g->a->coll, inplace, gs->rank, g->k, x))
+                x++;
+            if (x == st->dstoff + st->cnt) continue;
+            if (!inplace)
+                weft_sg_diag_step(
+                    g, d, WEFT_SEV_ERROR, s,
+                    "writes input chunk %d, but the input is NCCL's const send buffer "
+                    "in an out-of-place call%s",
+                    x, g->a->inplace && g->a->outofplace ? " (out-of-place)" : "");
+            else
+                weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
+                                  "writes input chunk %d, outside the rank's output (input chunks "
+                                  "%d..%d): in an in-place %s the rest of the input is the "
+                                  "application's send buffer, which must not change%s",
+                                  x, gs->rank * g->k, gs->rank * g->k + g->k - 1,
+                                  weft_coll_name(g->a->coll),
+                                  g->a->inplace && g->a->outofplace ? " (in-place)" : "");
             COUNT_ERR(BOUNDS);
         }
     }

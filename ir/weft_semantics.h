@@ -162,6 +162,18 @@ WEFT_HD int weft_buf_mem(weft_coll c, int inplace, int32_t rank, weft_buf b, int
     return large == WEFT_BUF_INPUT ? WEFT_MEM_SEND : WEFT_MEM_RECV;
 }
 
+/* Whether a step may write input chunk x (k chunks per segment) of rank in a call mode. Out of
+ * place never: NCCL's send buffer is const (the caller, or another rank in a zero-copy
+ * transport, may read it while the collective runs). In place only where the input is also the
+ * output: all of it when both are one buffer, only the rank's slice [rank*k, rank*k + k) when
+ * the output is a slice of the larger input (reducescatter; scatter's root): the rest of that
+ * buffer is still the application's send data. */
+WEFT_HD int weft_input_writable(weft_coll c, int inplace, int32_t rank, int32_t k, int32_t x) {
+    if (!inplace) return 0;
+    if (!weft_coll_inplace_sliced(c) || !weft_coll_large(c, WEFT_BUF_INPUT)) return 1;
+    return x / k == rank;
+}
+
 /* Whether input and output are one memory on rank in a call mode (weft_buf_mem, where the rank
  * has both). */
 WEFT_HD int weft_buf_aliased(weft_coll c, int32_t root, int inplace, int32_t rank) {
@@ -328,10 +340,16 @@ typedef enum weft_redop {
  *
  * Every step moves and combines whole slots of C elements, elementwise: element e of a chunk
  * only ever meets element e of other chunks. Elements past the valid end of a user chunk are
- * never read from or written to user memory (they are computed from padding and discarded),
- * so any schedule that is correct for counts divisible by k is correct for every count, and
- * no count needs a fallback. The CPU executor and the GPU interpreter both implement exactly
- * this. */
+ * never read from or written to user memory (they are computed from padding and discarded).
+ * The CPU executor and the GPU interpreter both implement exactly this.
+ *
+ * So a value stored into user chunk slot j keeps only the element positions where slot j is
+ * valid, and slots shorten with j: data that ends in slot j but passed through a user slot
+ * after j (parked in output chunk 1 on its way back to chunk 0) loses elements whenever the
+ * count is not a multiple of k. A schedule right for counts divisible by k is therefore not
+ * necessarily right for every count; it is when no value passes through a later user slot
+ * than the one it is checked in, which is what the verifier and the compiler's checker prove
+ * (an element position sees slots 0..t-1 valid for some t, and count = t realizes each t). */
 WEFT_HD int64_t weft_chunk_elems(int64_t count, int32_t k) {
     return k > 0 ? (count + k - 1) / k : 0;
 }

@@ -5,7 +5,10 @@
  * call modes, interleavings and buffer sizes) and through the verifier; every mutant that
  * computes a wrong result or stalls must be rejected by the verifier. Prints what the verifier
  * rejects beyond that, by kind.
- *   test_verify_mutation [--mutants N] [--seed S] [--weft-dir DIR]... [-v]
+ * With --counts, the converse over the same schedules and mutants: every one that verifies
+ * computes the right result for every count from 1 to 4k (k chunks per segment; all counts up
+ * to 64, then a spread), since a verified schedule is right for every count.
+ *   test_verify_mutation [--counts] [--mutants N] [--seed S] [--weft-dir DIR]... [-v]
  *   (N per schedule, default 40) */
 #include "check.h"
 #include "gen.h"
@@ -17,9 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { M_DROP, M_NOP, M_SWAP, M_OFFSET, M_TYPE, M_PEER, M_DEP, M_COUNT, M_BUF, M_CHAN, M_KINDS };
-static const char *const kind_names[M_KINDS] = {"drop", "nop", "swap",  "offset", "type",
-                                                "peer", "dep", "count", "buffer", "channel"};
+enum {
+    M_DROP,
+    M_NOP,
+    M_SWAP,
+    M_OFFSET,
+    M_TYPE,
+    M_PEER,
+    M_DEP,
+    M_COUNT,
+    M_BUF,
+    M_CHAN,
+    M_PARK,
+    M_KINDS
+};
+static const char *const kind_names[M_KINDS] = {
+    "drop", "nop", "swap", "offset", "type", "peer", "dep", "count", "buffer", "channel", "park"};
 
 static uint64_t rng;
 static uint32_t rnd(uint32_t n) {
@@ -42,11 +58,44 @@ static void retarget(weft_gpu *g, int32_t t, int32_t from, int32_t to) {
         }
 }
 
+/* Adds, on rank r, a tb that runs after every other tb of the rank and moves output chunk x
+ * through output chunk y and back (saving y in a new scratch chunk): right for every count
+ * when y's chunk slot is not after x's, and at chunk level always (issue 30). */
+static int park(weft_algo *a, int32_t r, char *what, size_t len) {
+    weft_gpu *g = &a->gpus[r];
+    if (weft_coll_rooted(a->coll) && r != a->root) return -1;
+    if (g->o_chunks < 2) return -1;
+    int32_t x = (int32_t)rnd((uint32_t)g->o_chunks), y = (int32_t)rnd((uint32_t)g->o_chunks);
+    if (x == y) return -1;
+    int32_t ntb = g->ntbs, sc = g->s_chunks;
+    weft_tb *tb = weft_gpu_add_tb(g, -1, -1, 0);
+    if (tb == NULL) return -1;
+    g->s_chunks++;
+    for (int32_t u = 0; u < ntb; u++) {
+        weft_tb *ut = &g->tbs[u];
+        if (ut->nsteps == 0) continue;
+        ut->steps[ut->nsteps - 1].hasdep = 1;
+        weft_step n = gen_step(WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0);
+        n.depid = u;
+        n.deps = ut->nsteps - 1;
+        if (weft_tb_add_step(&g->tbs[ntb], &n) < 0) return -1;
+    }
+    tb = &g->tbs[ntb];
+    if (gen_add(tb, WEFT_STEP_CPY, WEFT_BUF_OUTPUT, y, WEFT_BUF_SCRATCH, sc, 1) ||
+        gen_add(tb, WEFT_STEP_CPY, WEFT_BUF_OUTPUT, x, WEFT_BUF_OUTPUT, y, 1) ||
+        gen_add(tb, WEFT_STEP_CPY, WEFT_BUF_OUTPUT, y, WEFT_BUF_OUTPUT, x, 1) ||
+        gen_add(tb, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, sc, WEFT_BUF_OUTPUT, y, 1))
+        return -1;
+    snprintf(what, len, "rank %d: park output chunk %d in output chunk %d", r, x, y);
+    return 0;
+}
+
 /* Applies one mutation of kind k at a random place; returns 0 when it changed something,
  * with a description in what. */
 static int mutate(weft_algo *a, int k, char *what, size_t len) {
     int32_t r = (int32_t)rnd((uint32_t)a->ngpus);
     weft_gpu *g = &a->gpus[r];
+    if (k == M_PARK) return park(a, r, what, len);
     if (g->ntbs == 0) return -1;
     int32_t t = (int32_t)rnd((uint32_t)g->ntbs);
     weft_tb *tb = &g->tbs[t];
@@ -208,7 +257,121 @@ static int exec_fails(const weft_algo *m, char *why, size_t len) {
     return bad;
 }
 
+/* ---- --counts: verified => right for every count ------------------------------------- */
+static int counts_mode;
+static int64_t count_runs;
+static int count_sources, count_sources_verified, count_mutants_verified;
+
+/* The counts a schedule with k chunks per segment is run for: every count up to 4k, or up to 64
+ * and then a spread to 4k (k +- 1, 2k +- 1, 3k +- 1, 4k - 1, 4k and a few others; a count of
+ * t <= k already puts t valid slots at an element position, as any larger count can), then a
+ * few counts up to 4096 while the buffers stay small. */
+static int count_list(const weft_algo *a, int32_t k, int64_t *out, int max) {
+    int n = 0;
+    int64_t top = 4 * (int64_t)k, dense = top < 64 ? top : 64;
+    for (int64_t c = 1; c <= dense && n < max; c++)
+        out[n++] = c;
+    if (top > 64) {
+        const int64_t spread[] = {k - 1,
+                                  k,
+                                  k + 1,
+                                  2 * (int64_t)k - 1,
+                                  2 * (int64_t)k + 1,
+                                  3 * (int64_t)k - 1,
+                                  3 * (int64_t)k + 1,
+                                  top - 1,
+                                  top,
+                                  top / 3 + 1,
+                                  top / 2 + 3,
+                                  (top * 5) / 7};
+        for (size_t i = 0; i < sizeof spread / sizeof *spread && n < max; i++)
+            if (spread[i] > 64) out[n++] = spread[i];
+    }
+    /* elements over all ranks' input and output per unit of count */
+    int64_t per = (int64_t)a->ngpus * 2 * weft_algo_size_mult(a);
+    const int64_t big[] = {127, 1000, 4093};
+    for (size_t i = 0; i < sizeof big / sizeof *big && n < max; i++)
+        if (big[i] > top && big[i] * per <= (1 << 20)) out[n++] = big[i];
+    return n;
+}
+
+/* Runs a verified schedule for every count of count_list in each mode it declares (types, ops,
+ * interleavings and buffer sizes rotating); 0 when all are right. */
+static int counts_right(const weft_algo *m, const char *name, const char *what) {
+    static const struct {
+        weft_dtype t;
+        weft_redop op;
+    } cfg[] = {{WEFT_DTYPE_INT32, WEFT_OP_SUM},  {WEFT_DTYPE_FLOAT, WEFT_OP_SUM},
+               {WEFT_DTYPE_INT64, WEFT_OP_PROD}, {WEFT_DTYPE_UINT32, WEFT_OP_MAX},
+               {WEFT_DTYPE_DOUBLE, WEFT_OP_AVG}, {WEFT_DTYPE_UINT64, WEFT_OP_SUM}};
+    int32_t k = weft_algo_chunks_per_seg(m);
+    if (k < 1) k = 1;
+    int64_t counts[96];
+    int nc = count_list(m, k, counts, 96);
+    weft_diag *d = weft_diag_new();
+    int bad = 0;
+    for (int mode = 0; mode < 2 && !bad; mode++) {
+        if (mode == 0 ? !m->inplace : !m->outofplace) continue;
+        for (int i = 0; i < nc && !bad; i++) {
+            weft_exec_opts eo;
+            weft_exec_opts_init(&eo);
+            size_t c = (size_t)i % (sizeof cfg / sizeof *cfg);
+            eo.inplace = (uint8_t)(mode == 0);
+            eo.dtype = cfg[c].t;
+            eo.op = cfg[c].op;
+            eo.count = counts[i];
+            eo.seed = 77 + (uint64_t)i;
+            eo.sched_seed = (uint64_t)(i % 3);
+            eo.fifo_slots = i % 2 ? 2 : 0;
+            weft_diag_clear(d);
+            count_runs++;
+            if (weft_ir_exec(m, &eo, d, NULL) == WEFT_OK) continue;
+            bad = 1;
+            check_failures++;
+            fprintf(stderr, "%s%s%s verifies but is wrong with %s count %lld (%s %s):\n", name,
+                    what[0] ? ": " : "", what, mode == 0 ? "in-place" : "out-of-place",
+                    (long long)eo.count, weft_dtype_name(eo.dtype), weft_redop_name(eo.op));
+            weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        }
+    }
+    weft_diag_free(d);
+    return bad;
+}
+
+/* --counts: the schedule itself and nmut mutants; every one that verifies runs right at every
+ * count. */
+static void count_source(const weft_algo *src, const char *name, int nmut) {
+    if (!weft_coll_runnable(src->coll)) return; /* custom: neither verified nor run */
+    count_sources++;
+    for (int i = -1; i < nmut; i++) {
+        weft_algo *m = weft_algo_clone(src);
+        char what[160] = "";
+        if (m == NULL) {
+            check_failures++;
+            return;
+        }
+        int ok = i < 0;
+        for (int tries = 0; tries < 50 && !ok; tries++)
+            ok = mutate(m, (int)rnd(M_KINDS), what, sizeof what) == 0;
+        if (ok && weft_ir_verify(m, NULL, NULL, NULL) == WEFT_OK) {
+            if (i < 0)
+                count_sources_verified++;
+            else
+                count_mutants_verified++;
+            counts_right(m, name, what);
+        } else if (i < 0) {
+            check_failures++;
+            fprintf(stderr, "%s: does not verify\n", name);
+        }
+        weft_algo_free(m);
+    }
+}
+
 static void run_source(const weft_algo *src, const char *name, int nmut, stats *st) {
+    if (counts_mode) {
+        count_source(src, name, nmut);
+        return;
+    }
     for (int i = 0; i < nmut; i++) {
         weft_algo *m = weft_algo_clone(src);
         char what[160] = "", why[400] = "";
@@ -319,6 +482,10 @@ static int run_weft_dir(const char *dir, int nmut, stats *st) {
 int main(int argc, char **argv) {
     int nmut = 40;
     uint64_t seed = 20240601;
+    /* --counts under the sanitizers (tools/test.sh): a quarter of the mutants, the same paths */
+    const char *san = getenv("WEFT_TEST_SAN");
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--counts") == 0 && san && *san) nmut = 10;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mutants") == 0 && i + 1 < argc)
             nmut = atoi(argv[++i]);
@@ -326,6 +493,8 @@ int main(int argc, char **argv) {
             seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "-v") == 0)
             verbose = 1;
+        else if (strcmp(argv[i], "--counts") == 0)
+            counts_mode = 1;
         else if (strcmp(argv[i], "--weft-dir") == 0 && i + 1 < argc)
             i++; /* below, after the seed is set */
     }
@@ -371,6 +540,16 @@ int main(int argc, char **argv) {
     nsrc++;
     weft_algo_free(ring);
 
+    if (counts_mode) {
+        printf("%d schedules (%zu conformance files, %d compiled from .weft, %d generated) and "
+               "%d of their mutants (%d each, seed %llu) verify and run right for counts 1 .. 4k: "
+               "%lld executor runs\n",
+               count_sources_verified, n, nweft, nsrc - (int)n - nweft, count_mutants_verified,
+               nmut, (unsigned long long)seed, (long long)count_runs);
+        CHECK(count_sources_verified == count_sources && count_sources >= nsrc - 4);
+        CHECK(count_mutants_verified >= count_sources);
+        CHECK_DONE();
+    }
     printf("%d mutants of %d schedules (%zu conformance files, %d compiled from .weft, %d "
            "generated; seed %llu)\n",
            st.mutants, nsrc, n, nweft, nsrc - (int)n - nweft, (unsigned long long)seed);
