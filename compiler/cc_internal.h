@@ -136,6 +136,13 @@ void cc_layout_init(cc_layout *l, const weft_cc_program *p, int inplace);
 int64_t cc_slot(const cc_layout *l, const weft_cc_program *p, int32_t buf, int32_t rank,
                 int32_t idx);
 
+/* Channels for the operations (place.c): chan[i] is op i's chan hint where it has one, and for
+ * messages without a placement hint the channel that keeps chains of messages that meet at the
+ * same dependency depth (dsend, drecv: per op, of its sending and receiving step) out of one
+ * thread block. Returns 0, or -1 when memory runs out. */
+int cc_place_channels(const weft_cc_program *p, const int32_t *dsend, const int32_t *drecv,
+                      int32_t *chan);
+
 /* Buffer name for messages: input, output or the scratch name. */
 const char *cc_buf_name(const weft_cc_program *p, int32_t buf);
 /* Chunks per rank of a buffer (one instance). */

@@ -1,11 +1,16 @@
 /* lower.c — from operations to the IR: steps, fusion, thread blocks and channels, dependencies,
  * scratch layout and instances.
  *
- * Ordering: the messages of each connection go in program order, and each thread block runs
- * its steps in the order of a list-scheduling simulation (round after round, every block runs
- * its ready step that comes first in the program; a connection holds CC_FIFO_SLOTS messages).
- * The simulated run is an execution of the schedule, so the schedule cannot deadlock with at
- * least that much buffering per connection: were every block stuck, the stuck step that ran
+ * Placement: messages without hints get their channels from place.c (chains that would meet at
+ * one dependency depth go apart); local steps without hints go where no other step has their
+ * depth.
+ *
+ * Ordering: the messages of each connection go in the order their receives can run (by depth),
+ * and each thread block runs its steps in the order of a list-scheduling simulation (round after
+ * round, every block runs its ready step of least dependency depth, then of longest chain after
+ * it, then first in the program; a connection holds CC_FIFO_SLOTS messages). The simulated run
+ * is an execution of the schedule, so the schedule cannot deadlock with at least that much
+ * buffering per connection: were every block stuck, the stuck step that ran
  * first in the simulation would have had everything it needs. A fusion can make the
  * simulation stall (a fused step would send ahead of a message it depends on); the fusions
  * involved are then undone; without fusion the simulation always completes. */
@@ -34,6 +39,8 @@ typedef struct lstep {
     int32_t rank, tb;
     int32_t recv, send, local; /* halves, -1 when absent */
     int32_t prio;              /* program position of its first operation */
+    int32_t depth;             /* longest chain of dependencies and messages that ends here */
+    int32_t height;            /* longest such chain that starts here */
     int32_t pending;           /* simulation: dependencies not yet run */
     uint8_t queued, done;
     int32_t idx, final_idx, nwaits;
@@ -72,10 +79,13 @@ typedef struct lowerer {
     /* copy fusions, per op: the copy whose source this op reads instead of its destination
      * (absorb), the receive this local op is carried out by (into); -1 when none */
     int32_t *absorb, *into;
+    int32_t *chan;  /* per op: its channel (cc_place_channels) */
+    int32_t *depth; /* per half: its dependency depth before copy fusion (place_channels) */
 } lowerer;
 
-static int32_t chan_of(const cc_op *op) {
-    return op->hint[CC_HINT_CHAN] >= 0 ? op->hint[CC_HINT_CHAN] : 0;
+/* The channel of an operation: its hint, or where place.c put it. */
+static int32_t chan_of(const lowerer *L, const cc_op *op) {
+    return L->chan[op - L->p->ops];
 }
 
 /* ---- nodes ------------------------------------------------------------------------------ */
@@ -290,6 +300,50 @@ out:
     return rc;
 }
 
+/* ---- channels ----------------------------------------------------------------------------- */
+
+/* Channels before any block exists: the dependency depth of each operation's sending and
+ * receiving step from the program's dependencies (a receive one after its send; a send that
+ * forwards a received value in the receiving step), then place.c's choice. The dependencies are
+ * dropped again: copy fusions, decided on the blocks, change them. */
+static int place_channels(lowerer *L) {
+    const weft_cc_program *p = L->p;
+    int32_t *dh = L->depth = calloc((size_t)L->nhalves + 1, sizeof *dh);
+    int32_t *dsend = calloc(p->nops + 1, sizeof *dsend), *drecv = calloc(p->nops + 1, sizeof *drecv);
+    int rc = -1;
+    if (!dh || !dsend || !drecv || compute_deps(L) != 0) goto out;
+    for (size_t q = 0; q < p->nops; q++) {
+        const half *hs = &L->h[2 * q], *hr = &L->h[2 * q + 1];
+        if (hs->kind == H_NONE) continue;
+        int32_t f = p->fuse_from[q];
+        int32_t in = hs->kind == H_SEND && f >= 0 && L->h[2 * f].kind == H_SEND ? 2 * f + 1 : -1;
+        int32_t d = 0;
+        for (int32_t k = 0; k < hs->ndeps; k++) {
+            int32_t u = L->deps[hs->dep0 + k];
+            if (dh[u] + (u != in) > d) d = dh[u] + (u != in);
+        }
+        if (in >= 0 && dh[in] < d) dh[in] = d; /* one step */
+        dh[2 * q] = d;
+        if (hs->kind != H_SEND) continue;
+        d = dh[2 * q] + 1;
+        for (int32_t k = 0; k < hr->ndeps; k++)
+            if (dh[L->deps[hr->dep0 + k]] + 1 > d) d = dh[L->deps[hr->dep0 + k]] + 1;
+        dh[2 * q + 1] = d;
+    }
+    for (size_t q = 0; q < p->nops; q++) {
+        dsend[q] = dh[2 * q];
+        drecv[q] = dh[2 * q + 1];
+    }
+    rc = cc_place_channels(p, dsend, drecv, L->chan);
+out:
+    L->ndeps = 0;
+    for (int64_t i = 0; i < L->nhalves; i++)
+        L->h[i].ndeps = 0;
+    free(dsend);
+    free(drecv);
+    return rc;
+}
+
 /* ---- hints -------------------------------------------------------------------------------- */
 
 static const char *const hint_names[] = {
@@ -317,7 +371,7 @@ static void apply_hint(lowerer *L, const cc_op *op, int hint, int32_t rank, int3
                   "thread block per connection)",
                   hint_names[hint], op->hint[hint], rank,
                   hint == CC_HINT_SENDTB ? "sends to" : "receives from",
-                  hint == CC_HINT_SENDTB ? op->dst.rank : op->src.rank, chan_of(op), e->label);
+                  hint == CC_HINT_SENDTB ? op->dst.rank : op->src.rank, chan_of(L, op), e->label);
         return;
     }
     const char *c = conflict(L, lab, end, why, sizeof why);
@@ -355,6 +409,13 @@ static int cmp_sortrec(const void *pa, const void *pb) {
     const sortrec *x = pa, *y = pb;
     return weft_cmp_keys((int64_t[]){x->a, x->b, x->c, x->d}, (int64_t[]){y->a, y->b, y->c, y->d},
                          4);
+}
+
+/* The same, then by id. */
+static int cmp_sortrec_id(const void *pa, const void *pb) {
+    const sortrec *x = pa, *y = pb;
+    int c = cmp_sortrec(pa, pb);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
 static int cmp_i32(const void *a, const void *b) {
@@ -533,7 +594,18 @@ static int unfuse(lowerer *L, int32_t si) {
     return 0;
 }
 
-/* A binary min-heap of step ids by priority, one per block. */
+/* Whether step a goes before step b when both are ready in one block: the shallower first (list
+ * scheduling by dependency depth), then the one with the longer chain still to come after it,
+ * then the one that comes first in the program. */
+static int before(const lowerer *L, int32_t a, int32_t b) {
+    const lstep *x = &L->steps[a], *y = &L->steps[b];
+    if (x->depth != y->depth) return x->depth < y->depth;
+    if (x->height != y->height) return x->height > y->height;
+    if (x->prio != y->prio) return x->prio < y->prio;
+    return a < b;
+}
+
+/* A binary min-heap of step ids by (depth, program position), one per block. */
 typedef struct heap {
     int32_t *v;
     size_t n, cap;
@@ -542,7 +614,7 @@ typedef struct heap {
 static int heap_push(const lowerer *L, heap *h, int32_t x) {
     if (weft_grow((void **)&h->v, &h->cap, h->n, sizeof *h->v) != 0) return -1;
     size_t i = h->n++;
-    while (i > 0 && L->steps[h->v[(i - 1) / 2]].prio > L->steps[x].prio) {
+    while (i > 0 && before(L, x, h->v[(i - 1) / 2])) {
         h->v[i] = h->v[(i - 1) / 2];
         i = (i - 1) / 2;
     }
@@ -556,8 +628,8 @@ static int32_t heap_pop(const lowerer *L, heap *h) {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && L->steps[h->v[c + 1]].prio < L->steps[h->v[c]].prio) c++;
-        if (L->steps[h->v[c]].prio >= L->steps[x].prio) break;
+        if (c + 1 < h->n && before(L, h->v[c + 1], h->v[c])) c++;
+        if (!before(L, h->v[c], x)) break;
         h->v[i] = h->v[c];
         i = c;
     }
@@ -618,6 +690,92 @@ static int try_queue(lowerer *L, sim *S, int32_t si) {
     return 0;
 }
 
+/* Each step's depth: the longest chain of dependencies and messages (a receive after its send)
+ * that ends at it, by Kahn's algorithm over the edges the simulation built. Steps on a cycle
+ * (a fusion that sends ahead of what it waits for) get one more than the deepest other step:
+ * they cannot run, and the simulation undoes their fusion. */
+static int compute_depths(lowerer *L, const sim *S) {
+    size_t ns = L->nsteps;
+    int32_t *indeg = malloc((ns + 1) * sizeof *indeg), *queue = malloc((ns + 1) * sizeof *queue);
+    int rc = -1;
+    if (!indeg || !queue) goto out;
+    for (size_t i = 0; i < ns; i++) {
+        indeg[i] = L->steps[i].pending;
+        L->steps[i].depth = -1;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const lstep *s = &L->steps[i];
+        if (s->recv >= 0 && L->h[2 * L->h[s->recv].op].step != (int32_t)i) indeg[i]++;
+    }
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (indeg[i] == 0) {
+            L->steps[i].depth = 0;
+            queue[tail++] = (int32_t)i;
+        }
+    int32_t deepest = 0;
+    while (head < tail) {
+        int32_t u = queue[head++], d = L->steps[u].depth + 1;
+        if (d > deepest) deepest = d;
+        int32_t msg = L->steps[u].send >= 0 ? L->h[2 * L->h[L->steps[u].send].op + 1].step : -1;
+        for (int32_t k = S->dep0[u]; k <= S->dep0[u + 1]; k++) {
+            int32_t v = k < S->dep0[u + 1] ? S->deps[k] : msg;
+            if (v < 0 || v == u) continue;
+            if (L->steps[v].depth < d) L->steps[v].depth = d;
+            if (--indeg[v] == 0) queue[tail++] = v;
+        }
+    }
+    for (size_t i = 0; i < ns; i++)
+        if (indeg[i] > 0) L->steps[i].depth = deepest + 1;
+    /* heights, in reverse topological order */
+    for (size_t i = 0; i < ns; i++)
+        L->steps[i].height = 0;
+    for (size_t k = tail; k-- > 0;) {
+        int32_t u = queue[k], h = 0;
+        int32_t msg = L->steps[u].send >= 0 ? L->h[2 * L->h[L->steps[u].send].op + 1].step : -1;
+        for (int32_t j = S->dep0[u]; j <= S->dep0[u + 1]; j++) {
+            int32_t v = j < S->dep0[u + 1] ? S->deps[j] : msg;
+            if (v < 0 || v == u) continue;
+            if (L->steps[v].height + 1 > h) h = L->steps[v].height + 1;
+        }
+        L->steps[u].height = h;
+    }
+    rc = 0;
+out:
+    free(indeg);
+    free(queue);
+    return rc;
+}
+
+/* The messages of each connection (sender, receiver, channel), in the order the receiver can
+ * take them soonest: by the depth of the receiving step, then of the sending one, then program
+ * order. A message whose receive waits for more (a receive that also stores a local copy's
+ * result) thus goes after those the receiver can take first, and a receive never waits behind a
+ * message that depends on it. Sets S->prev_msg and S->next_msg. */
+static int order_messages(const lowerer *L, sim *S) {
+    const weft_cc_program *p = L->p;
+    sortrec *rec = malloc((p->nops + 1) * sizeof *rec);
+    if (rec == NULL) return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->nops; i++) {
+        S->prev_msg[i] = S->next_msg[i] = -1;
+        if (L->h[2 * i].kind != H_SEND) continue;
+        const cc_op *op = &p->ops[i];
+        const lstep *snd = &L->steps[L->h[2 * i].step], *rcv = &L->steps[L->h[2 * i + 1].step];
+        rec[n++] = (sortrec){op->src.rank * p->nranks + op->dst.rank, chan_of(L, op), rcv->depth,
+                             snd->depth, (int32_t)i};
+    }
+    /* the program position breaks ties: the op index is the record's id */
+    qsort(rec, n, sizeof *rec, cmp_sortrec_id);
+    for (size_t k = 1; k < n; k++)
+        if (rec[k].a == rec[k - 1].a && rec[k].b == rec[k - 1].b) {
+            S->prev_msg[rec[k].id] = rec[k - 1].id;
+            S->next_msg[rec[k - 1].id] = rec[k].id;
+        }
+    free(rec);
+    return 0;
+}
+
 /* One simulation; returns 1 when every step ran, 0 on a stall, -1 on allocation failure. */
 static int simulate(lowerer *L, sim *S) {
     const weft_cc_program *p = L->p;
@@ -674,6 +832,7 @@ static int simulate(lowerer *L, sim *S) {
             memcpy(fill, S->dep0, ns * sizeof *fill);
         }
     }
+    if (compute_depths(L, S) != 0 || order_messages(L, S) != 0) goto out;
     for (size_t i = 0; i < ns; i++)
         if (try_queue(L, S, (int32_t)i) < 0) goto out;
     ran = malloc((L->nroots + 1) * sizeof *ran);
@@ -747,7 +906,7 @@ static int link_messages(const lowerer *L, int32_t *prev, int32_t *next) {
         if (L->h[2 * i].kind != H_SEND) continue;
         const cc_op *op = &p->ops[i];
         uint64_t key = ((uint64_t)(uint32_t)op->src.rank << 40) ^
-                       ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(op);
+                       ((uint64_t)(uint32_t)op->dst.rank << 8) ^ (uint64_t)chan_of(L, op);
         uint64_t *v = weft_map_put(&last, key, NULL);
         if (v == NULL) {
             rc = -1;
@@ -773,9 +932,7 @@ static int schedule(lowerer *L) {
     S.next_msg = malloc((p->nops + 1) * sizeof *S.next_msg);
     S.sent = malloc(p->nops + 1);
     S.received = malloc(p->nops + 1);
-    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received ||
-        link_messages(L, S.prev_msg, S.next_msg) != 0)
-        goto out;
+    if (!S.prev_msg || !S.next_msg || !S.sent || !S.received) goto out;
     for (int attempt = 0;; attempt++) {
         int r = simulate(L, &S);
         if (r < 0) goto out;
@@ -1051,6 +1208,55 @@ static int join_block(lowerer *L, int32_t op, int32_t target, int32_t chan) {
     return 1;
 }
 
+/* Busy blocks: (block, depth) pairs that already hold a step, so that local steps go where they
+ * do not delay another step of the same depth. */
+static uint64_t busy_key(int32_t root, int32_t depth) {
+    return ((uint64_t)(uint32_t)root << 32) | (uint32_t)depth;
+}
+
+static int mark_busy(lowerer *L, weft_map *busy, int32_t hi) {
+    uint64_t *v = weft_map_put(busy, busy_key(find(L, L->h[hi].node), L->depth[hi]), NULL);
+    if (v == NULL) return -1;
+    *v = 1;
+    return 0;
+}
+
+/* A local step without a thread-block hint, among the blocks of what it waits for, latest first:
+ * the first on its channel with no other step at its depth (it then waits for one step in that
+ * block without a dependency); when each has one, a local block of its rank that has none. 0 when
+ * it has nothing to wait for, -1 when memory runs out. */
+static int place_local(lowerer *L, weft_map *busy, int32_t hl) {
+    half *h = &L->h[hl];
+    int32_t want = L->p->ops[h->op].hint[CC_HINT_CHAN], chan = want < 0 ? 0 : want;
+    int32_t *cand = malloc(((size_t)h->ndeps + 1) * sizeof *cand), n = 0;
+    if (cand == NULL) return -1;
+    for (int32_t k = 0; k < h->ndeps; k++) {
+        int32_t dh = L->deps[h->dep0 + k];
+        if (L->h[dh].node >= 0) cand[n++] = dh;
+    }
+    /* latest operation first, as insertion sort: a step waits for few */
+    for (int32_t a = 1; a < n; a++)
+        for (int32_t b = a; b > 0 && L->h[cand[b]].op > L->h[cand[b - 1]].op; b--) {
+            int32_t t = cand[b];
+            cand[b] = cand[b - 1];
+            cand[b - 1] = t;
+        }
+    int32_t d = L->depth[hl];
+    for (int32_t a = 0; a < n && h->node < 0; a++) {
+        int32_t root = find(L, L->h[cand[a]].node);
+        if (want >= 0 && L->nodes[root].chan != want) continue;
+        if (weft_map_get(busy, busy_key(root, d)) == NULL) h->node = root;
+    }
+    for (int32_t k = 0; n > 0 && h->node < 0; k++) {
+        int32_t b = get_node(L, h->rank, NK_LOCAL, WEFT_IR_MAX_RANKS + k, chan);
+        if (b < 0) break;
+        if (weft_map_get(busy, busy_key(find(L, b), d)) == NULL) h->node = b;
+    }
+    free(cand);
+    if (L->nomem) return -1;
+    return h->node >= 0 && mark_busy(L, busy, hl) != 0 ? -1 : 0;
+}
+
 /* The copy fusions the trace found legal, where hints and message order allow them:
  * - a receive whose value one local copy or reduce Z -> Y alone reads stores into Y itself (a
  *   receive `r`, or `rrc` combining with Y); the local operation joins the receiving block. The
@@ -1074,7 +1280,7 @@ static int copy_fusions(lowerer *L) {
         if (r < 0 || L->h[2 * e].kind != H_LOCAL || L->h[2 * r].kind != H_SEND) continue;
         if (forwarded[r] || (next[r] >= 0 && next[r] < (int32_t)e)) continue;
         int32_t target = L->h[2 * r + 1].node;
-        if (!join_block(L, (int32_t)e, target, chan_of(&p->ops[r]))) continue;
+        if (!join_block(L, (int32_t)e, target, chan_of(L, &p->ops[r]))) continue;
         L->h[2 * e].node = target;
         L->into[e] = r;
     }
@@ -1084,10 +1290,10 @@ static int copy_fusions(lowerer *L) {
         if (a < 0 || L->h[2 * a].kind != H_LOCAL || L->into[a] >= 0) continue;
         if (L->h[2 * k].kind == H_SEND) {
             target = L->h[2 * k + 1].node;
-            chan = chan_of(&p->ops[k]);
+            chan = chan_of(L, &p->ops[k]);
         } else if (L->into[k] >= 0) {
             target = L->h[2 * L->into[k] + 1].node;
-            chan = chan_of(&p->ops[L->into[k]]);
+            chan = chan_of(L, &p->ops[L->into[k]]);
         } else {
             continue;
         }
@@ -1106,6 +1312,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     weft_result res = WEFT_OK;
     lowerer L;
     int32_t *consumer = NULL;
+    weft_map busy = {0}; /* blocks and depths that hold a step (place_local) */
     memset(&L, 0, sizeof L);
     L.p = p;
     L.d = d;
@@ -1135,6 +1342,8 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     WEFT_CHECK_ALLOC(L.h);
     WEFT_CHECK_ALLOC(L.absorb);
     WEFT_CHECK_ALLOC(L.into);
+    L.chan = malloc((p->nops + 1) * sizeof *L.chan);
+    WEFT_CHECK_ALLOC(L.chan);
     for (size_t i = 0; i < p->nops; i++)
         L.absorb[i] = L.into[i] = -1;
     for (size_t i = 0; i < p->nops; i++) {
@@ -1154,12 +1363,13 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             hr->rank = op->dst.rank;
         }
     }
+    if (place_channels(&L) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
     /* connection ends and hints */
     for (size_t i = 0; i < p->nops; i++) {
         const cc_op *op = &p->ops[i];
         half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
         if (hs->kind == H_SEND) {
-            int32_t ch = chan_of(op);
+            int32_t ch = chan_of(&L, op);
             hs->node = get_node(&L, hs->rank, NK_SEND, hr->rank, ch);
             hr->node = get_node(&L, hr->rank, NK_RECV, hs->rank, ch);
             if (hs->node < 0 || hr->node < 0) WEFT_FAIL(WEFT_ERR_NOMEM);
@@ -1216,7 +1426,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             lstep *ps = rp->step >= 0 ? &L.steps[rp->step] : NULL;
             char why[160];
             if (rp->kind == H_RECV && ps && ps->send < 0 && ps->local < 0 &&
-                chan_of(pop) == chan_of(op) &&
+                chan_of(&L, pop) == chan_of(&L, op) &&
                 conflict(&L, rp->node, hs->node, why, sizeof why) == NULL) {
                 unite(&L, rp->node, hs->node);
                 ps->send = si;
@@ -1242,7 +1452,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     for (size_t i = 0; i < p->nops; i++) {
         half *hs = &L.h[2 * i], *hr = &L.h[2 * i + 1];
         if (hs->kind != H_SEND) continue;
-        int32_t ch = chan_of(&p->ops[i]);
+        int32_t ch = chan_of(&L, &p->ops[i]);
         /* on the sender: its send end with its receive end from the same peer, if any */
         int32_t back = lookup_node(&L, hs->rank, NK_RECV, hr->rank, ch);
         char why[160];
@@ -1250,9 +1460,16 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             unite(&L, hs->node, back);
     }
 
-    /* local steps: into the block of the step they wait for last, which then needs no
-     * dependency; without any, into the block of their first consumer; else a local block */
-    for (int pass = 0; pass < 3; pass++) {
+    /* local steps: into the block of a step they wait for (place_local); without any, into the
+     * block of their first consumer; else a local block */
+    for (int64_t hi = 0; hi < L.nhalves; hi++)
+        if (L.h[hi].kind != H_NONE && L.h[hi].node >= 0 && mark_busy(&L, &busy, (int32_t)hi))
+            WEFT_FAIL(WEFT_ERR_NOMEM);
+    for (size_t i = 0; i < p->nops; i++)
+        if (L.h[2 * i].kind == H_LOCAL && L.h[2 * i].node < 0 &&
+            place_local(&L, &busy, (int32_t)(2 * i)) != 0)
+            WEFT_FAIL(WEFT_ERR_NOMEM);
+    for (int pass = 1; pass < 3; pass++) {
         if (pass == 1) {
             consumer = malloc((p->nops + 1) * sizeof *consumer);
             WEFT_CHECK_ALLOC(consumer);
@@ -1274,16 +1491,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
             half *hl = &L.h[2 * i];
             if (hl->kind != H_LOCAL || hl->node >= 0) continue;
             int32_t want = op->hint[CC_HINT_CHAN];
-            int32_t best = -1;
-            if (pass == 0) {
-                for (int32_t k = 0; k < hl->ndeps; k++) {
-                    int32_t dh = L.deps[hl->dep0 + k];
-                    if (L.h[dh].node < 0) continue;
-                    if (best < 0 || L.h[best].op < L.h[dh].op) best = dh;
-                }
-            } else if (pass == 1) {
-                best = consumer[i];
-            }
+            int32_t best = pass == 1 ? consumer[i] : -1;
             if (best >= 0) {
                 node *root = &L.nodes[find(&L, L.h[best].node)];
                 if (want < 0 || root->chan == want) hl->node = (int32_t)(root - L.nodes);
@@ -1304,6 +1512,7 @@ weft_result weft_cc_lower(const weft_cc_program *p, weft_algo **out, weft_diag *
     WEFT_CHECK(build(&L, out));
 fail:
     free(consumer);
+    weft_map_free(&busy);
     cc_flush_suppressed(p, d);
     free(L.h);
     free(L.deps);
@@ -1316,5 +1525,7 @@ fail:
     free(L.rootfirst);
     free(L.absorb);
     free(L.into);
+    free(L.chan);
+    free(L.depth);
     return res;
 }
