@@ -119,11 +119,12 @@ typedef struct weft_call {
 
 /* The algorithm that serves the call, or -1 (NCCL). With a tuning table that covers the call
  * (weft_registry_load_table), the algorithm it names for the call's size (when that algorithm
- * is loaded and fits) or -1 when it names NCCL; otherwise the first algorithm that serves the
- * call (collective, rank count, message bytes within [minBytes, maxBytes], buffer mode, type and
- * op, root). When -1 and why is not NULL, a static string says why (without a table: why the
- * closest candidate was rejected). A pure function of its arguments, so every rank decides the
- * same. */
+ * is loaded and fits) or -1 when it names NCCL; otherwise the best of the algorithms that serve
+ * the call (collective, rank count, message bytes within [minBytes, maxBytes], buffer mode, type
+ * and op, root): the lowest estimated time when weft has a cost model, else the fewest bytes
+ * sent across the network (registries made for several nodes), else the first in load order.
+ * When -1 and why is not NULL, a static string says why (without a table: why the closest
+ * candidate was rejected). A pure function of its arguments, so every rank decides the same. */
 WEFT_API int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why);
 
 /* ---- communicators ---------------------------------------------------------------------- */

@@ -44,15 +44,19 @@ struct weft_registry {
     weft_tune_table *table;
     int **tmap;
     size_t *ntmap;
-    /* sections of the table for tnranks ranks by [collective][in place][flags], for a registry
-     * of one rank count (weft_registry_for_ranks); tnranks 0: look them up in the table */
+    /* sections of the table for tnranks ranks in the registry's node shape by [collective][in
+     * place][flags], for a registry of one rank count (weft_registry_for_ranks, _for_nodes);
+     * tnranks 0: look them up in the table */
     int tnranks;
     const weft_tune_section *sec[WEFT_COLL_COUNT][2][4];
     weft_machine *machine; /* compare tables with this instead of detecting (tests) */
     int table_tried;
-    /* per algorithm, in a registry for several nodes: its proven cut into phases (else NULL) */
+    /* per algorithm, in a registry for several nodes: its proven cut into phases (else NULL),
+     * and the chunks its network phases send between nodes over all ranks (0 on one node),
+     * which selection ranks candidates by when nothing better tells them apart */
     weft_phased **phased;
-    size_t capp;
+    int64_t *net_chunks;
+    size_t capp, capnet;
     int gpus_per_node; /* 0: made without a node structure (weft_registry_load, _for_ranks) */
 };
 
@@ -90,6 +94,7 @@ void weft_registry_free(weft_registry *r) {
     free(r->algos);
     free(r->meta);
     free(r->phased);
+    free(r->net_chunks);
     for (size_t i = 0; i < r->nsrcs; i++) {
         free(r->srcs[i].path);
         free(r->srcs[i].declared);
@@ -164,6 +169,18 @@ fail:
     return res;
 }
 
+/* The chunks a cut sends between nodes in its network phases, over all ranks (a message
+ * staged between two phases inside one node does not cross the network). */
+static int64_t network_chunks(const weft_phased *p) {
+    int64_t n = 0;
+    for (int32_t ph = 0; ph + 1 < p->nphases; ph++)
+        for (int32_t x = 0; x < p->nxfers[ph]; x++) {
+            const weft_phase_xfer *t = &p->xfers[ph][x];
+            if (p->node[t->src] != p->node[t->dst]) n += t->cnt;
+        }
+    return n;
+}
+
 /* How much checking an algorithm still needs before it joins a registry. */
 enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 
@@ -215,10 +232,12 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_
     if (r->gpus_per_node > 0 && r->gpus_per_node < a->ngpus) WEFT_CHECK(cut_for_nodes(r, a, &p, d));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
         weft_grow((void **)&r->meta, &r->capm, r->n, sizeof *r->meta) != 0 ||
-        weft_grow((void **)&r->phased, &r->capp, r->n, sizeof *r->phased) != 0)
+        weft_grow((void **)&r->phased, &r->capp, r->n, sizeof *r->phased) != 0 ||
+        weft_grow((void **)&r->net_chunks, &r->capnet, r->n, sizeof *r->net_chunks) != 0)
         WEFT_FAIL(WEFT_ERR_NOMEM);
     r->meta[r->n] = mine;
     r->phased[r->n] = p;
+    r->net_chunks[r->n] = p ? network_chunks(p) : 0;
     r->algos[r->n++] = a;
     return WEFT_OK;
 fail:
@@ -658,10 +677,18 @@ static weft_result map_algo(weft_registry *r, size_t k, int found) {
     return WEFT_OK;
 }
 
-static int table_uses(const weft_tune_table *t, int k, int nranks) {
+/* The GPUs per node of the sections that apply to r's calls of nranks ranks: r's node shape,
+ * or one node for registries made without one. */
+static int table_shape(const weft_registry *r, int nranks) {
+    return weft_tune_shape(nranks, r->gpus_per_node);
+}
+
+/* Whether table algorithm k serves a range of a section for nranks ranks in nodes of gpn (0:
+ * of any section). */
+static int table_uses(const weft_tune_table *t, int k, int nranks, int gpn) {
     for (size_t i = 0; i < t->nsecs; i++) {
         const weft_tune_section *s = &t->secs[i];
-        if (nranks && s->ranks != nranks) continue;
+        if (nranks && (s->ranks != nranks || s->gpn != gpn)) continue;
         for (size_t j = 0; j < s->nranges; j++)
             if (s->ranges[j].choice == k) return 1;
     }
@@ -669,8 +696,9 @@ static int table_uses(const weft_tune_table *t, int k, int nranks) {
 }
 
 /* Finds (and, with base, builds from its source with the recorded defines) the algorithms r's
- * table names for nranks ranks (0: for any rank count, only among those loaded, silently).
- * What cannot be found is a note in d: those sizes keep the files' own ranges. */
+ * table names for nranks ranks in r's node shape (0: for any rank count, only among those
+ * loaded, silently); sections of another node shape are not r's. What cannot be found is a
+ * note in d: those sizes keep the files' own ranges. */
 static weft_result table_resolve(weft_registry *r, const weft_registry *base, int nranks,
                                  weft_diag *d) {
     weft_result res = WEFT_OK;
@@ -682,7 +710,9 @@ static weft_result table_resolve(weft_registry *r, const weft_registry *base, in
     WEFT_CHECK_ALLOC(r->ntmap);
     for (size_t k = 0; k < t->nalgos; k++) {
         const weft_tune_algo *ta = &t->algos[k];
-        if ((nranks && ta->ranks != nranks) || !table_uses(t, (int)k, nranks)) continue;
+        if ((nranks && ta->ranks != nranks) ||
+            !table_uses(t, (int)k, nranks, nranks ? table_shape(r, nranks) : 0))
+            continue;
         int found = find_measured(r, ta, 0);
         if (found < 0 && nranks && base) {
             /* not among the default instances: build it as weft tune did */
@@ -730,7 +760,8 @@ static weft_result table_resolve(weft_registry *r, const weft_registry *base, in
         r->tnranks = nranks;
         for (size_t i = 0; i < t->nsecs; i++) {
             const weft_tune_section *s = &t->secs[i];
-            if (s->ranks == nranks) r->sec[s->coll][s->inplace ? 1 : 0][s->flags & 3] = s;
+            if (s->ranks == nranks && s->gpn == table_shape(r, nranks))
+                r->sec[s->coll][s->inplace ? 1 : 0][s->flags & 3] = s;
         }
     }
 fail:
@@ -985,16 +1016,83 @@ static const weft_tune_section *table_section(const weft_registry *r, const weft
     int rooted = weft_coll_rooted(c->coll);
     if (rooted) flags &= ~(unsigned)WEFT_CALL_REGISTERED; /* see weft_tune_find */
     if (r->tnranks == c->nranks) return r->sec[c->coll][!rooted && c->inplace][flags];
-    return weft_tune_find(r->table, c->coll, c->nranks, c->inplace, flags);
+    return weft_tune_find(r->table, c->coll, c->nranks, table_shape(r, c->nranks), c->inplace,
+                          flags);
 }
 
-int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why) {
-    return weft_registry_select_usable(r, c, NULL, why);
+/* ---- ranking the algorithms that fit a call ---------------------------------------------- */
+
+const char *weft_select_basis_str(weft_select_basis b) {
+    static const char *const text[] = {
+#define WEFT_X_(id, s) s,
+        WEFT_SELECT_BASES(WEFT_X_)
+#undef WEFT_X_
+    };
+    return (unsigned)b < WEFT_SELECT_BASIS_COUNT ? text[b] : "?";
 }
 
-int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
-                                const unsigned char *usable, const char **why) {
+/* A cost model's estimate of an algorithm's time for a call, in microseconds (< 0: it cannot
+ * say). p is its cut into phases across nodes (NULL on one node), gpn the GPUs per node. */
+typedef double (*cost_model_fn)(const weft_algo *a, const weft_phased *p, int gpn,
+                                const weft_call *c);
+
+/* The cost model selection ranks by, or NULL while weft has none: the one hook for `weft
+ * estimate` (issue 26), which ranks candidates ahead of network bytes once it is wired here. It
+ * must be a pure function of its arguments, so that every rank ranks alike. */
+static cost_model_fn cost_model(void) {
+    return NULL;
+}
+
+/* Bytes algorithm i sends across the network for call c, all ranks together: its network
+ * chunks times the call's chunk size (weft_chunk_elems); 0 on one node; UINT64_MAX on
+ * overflow. */
+static uint64_t net_bytes(const weft_registry *r, size_t i, const weft_call *c) {
+    uint64_t chunks = (uint64_t)r->net_chunks[i];
+    if (chunks == 0) return 0;
+    const weft_algo *a = r->algos[i];
+    uint64_t per = (uint64_t)weft_chunk_elems((int64_t)c->count, weft_algo_chunks_per_seg(a)) *
+                   (uint64_t)weft_dtype_size(c->dtype);
+    if (per != 0 && chunks > UINT64_MAX / per) return UINT64_MAX;
+    return chunks * per;
+}
+
+static weft_select_cand rank_keys(const weft_registry *r, size_t i, const weft_call *c,
+                                  cost_model_fn model) {
+    weft_select_cand k = {(int)i, -1.0, net_bytes(r, i, c)};
+    if (model) k.est_us = model(r->algos[i], r->phased[i], weft_registry_gpus_per_node(r), c);
+    return k;
+}
+
+/* Which key tells x and y apart (ESTIMATE, NETWORK or ORDER), and by its sign (*cmp < 0) that
+ * x ranks first. Estimates count only when both have one. */
+static weft_select_basis rank_cmp(const weft_select_cand *x, const weft_select_cand *y, int *cmp) {
+    if (x->est_us >= 0 && y->est_us >= 0 && x->est_us != y->est_us) {
+        *cmp = x->est_us < y->est_us ? -1 : 1;
+        return WEFT_SELECT_ESTIMATE;
+    }
+    if (x->net_bytes != y->net_bytes) {
+        *cmp = x->net_bytes < y->net_bytes ? -1 : 1;
+        return WEFT_SELECT_NETWORK;
+    }
+    *cmp = (x->algo > y->algo) - (x->algo < y->algo);
+    return WEFT_SELECT_ORDER;
+}
+
+static int cand_cmp(const void *x, const void *y) {
+    int cmp = 0;
+    rank_cmp(x, y, &cmp);
+    return cmp;
+}
+
+static int select_core(const weft_registry *r, const weft_call *c, const unsigned char *usable,
+                       const char **why, weft_select_expl *e) {
     const char *reason = NULL;
+    if (e) {
+        memset(e, 0, sizeof *e);
+        e->chosen = -1;
+        e->basis = WEFT_SELECT_NONE;
+        e->gpus_per_node = r && r->gpus_per_node > 0 ? r->gpus_per_node : c ? c->nranks : 0;
+    }
     if (r == NULL || c == NULL) {
         reason = "no registry";
         goto none;
@@ -1010,37 +1108,79 @@ int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
             goto none;
         }
         int stage = fit(r->algos[c->algo - 1], c, 0);
-        if (stage == STAGE_COUNT && (!usable || usable[c->algo - 1])) return c->algo - 1;
+        if (stage == STAGE_COUNT && (!usable || usable[c->algo - 1])) {
+            if (e) e->chosen = c->algo - 1, e->basis = WEFT_SELECT_NAMED;
+            return c->algo - 1;
+        }
         reason = stage == STAGE_COUNT ? WEFT_SELECT_WHY_UNUSABLE : stage_why[stage];
         goto none;
     }
     if (r->table) {
         const weft_tune_section *s = table_section(r, c);
         const weft_tune_range *g = s ? weft_tune_range_of(s, weft_tune_call_bytes(c)) : NULL;
+        if (e) e->section = s;
         if (g && g->choice < 0) {
             reason = WEFT_SELECT_WHY_TABLE_NCCL;
+            if (e) e->basis = WEFT_SELECT_TABLE;
             goto none;
         }
         /* the algorithm the table names; when it is not loaded or does not fit this call (its
          * root, an op it cannot run), the files' own ranges decide */
         for (size_t j = 0; g && j < r->ntmap[g->choice]; j++) {
             int i = r->tmap[g->choice][j];
-            if ((!usable || usable[i]) && fit(r->algos[i], c, 0) == STAGE_COUNT) return i;
+            if ((!usable || usable[i]) && fit(r->algos[i], c, 0) == STAGE_COUNT) {
+                if (e) e->chosen = i, e->basis = WEFT_SELECT_TABLE;
+                return i;
+            }
         }
     }
-    int furthest = STAGE_COLL, unusable = 0;
+    /* every algorithm that fits in its own range competes; the best by rank_cmp serves */
+    cost_model_fn model = cost_model();
+    int furthest = STAGE_COLL, unusable = 0, nfit = 0;
+    weft_select_cand best = {-1, -1.0, 0};
     for (size_t i = 0; i < r->n; i++) {
         if (r->meta[i].table_only) continue; /* built for the table's sizes only */
         int stage = fit(r->algos[i], c, 1);
         if (stage == STAGE_COUNT && usable && !usable[i]) {
-            unusable = 1; /* fits, but cannot run on this communicator: the next one may */
+            unusable = 1; /* fits, but cannot run on this communicator: another may */
             continue;
         }
-        if (stage == STAGE_COUNT) return (int)i;
-        if (stage > furthest) furthest = stage;
+        if (stage != STAGE_COUNT) {
+            if (stage > furthest) furthest = stage;
+            continue;
+        }
+        weft_select_cand k = rank_keys(r, i, c, model);
+        int cmp = -1;
+        if (nfit++ > 0) rank_cmp(&k, &best, &cmp);
+        if (cmp < 0) best = k;
+        if (e && e->ncands < WEFT_SELECT_MAX_CANDS) e->cands[e->ncands++] = k;
+    }
+    if (nfit > 0) {
+        if (e) {
+            int cmp = 0;
+            e->chosen = best.algo;
+            qsort(e->cands, e->ncands, sizeof *e->cands, cand_cmp);
+            e->basis = nfit == 1 ? WEFT_SELECT_ONLY : rank_cmp(&e->cands[0], &e->cands[1], &cmp);
+        }
+        return best.algo;
     }
     reason = unusable ? WEFT_SELECT_WHY_UNUSABLE : stage_why[furthest];
 none:
     if (why) *why = reason;
+    if (e) e->why = reason;
     return -1;
+}
+
+int weft_registry_select(const weft_registry *r, const weft_call *c, const char **why) {
+    return select_core(r, c, NULL, why, NULL);
+}
+
+int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
+                                const unsigned char *usable, const char **why) {
+    return select_core(r, c, usable, why, NULL);
+}
+
+int weft_registry_select_explain(const weft_registry *r, const weft_call *c,
+                                 const unsigned char *usable, weft_select_expl *e) {
+    return select_core(r, c, usable, NULL, e);
 }

@@ -4,6 +4,8 @@
 
 #include "weft_runtime.h"
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,6 +44,56 @@ int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
                                 const unsigned char *usable, const char **why);
 #define WEFT_SELECT_WHY_UNUSABLE                                                                   \
     "the algorithms that fit cannot run on this communicator (WEFT_DEBUG=INFO at attach says why)"
+
+/* How selection decided a call: the basis on which the chosen algorithm won. Among the
+ * algorithms that fit a call in their own size ranges, the first of these that tells them apart
+ * decides: the cost model's estimated time (when weft has one), then the fewest bytes sent
+ * across the network (computed from the schedule's cut into phases; 0 on one node), then load
+ * order (folders as listed, files by name). X(id, text) */
+#define WEFT_SELECT_BASES(X)                                                                       \
+    X(NONE, "no algorithm serves it")                                                              \
+    X(NAMED, "weft_call.algo names it")                                                            \
+    X(TABLE, "the tuning table names it for this size")                                            \
+    X(ONLY, "the only algorithm that fits the call in its own size range")                         \
+    X(ESTIMATE, "the lowest estimated time (cost model)")                                          \
+    X(NETWORK, "the fewest bytes across the network")                                              \
+    X(ORDER, "the first in load order (folders as listed, files by name): no table, cost model "   \
+             "or network bytes tells the fitting algorithms apart")
+
+typedef enum weft_select_basis {
+#define WEFT_X_(id, s) WEFT_SELECT_##id,
+    WEFT_SELECT_BASES(WEFT_X_)
+#undef WEFT_X_
+        WEFT_SELECT_BASIS_COUNT
+} weft_select_basis;
+
+const char *weft_select_basis_str(weft_select_basis b);
+
+/* One algorithm that fits a call, with the keys it was ranked by. */
+typedef struct weft_select_cand {
+    int algo;           /* index in the registry */
+    double est_us;      /* the cost model's estimate; < 0: none */
+    uint64_t net_bytes; /* sent across the network by all ranks together (UINT64_MAX: more) */
+} weft_select_cand;
+
+#define WEFT_SELECT_MAX_CANDS 64
+struct weft_tune_section;
+/* Everything weft_registry_select decided for a call, for `weft select -v`. */
+typedef struct weft_select_expl {
+    int chosen;                              /* -1: NCCL */
+    const char *why;                         /* why NCCL (static), when chosen < 0 */
+    weft_select_basis basis;                 /* why chosen won */
+    int gpus_per_node;                       /* of the registry: c->nranks when one node */
+    const struct weft_tune_section *section; /* the table's section for the call, or NULL */
+    /* the algorithms that fit the call in their own size ranges, best first (at most
+     * WEFT_SELECT_MAX_CANDS of ncands are listed); empty when the table decided */
+    size_t ncands;
+    weft_select_cand cands[WEFT_SELECT_MAX_CANDS];
+} weft_select_expl;
+
+/* weft_registry_select_usable, saying how it decided. */
+int weft_registry_select_explain(const weft_registry *r, const weft_call *c,
+                                 const unsigned char *usable, weft_select_expl *e);
 
 /* The reason weft_registry_select gives when a tuning table says NCCL. */
 #define WEFT_SELECT_WHY_TABLE_NCCL                                                                 \

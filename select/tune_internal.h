@@ -11,7 +11,11 @@
 extern "C" {
 #endif
 
-#define WEFT_TUNE_VERSION 1
+/* The newest format this weft reads and writes: version 2 adds a node shape to sections
+ * (`gpus-per-node G`). A table is written as version 1 when every section is for one node, so
+ * one-node tables stay readable by earlier weft; version 1 tables are read as one node. */
+#define WEFT_TUNE_VERSION       2
+#define WEFT_TUNE_VERSION_NODES 2
 /* The file the registry looks for in each algorithm folder. */
 #define WEFT_TUNE_FOLDER_FILE "weft-tune.txt"
 /* A range's upper end when it has none. */
@@ -96,11 +100,12 @@ typedef struct weft_tune_range {
     int line;
 } weft_tune_range;
 
-/* Calls of one collective, rank count, buffer mode and kind (WEFT_CALL_* flags). Its ranges
- * cover every size from 0 up, in order; rows are the evidence. */
+/* Calls of one collective, rank count, node shape, buffer mode and kind (WEFT_CALL_* flags). Its
+ * ranges cover every size from 0 up, in order; rows are the evidence. */
 typedef struct weft_tune_section {
     weft_coll coll;
     int ranks;
+    int gpn; /* GPUs per node: ranks n*gpn .. n*gpn+gpn-1 on node n; ranks when one node */
     int inplace;
     unsigned flags;
     weft_tune_range *ranges;
@@ -146,6 +151,7 @@ weft_result weft_tune_validate(const weft_tune_table *t, weft_diag *d);
 weft_result weft_tune_set_run(weft_tune_table *t, const char *key, const char *value);
 int weft_tune_add_algo(weft_tune_table *t, const char *file, const char *name, const char *defines,
                        int ranks, int root, uint64_t hash);
+/* A section for one node (gpn = ranks); set gpn for a section across nodes. */
 weft_tune_section *weft_tune_add_section(weft_tune_table *t, weft_coll coll, int ranks, int inplace,
                                          unsigned flags);
 weft_tune_row *weft_tune_add_row(weft_tune_section *s, uint64_t bytes);
@@ -154,23 +160,29 @@ weft_tune_range *weft_tune_add_range(weft_tune_section *s, uint64_t lo, uint64_t
 /* Ranges from the rows' choices: consecutive sizes with the same choice form one range; the
  * first starts at 0, each later one at its first measured size, the last has no upper end. */
 weft_result weft_tune_ranges_from_rows(weft_tune_section *s);
-/* Copies into dst every section of src that dst lacks (same collective, ranks, mode, flags),
- * with the algorithms they name, and the ranks per node. The machines must agree otherwise. */
+/* Copies into dst every section of src that dst lacks (same collective, ranks, node shape, mode,
+ * flags), with the algorithms they name, and the ranks per node. The machines must agree
+ * otherwise. */
 weft_result weft_tune_merge(weft_tune_table *dst, const weft_tune_table *src, weft_diag *d);
 
-/* The section for a call, or NULL. Rooted collectives have one section per launch kind,
+/* The section for a call on ranks ranks in nodes of gpn GPUs (gpn <= 0 or >= ranks: one node),
+ * or NULL: a section of another node shape never answers. Rooted collectives have one section
+ * per launch kind,
  * measured out of place on unregistered buffers: NCCL ignores the buffers of non-root ranks, so
  * the ranks cannot agree on the root's buffer mode or on its buffers being registered, and the
  * lookup must not depend on either. */
 const weft_tune_section *weft_tune_find(const weft_tune_table *t, weft_coll coll, int ranks,
-                                        int inplace, unsigned flags);
+                                        int gpn, int inplace, unsigned flags);
+/* The GPUs per node of a section key: gpn, or ranks when gpn says one node (<= 0, >= ranks). */
+int weft_tune_shape(int ranks, int gpn);
 const weft_tune_range *weft_tune_range_of(const weft_tune_section *s, uint64_t bytes);
 /* The measured row nearest below or at bytes (the evidence for a range), or NULL. */
 const weft_tune_row *weft_tune_row_of(const weft_tune_section *s, uint64_t bytes);
 /* The size nccl-tests prints for a call: count x type size, x ranks for allgather,
  * reducescatter and alltoall; 0 on overflow. */
 uint64_t weft_tune_call_bytes(const weft_call *c);
-/* "allreduce 8 ranks out-of-place eager unregistered" */
+/* "allreduce 8 ranks out-of-place eager unregistered", across nodes "allreduce 8 ranks in 2
+ * nodes of 4 out-of-place eager unregistered" */
 void weft_tune_section_str(const weft_tune_section *s, char *buf, size_t len);
 /* Bytes as "1 MB", "64 KB", "8 B" (powers of 1024, exact when they divide). */
 void weft_tune_bytes_str(uint64_t b, char *buf, size_t len);

@@ -243,8 +243,8 @@ int weft_tune_add_algo(weft_tune_table *t, const char *file, const char *name, c
 weft_tune_section *weft_tune_add_section(weft_tune_table *t, weft_coll coll, int ranks, int inplace,
                                          unsigned flags) {
     if (weft_grow((void **)&t->secs, &t->capsecs, t->nsecs, sizeof *t->secs) != 0) return NULL;
-    t->secs[t->nsecs] =
-        (weft_tune_section){.coll = coll, .ranks = ranks, .inplace = inplace, .flags = flags};
+    t->secs[t->nsecs] = (weft_tune_section){
+        .coll = coll, .ranks = ranks, .gpn = ranks, .inplace = inplace, .flags = flags};
     return &t->secs[t->nsecs++];
 }
 
@@ -303,6 +303,7 @@ weft_tune_table *weft_tune_table_clone(const weft_tune_table *t) {
         const weft_tune_section *s = &t->secs[i];
         weft_tune_section *d = weft_tune_add_section(c, s->coll, s->ranks, s->inplace, s->flags);
         if (d == NULL) goto fail;
+        d->gpn = s->gpn;
         d->line = s->line;
         for (size_t j = 0; j < s->nranges; j++) {
             weft_tune_range *g =
@@ -333,9 +334,14 @@ fail:
 
 /* ---- lookups ----------------------------------------------------------------------------- */
 
+int weft_tune_shape(int ranks, int gpn) {
+    return gpn <= 0 || gpn >= ranks ? ranks : gpn;
+}
+
 const weft_tune_section *weft_tune_find(const weft_tune_table *t, weft_coll coll, int ranks,
-                                        int inplace, unsigned flags) {
+                                        int gpn, int inplace, unsigned flags) {
     if (t == NULL) return NULL;
+    gpn = weft_tune_shape(ranks, gpn);
     flags &= WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED;
     if (weft_coll_rooted(coll)) { /* what every rank of a rooted call can know alike */
         inplace = 0;
@@ -343,7 +349,8 @@ const weft_tune_section *weft_tune_find(const weft_tune_table *t, weft_coll coll
     }
     for (size_t i = 0; i < t->nsecs; i++) {
         const weft_tune_section *s = &t->secs[i];
-        if (s->coll == coll && s->ranks == ranks && !s->inplace == !inplace && s->flags == flags)
+        if (s->coll == coll && s->ranks == ranks && s->gpn == gpn && !s->inplace == !inplace &&
+            s->flags == flags)
             return s;
     }
     return NULL;
@@ -391,8 +398,16 @@ static const char *buffers_word(unsigned flags) {
     return flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered";
 }
 
+/* Whether a section is for several nodes. */
+static int across_nodes(const weft_tune_section *s) {
+    return s->gpn > 0 && s->gpn < s->ranks;
+}
+
 void weft_tune_section_str(const weft_tune_section *s, char *buf, size_t len) {
-    snprintf(buf, len, "%s %d ranks %s %s %s", weft_coll_name(s->coll), s->ranks,
+    char shape[48] = "";
+    if (across_nodes(s))
+        snprintf(shape, sizeof shape, " in %d nodes of %d", s->ranks / s->gpn, s->gpn);
+    snprintf(buf, len, "%s %d ranks%s %s %s %s", weft_coll_name(s->coll), s->ranks, shape,
              s->inplace ? "in-place" : "out-of-place", launch_word(s->flags),
              buffers_word(s->flags));
 }
@@ -448,7 +463,10 @@ weft_result weft_tune_write(const weft_tune_table *t, FILE *f) {
           "an\n# algorithm folder) and `weft select --table`. Format: docs/tune.md; `range` lines "
           "may be\n# edited by hand, `at` lines are the measurements (times in microseconds).\n",
           f);
-    fprintf(f, "weft-tune %d\n", WEFT_TUNE_VERSION);
+    int version = 1; /* the oldest that can say it: one-node tables stay readable by old weft */
+    for (size_t i = 0; i < t->nsecs; i++)
+        if (across_nodes(&t->secs[i])) version = WEFT_TUNE_VERSION_NODES;
+    fprintf(f, "weft-tune %d\n", version);
     if (m->gpu) {
         fputs("machine gpu ", f);
         put_quoted(f, m->gpu);
@@ -491,8 +509,9 @@ weft_result weft_tune_write(const weft_tune_table *t, FILE *f) {
     }
     for (size_t i = 0; i < t->nsecs; i++) {
         const weft_tune_section *s = &t->secs[i];
-        fprintf(f, "\nsection %s ranks %d %s %s %s\n", weft_coll_name(s->coll), s->ranks,
-                s->inplace ? "in-place" : "out-of-place", launch_word(s->flags),
+        fprintf(f, "\nsection %s ranks %d", weft_coll_name(s->coll), s->ranks);
+        if (across_nodes(s)) fprintf(f, " gpus-per-node %d", s->gpn);
+        fprintf(f, " %s %s %s\n", s->inplace ? "in-place" : "out-of-place", launch_word(s->flags),
                 buffers_word(s->flags));
         for (size_t j = 0; j < s->nranges; j++) {
             const weft_tune_range *g = &s->ranges[j];
@@ -770,28 +789,36 @@ static int word_index(const char *s, const char *a, const char *b) {
     return strcmp(s, a) == 0 ? 0 : strcmp(s, b) == 0 ? 1 : -1;
 }
 
+#define SECTION_SYNTAX                                                                             \
+    "`section COLLECTIVE ranks N [gpus-per-node G] out-of-place|in-place eager|graph "             \
+    "unregistered|registered`"
+
 static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
-    if (r->ntok != 7 || strcmp(r->tok[2], "ranks") != 0) {
-        rd_err(r, "expected `section COLLECTIVE ranks N out-of-place|in-place eager|graph "
-                  "unregistered|registered`");
+    /* the node shape is optional: without it the section is for one node */
+    int shaped = r->ntok == 9 && strcmp(r->tok[4], "gpus-per-node") == 0, w = shaped ? 6 : 4;
+    if ((r->ntok != 7 && !shaped) || strcmp(r->tok[2], "ranks") != 0) {
+        rd_err(r, "expected " SECTION_SYNTAX);
         return NULL;
     }
-    int coll = weft_coll_from_name(r->tok[1]), ranks = 0;
-    int mode = word_index(r->tok[4], "out-of-place", "in-place");
-    int graph = word_index(r->tok[5], "eager", "graph");
-    int reg = word_index(r->tok[6], "unregistered", "registered");
+    int coll = weft_coll_from_name(r->tok[1]), ranks = 0, gpn = 0;
+    int mode = word_index(r->tok[w], "out-of-place", "in-place");
+    int graph = word_index(r->tok[w + 1], "eager", "graph");
+    int reg = word_index(r->tok[w + 2], "unregistered", "registered");
     if (coll < 0 || !weft_coll_runnable((weft_coll)coll)) {
         rd_err(r, "'%s' is not a collective weft serves", r->tok[1]);
         return NULL;
     }
     if (parse_int(r->tok[3], 1, WEFT_IR_MAX_RANKS, &ranks) != 0 || mode < 0 || graph < 0 ||
         reg < 0) {
-        rd_err(r,
-               "expected `section %s ranks N out-of-place|in-place eager|graph "
-               "unregistered|registered`",
-               r->tok[1]);
+        rd_err(r, "expected " SECTION_SYNTAX " (%s)", r->tok[1]);
         return NULL;
     }
+    if (shaped && (parse_int(r->tok[5], 1, ranks, &gpn) != 0 || ranks % gpn != 0)) {
+        rd_err(r, "gpus-per-node '%s': %d ranks are not whole nodes of that many GPUs", r->tok[5],
+               ranks);
+        return NULL;
+    }
+    gpn = weft_tune_shape(ranks, gpn);
     /* every rank must find the same section of a rooted collective */
     if ((mode == 1 || reg == 1) && weft_coll_rooted((weft_coll)coll)) {
         rd_err(r, "%s sections are %s", r->tok[1],
@@ -804,16 +831,18 @@ static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
     }
     unsigned flags = (graph ? WEFT_CALL_GRAPH : 0u) | (reg ? WEFT_CALL_REGISTERED : 0u);
     for (size_t i = 0; i < t->nsecs; i++)
-        if ((int)t->secs[i].coll == coll && t->secs[i].ranks == ranks &&
+        if ((int)t->secs[i].coll == coll && t->secs[i].ranks == ranks && t->secs[i].gpn == gpn &&
             t->secs[i].inplace == mode && t->secs[i].flags == flags) {
             rd_err(r, "this section is already given at line %d", t->secs[i].line);
             return NULL;
         }
     weft_tune_section *s = weft_tune_add_section(t, (weft_coll)coll, ranks, mode, flags);
-    if (s == NULL)
+    if (s == NULL) {
         r->errors++;
-    else
+    } else {
+        s->gpn = gpn;
         s->line = r->line;
+    }
     return s;
 }
 
@@ -987,13 +1016,15 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
         if (!seen_header) {
             int v = 0;
             if (strcmp(kw, "weft-tune") != 0 || r.ntok != 2 || parse_int(r.tok[1], 1, 1000, &v)) {
-                rd_err(&r, "not a weft tuning table (the first line must be `weft-tune %d`)",
+                rd_err(&r,
+                       "not a weft tuning table (the first line must be `weft-tune V`, V the "
+                       "format version: 1 to %d)",
                        WEFT_TUNE_VERSION);
                 WEFT_FAIL(WEFT_ERR_INPUT);
             }
-            if (v != WEFT_TUNE_VERSION) {
+            if (v > WEFT_TUNE_VERSION) {
                 rd_err(&r,
-                       "table format version %d; this weft reads version %d (run weft tune "
+                       "table format version %d; this weft reads versions 1 to %d (run weft tune "
                        "again)",
                        v, WEFT_TUNE_VERSION);
                 WEFT_FAIL(WEFT_ERR_INPUT);
@@ -1083,9 +1114,10 @@ weft_result weft_tune_merge(weft_tune_table *dst, const weft_tune_table *src, we
     }
     for (size_t i = 0; i < src->nsecs; i++) {
         const weft_tune_section *s = &src->secs[i];
-        if (weft_tune_find(dst, s->coll, s->ranks, s->inplace, s->flags)) continue;
+        if (weft_tune_find(dst, s->coll, s->ranks, s->gpn, s->inplace, s->flags)) continue;
         weft_tune_section *n = weft_tune_add_section(dst, s->coll, s->ranks, s->inplace, s->flags);
         WEFT_CHECK_ALLOC(n);
+        n->gpn = s->gpn;
         /* algorithm indices of src -> dst, added on first use */
         int *map = malloc((src->nalgos ? src->nalgos : 1) * sizeof *map);
         WEFT_CHECK_ALLOC(map);

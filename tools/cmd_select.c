@@ -14,7 +14,7 @@
 static const char usage_text[] =
     "usage: weft select [-d PATHS] COLL [--ranks N] [--gpus-per-node G] [--bytes B | --sweep]\n"
     "                   [--type T] [--op OP] [--inplace | --outofplace | --both] [--root R]\n"
-    "                   [--table FILE | --no-table] [--graph] [--registered]\n"
+    "                   [--table FILE | --no-table] [--graph] [--registered] [-v]\n"
     "\n"
     "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
     ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
@@ -34,6 +34,11 @@ static const char usage_text[] =
     "was measured there. --graph and --registered ask about calls captured in CUDA graphs and\n"
     "on buffers registered as symmetric windows (the table measures them apart); --no-table\n"
     "answers from the files' own size ranges.\n"
+    "Where several algorithms fit a call in their own size ranges, the one with the lowest\n"
+    "estimated time serves (when weft has a cost model), else the one that sends the fewest\n"
+    "bytes across the network (from its cut into phases), else the first in load order.\n"
+    "-v says how each choice was made: that ranking with each candidate's keys, and across\n"
+    "nodes without a table section for the node shape, the policy that applies.\n"
     "Exit codes: 0 ok, 1 an algorithm or table file is wrong (still answers without it), 2 "
     "usage.\n";
 
@@ -60,13 +65,15 @@ static const char *file_base(const char *path) {
 /* What the table says about the call and why: its range, and what was measured there. */
 static void explain(const weft_tune_table *t, const weft_registry *r, const weft_call *c, int i) {
     char what[128], lo[32], hi[32];
-    const weft_tune_section *s = weft_tune_find(t, c->coll, c->nranks, c->inplace, c->flags);
+    int gpn = weft_tune_shape(c->nranks, weft_registry_gpus_per_node(r));
+    const weft_tune_section *s = weft_tune_find(t, c->coll, c->nranks, gpn, c->inplace, c->flags);
     const char *path = t->path ? t->path : "the table";
     if (s == NULL) {
-        weft_tune_section sk = {c->coll,  c->nranks, weft_coll_rooted(c->coll) ? 0 : c->inplace,
-                                c->flags, NULL,      0,
-                                0,        NULL,      0,
-                                0,        0};
+        weft_tune_section sk = {.coll = c->coll,
+                                .ranks = c->nranks,
+                                .gpn = gpn,
+                                .inplace = weft_coll_rooted(c->coll) ? 0 : c->inplace,
+                                .flags = c->flags};
         weft_tune_section_str(&sk, what, sizeof what);
         printf("  %s has no section for %s: the files' own size ranges decide\n", path, what);
         return;
@@ -159,10 +166,45 @@ static void show_phases(const weft_algo *a, const weft_phased *p, const weft_cal
     printf("\n");
 }
 
-static void one(const weft_registry *r, weft_call c, unsigned long long bytes, int phases) {
-    const char *why = NULL;
+/* -v: how the choice was made — which key ranked the algorithms that fit, each with its keys —
+ * and, across nodes without a table section for the node shape, the policy that applies. */
+static void reasons(const weft_registry *r, const weft_call *c, const weft_select_expl *e) {
+    if (e->chosen >= 0 && e->basis != WEFT_SELECT_TABLE) {
+        if (e->ncands > 1)
+            printf("  why: %zu algorithms fit the call in their own size ranges; %s wins:\n",
+                   e->ncands, weft_select_basis_str(e->basis));
+        else
+            printf("  why: %s\n", weft_select_basis_str(e->basis));
+        for (size_t k = 0; e->ncands > 1 && k < e->ncands; k++) {
+            const weft_select_cand *x = &e->cands[k];
+            const weft_algo *a = weft_registry_get(r, (size_t)x->algo);
+            char net[32];
+            printf("    %zu. '%s' (%s)", k + 1, a->name, a->file ? a->file : "in memory");
+            if (x->est_us >= 0) printf(": estimated %.2f us", x->est_us);
+            if (x->net_bytes == UINT64_MAX) {
+                printf("%s more than 16 EB across the network", x->est_us >= 0 ? "," : ":");
+            } else {
+                weft_tune_bytes_str(x->net_bytes, net, sizeof net);
+                printf("%s %s across the network", x->est_us >= 0 ? "," : ":", net);
+            }
+            printf("%s\n", k == 0 ? " <- serves" : "");
+        }
+    } else if (e->chosen >= 0) {
+        printf("  why: %s\n", weft_select_basis_str(e->basis));
+    }
+    if (e->gpus_per_node < c->nranks && e->section == NULL)
+        printf("  across nodes: no tuning table section for %d nodes of %d GPU%s: each algorithm "
+               "serves only its own size range, NCCL every other size (weft tune under this "
+               "launch measures this node shape: docs/tune.md)\n",
+               c->nranks / e->gpus_per_node, e->gpus_per_node, e->gpus_per_node == 1 ? "" : "s");
+}
+
+static void one(const weft_registry *r, weft_call c, unsigned long long bytes, int phases,
+                int verbose) {
     const weft_tune_table *t = weft_registry_table(r);
-    int i = weft_registry_select(r, &c, &why);
+    weft_select_expl e;
+    int i = weft_registry_select_explain(r, &c, NULL, &e);
+    const char *why = e.why;
     if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
            weft_dtype_name(c.dtype));
@@ -181,6 +223,7 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes, i
         printf("NCCL: %s\n", why);
     }
     if (t) explain(t, r, &c, i);
+    if (verbose) reasons(r, &c, &e);
 }
 
 static void describe_table(const weft_tune_table *t, int compared) {
@@ -203,7 +246,7 @@ int weft_cmd_select(int argc, char **argv) {
     int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0, gpn = 0;
     int modes = 2; /* bit 0 in-place, bit 1 out-of-place */
     const char *table = NULL;
-    int no_table = 0;
+    int no_table = 0, verbose = 0;
     unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -218,6 +261,8 @@ int weft_cmd_select(int argc, char **argv) {
             modes = 3;
         } else if (strcmp(a, "--sweep") == 0) {
             sweep = 1;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            verbose = 1;
         } else if (strcmp(a, "--no-table") == 0) {
             no_table = 1;
         } else if (strcmp(a, "--graph") == 0) {
@@ -341,7 +386,7 @@ int weft_cmd_select(int argc, char **argv) {
                            ranks,
                            flags,
                            0};
-            one(r, c, b, gpn > 0);
+            one(r, c, b, gpn > 0, verbose);
         }
         if (b == 0) break;
     }

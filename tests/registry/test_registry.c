@@ -2,6 +2,7 @@
  * selection (collective, ranks, byte ranges, buffer modes, types, ops, roots, purity). */
 #include "check.h"
 #include "registry_internal.h"
+#include "tune_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -494,6 +495,139 @@ static void test_for_nodes(void) {
     rmdir(dir);
 }
 
+/* Several algorithms fit one call: the fewest bytes across the network serves, then load order;
+ * never the first file silently (issue 28: a one-node all-pairs XML of the right rank count
+ * came first by name and was chosen across 2 nodes ahead of the two-level file). */
+static void test_rank(void) {
+    char list[1400], dir[] = "/tmp/weft_rank_XXXXXX", src[512], path[600];
+    snprintf(list, sizeof list, "%s/../nodes:%s/../../../algorithms/allreduce_hierarchical.weft",
+             algos_dir, algos_dir);
+    weft_diag *d = weft_diag_new();
+    weft_registry *base = load(list, d), *r = NULL;
+    CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0);
+    /* 1 MB on 2 nodes of 2: both fit; the all-pairs file comes first by name and sends twice
+     * the network bytes (each rank sends 2 of its 4 blocks across, twice) of the two-level one
+     * (1 of 4, twice) */
+    CHECK(weft_registry_for_nodes(base, 4, 2, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 2);
+    CHECK_STR(weft_registry_get(r, 0)->name, "allreduce_allpairs_twoshot");
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 18, 0, 0, 4, 0, 0};
+    weft_select_expl e;
+    CHECK_STR(selected(r, c), "allreduce_hierarchical");
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 1);
+    CHECK(e.basis == WEFT_SELECT_NETWORK && e.ncands == 2 && e.gpus_per_node == 2);
+    CHECK(e.section == NULL && e.why == NULL);
+    CHECK(e.cands[0].algo == 1 && e.cands[0].net_bytes == 2u << 20 && e.cands[0].est_us < 0);
+    CHECK(e.cands[1].algo == 0 && e.cands[1].net_bytes == 4u << 20);
+    /* in place alike; a count that does not divide into chunks rounds them up */
+    c.inplace = 1;
+    c.count = 5;
+    CHECK_STR(selected(r, c), "allreduce_hierarchical");
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 1 && e.cands[0].net_bytes == 64 &&
+          e.cands[1].net_bytes == 128);
+    /* an algorithm the communicator cannot run is passed over: the next one serves */
+    unsigned char usable[2] = {1, 0};
+    CHECK(weft_registry_select_usable(r, &c, usable, NULL) == 0);
+    CHECK(weft_registry_select_explain(r, &c, usable, &e) == 0 && e.basis == WEFT_SELECT_ONLY);
+    weft_registry_free(r);
+
+    /* one node of 4: the two-level file rules itself out; the only fit serves */
+    CHECK(weft_registry_for_nodes(base, 4, 4, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 1);
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 0);
+    CHECK(e.basis == WEFT_SELECT_ONLY && e.ncands == 1 && e.cands[0].net_bytes == 0);
+    weft_registry_free(r);
+    weft_registry_free(base);
+
+    /* equal keys (one node: no network bytes, no cost model): load order, and it says so */
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(src, sizeof src, "%s/../nodes/allreduce_allpairs_4r.xml", algos_dir);
+    char *xml = slurp(src);
+    write_file(dir, "b.xml", xml);
+    write_file(dir, "a.xml", xml);
+    free(xml);
+    base = load(dir, d);
+    CHECK(weft_registry_size(base) == 2);
+    c.count = 1000;
+    CHECK(weft_registry_select_explain(base, &c, NULL, &e) == 0);
+    CHECK(e.basis == WEFT_SELECT_ORDER && e.ncands == 2 && e.cands[1].algo == 1);
+    CHECK(strstr(weft_registry_get(base, 0)->file, "/a.xml") != NULL);
+    CHECK(strstr(weft_select_basis_str(e.basis), "load order") != NULL);
+    /* nothing fits: the reason, and no candidates */
+    c.coll = WEFT_COLL_ALLGATHER;
+    CHECK(weft_registry_select_explain(base, &c, NULL, &e) == -1);
+    CHECK(e.basis == WEFT_SELECT_NONE && e.ncands == 0);
+    CHECK_STR(e.why, "no algorithm for this collective");
+    weft_registry_free(base);
+    weft_diag_free(d);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i ? "b.xml" : "a.xml");
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* A table section answers only calls of its node shape: 2 nodes of 2 GPUs follow the 2 x 2
+ * section, one node of 4 the one-node section of the same rank count, and a table without a
+ * section for the node shape leaves the files' own ranges (and the ranking) to decide. */
+static weft_tune_table *shape_table(uint64_t ap_hash, int with_2x2) {
+    weft_tune_table *t = weft_tune_table_new();
+    CHECK(t != NULL);
+    int ap = weft_tune_add_algo(t, "allreduce_allpairs_4r.xml", "allreduce_allpairs_twoshot", "", 4,
+                                0, ap_hash);
+    weft_tune_section *s = weft_tune_add_section(t, WEFT_COLL_ALLREDUCE, 4, 0, 0);
+    CHECK(ap >= 0 && s && weft_tune_add_range(s, 0, WEFT_TUNE_INF, ap));
+    if (with_2x2) {
+        s = weft_tune_add_section(t, WEFT_COLL_ALLREDUCE, 4, 0, 0);
+        CHECK(s != NULL);
+        s->gpn = 2;
+        CHECK(weft_tune_add_range(s, 0, 65535, ap) &&
+              weft_tune_add_range(s, 65536, WEFT_TUNE_INF, -1));
+    }
+    return t;
+}
+
+static void test_table_shape(void) {
+    char list[1400];
+    snprintf(list, sizeof list, "%s/../nodes:%s/../../../algorithms/allreduce_hierarchical.weft",
+             algos_dir, algos_dir);
+    weft_diag *d = weft_diag_new();
+    weft_registry *base = load(list, d), *r = NULL;
+    CHECK(weft_registry_size(base) >= 1);
+    uint64_t ap_hash = weft_tune_algo_hash(weft_registry_get(base, 0));
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 256, 0, 0, 4, 0, 0};
+    weft_select_expl e;
+
+    /* both sections: 2 x 2 follows its own (all-pairs to 64 KB, NCCL above) */
+    CHECK(weft_registry_set_table(base, shape_table(ap_hash, 1), d) == WEFT_OK);
+    CHECK(weft_registry_for_nodes(base, 4, 2, &r, d) == WEFT_OK);
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 0);
+    CHECK(e.basis == WEFT_SELECT_TABLE && e.section && e.section->gpn == 2);
+    c.count = 1 << 18; /* 1 MB: the 2 x 2 section says NCCL, whatever the files would pick */
+    CHECK_STR(selected(r, c), "-");
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == -1 && e.basis == WEFT_SELECT_TABLE);
+    CHECK_STR(e.why, WEFT_SELECT_WHY_TABLE_NCCL);
+    weft_registry_free(r);
+    /* one node of 4: the one-node section (all-pairs at every size) */
+    CHECK(weft_registry_for_nodes(base, 4, 4, &r, d) == WEFT_OK);
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 0);
+    CHECK(e.basis == WEFT_SELECT_TABLE && e.section && e.section->gpn == 4);
+    weft_registry_free(r);
+
+    /* only a one-node section: across nodes it does not apply; the ranking decides */
+    CHECK(weft_registry_set_table(base, shape_table(ap_hash, 0), d) == WEFT_OK);
+    CHECK(weft_registry_for_nodes(base, 4, 2, &r, d) == WEFT_OK);
+    CHECK_STR(selected(r, c), "allreduce_hierarchical");
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) >= 0);
+    CHECK(e.basis == WEFT_SELECT_NETWORK && e.section == NULL && e.gpus_per_node == 2);
+    weft_registry_free(r);
+    /* the base registry (no node shape) answers as one node */
+    CHECK(weft_registry_select_explain(base, &c, NULL, &e) == 0 && e.basis == WEFT_SELECT_TABLE);
+    CHECK(e.gpus_per_node == 4);
+    weft_registry_free(base);
+    weft_diag_free(d);
+}
+
 static void test_add(void) {
     weft_registry *r = NULL;
     CHECK(weft_registry_new(&r) == WEFT_OK);
@@ -581,6 +715,8 @@ int main(int argc, char **argv) {
     test_for_ranks();
     test_fifo();
     test_for_nodes();
+    test_rank();
+    test_table_shape();
     test_add();
     CHECK_DONE();
 }

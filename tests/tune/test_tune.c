@@ -279,7 +279,7 @@ static void machine_h200(weft_machine *m) {
 }
 
 static const weft_tune_section *section(const weft_tune_table *t, unsigned flags) {
-    return weft_tune_find(t, WEFT_COLL_ALLREDUCE, 4, 0, flags);
+    return weft_tune_find(t, WEFT_COLL_ALLREDUCE, 4, 0, 0, flags);
 }
 
 static const char *choice_at(const weft_tune_table *t, const weft_tune_section *s, uint64_t bytes) {
@@ -667,9 +667,9 @@ static void test_table_format(void) {
         CHECK_STR(t->machine.gpu, "NVIDIA \"X\" 80GB");
         CHECK(t->machine.gpus == 8 && t->machine.nrpn == 2 && t->machine.rpn[1] == 2);
         const weft_tune_section *s =
-            weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 1, WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED);
+            weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 0, 1, WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED);
         CHECK(s && s->nranges == 2 && t->algos[0].hash == 0xaa);
-        CHECK(weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 0, WEFT_CALL_GRAPH) == NULL);
+        CHECK(weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 0, 0, WEFT_CALL_GRAPH) == NULL);
         CHECK_STR(choice_at(t, s, 1023), "a");
         CHECK_STR(choice_at(t, s, 1024), "nccl");
         char *txt = table_text(t);
@@ -681,11 +681,13 @@ static void test_table_format(void) {
 
     /* errors name the line */
     CHECK_STR(first_error(""), "t.txt: error: empty: not a weft tuning table");
-    CHECK_STR(first_error("hello\n"),
-              "t.txt:1: error: not a weft tuning table (the first line must be `weft-tune 1`)");
-    CHECK_STR(first_error("weft-tune 2\n"),
-              "t.txt:1: error: table format version 2; this weft reads version 1 (run weft tune "
-              "again)");
+    CHECK_STR(
+        first_error("hello\n"),
+        "t.txt:1: error: not a weft tuning table (the first line must be `weft-tune V`, V the "
+        "format version: 1 to 2)");
+    CHECK_STR(first_error("weft-tune 3\n"),
+              "t.txt:1: error: table format version 3; this weft reads versions 1 to 2 (run weft "
+              "tune again)");
     CHECK_STR(first_error(HEAD "section allreduce ranks 2 out-of-place eager unregistered\n"
                                "range 0 99 a\nrange 200 inf nccl\n"),
               "t.txt:5: error: range starts at 200 bytes; the ranges of a section must cover "
@@ -729,6 +731,73 @@ static void test_table_format(void) {
     CHECK_STR(first_error("weft-tune 1\nbogus\n"),
               "t.txt:2: error: unknown line 'bogus' (expected machine, run, algo, section, "
               "range or at)");
+
+    /* node shapes: a section across nodes says gpus-per-node; one without it is for one node */
+    d = weft_diag_new();
+    const char *shaped =
+        "weft-tune 1\n" ALGO_A "section allreduce ranks 2 out-of-place eager unregistered\n"
+        "range 0 inf a\n"
+        "section allreduce ranks 2 gpus-per-node 1 out-of-place eager unregistered\n"
+        "range 0 1023 a\nrange 1024 inf nccl\n"
+        "section allreduce ranks 2 gpus-per-node 2 in-place eager unregistered\n"
+        "range 0 inf nccl\n";
+    t = parse(shaped, d);
+    CHECK(t != NULL && weft_diag_count(d, WEFT_SEV_ERROR) == 0);
+    if (t) {
+        const weft_tune_section *one = weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 0, 0, 0);
+        const weft_tune_section *two = weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 1, 0, 0);
+        CHECK(one && one->gpn == 2 && one->nranges == 1);
+        CHECK(two && two->gpn == 1 && two->nranges == 2 && two != one);
+        CHECK(weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 2, 0, 0) == one);
+        /* gpus-per-node 2 of 2 ranks is one node */
+        CHECK(weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 0, 1, 0) != NULL);
+        CHECK(weft_tune_find(t, WEFT_COLL_ALLREDUCE, 2, 1, 1, 0) == NULL);
+        char what[128];
+        weft_tune_section_str(two, what, sizeof what);
+        CHECK_STR(what, "allreduce 2 ranks in 2 nodes of 1 out-of-place eager unregistered");
+        /* written as version 2 (earlier weft refuses it by its version), read back the same */
+        char *txt = table_text(t);
+        CHECK(txt && strstr(txt, "\nweft-tune 2\n") &&
+              strstr(txt, "\nsection allreduce ranks 2 gpus-per-node 1 out-of-place eager "
+                          "unregistered\n") &&
+              strstr(txt, "\nsection allreduce ranks 2 in-place eager unregistered\n"));
+        weft_tune_table *back = txt ? parse(txt, d) : NULL;
+        char *txt2 = back ? table_text(back) : NULL;
+        CHECK(txt2 && strcmp(txt, txt2) == 0);
+        free(txt);
+        free(txt2);
+        weft_tune_table_free(back);
+        /* a table of one-node sections stays version 1, readable by earlier weft */
+        weft_tune_table *only =
+            parse("weft-tune 2\n" ALGO_A
+                  "section allreduce ranks 2 gpus-per-node 2 out-of-place eager unregistered\n"
+                  "range 0 inf a\n",
+                  d);
+        txt = only ? table_text(only) : NULL;
+        CHECK(txt && strstr(txt, "\nweft-tune 1\n") && !strstr(txt, "gpus-per-node"));
+        free(txt);
+        /* weft tune --merge: a run on 2 nodes of 1 joins the one-node table beside its section */
+        CHECK(only && weft_tune_merge(only, t, d) == WEFT_OK && only->nsecs == 3);
+        CHECK(only && weft_tune_find(only, WEFT_COLL_ALLREDUCE, 2, 1, 0, 0)->gpn == 1);
+        weft_tune_table_free(only);
+    }
+    weft_tune_table_free(t);
+    weft_diag_free(d);
+    CHECK_STR(first_error(HEAD "section allreduce ranks 4 gpus-per-node 3 out-of-place eager "
+                               "unregistered\n"),
+              "t.txt:3: error: gpus-per-node '3': 4 ranks are not whole nodes of that many GPUs");
+    CHECK_STR(first_error(HEAD "section allreduce ranks 4 gpus-per-node 0 out-of-place eager "
+                               "unregistered\n"),
+              "t.txt:3: error: gpus-per-node '0': 4 ranks are not whole nodes of that many GPUs");
+    CHECK_STR(first_error(HEAD "section allreduce ranks 2 nodes 2 out-of-place eager "
+                               "unregistered\n"),
+              "t.txt:3: error: expected `section COLLECTIVE ranks N [gpus-per-node G] "
+              "out-of-place|in-place eager|graph unregistered|registered`");
+    CHECK_STR(first_error(HEAD "section allreduce ranks 2 gpus-per-node 1 out-of-place eager "
+                               "unregistered\nrange 0 inf a\n"
+                               "section allreduce ranks 2 gpus-per-node 1 out-of-place eager "
+                               "unregistered\n"),
+              "t.txt:5: error: this section is already given at line 3");
 }
 
 static void test_merge(void) {
@@ -751,8 +820,9 @@ static void test_merge(void) {
         CHECK(weft_tune_merge(a, b, d) == WEFT_OK);
         CHECK(a->nsecs == 2 && a->nalgos == 2 && a->machine.nrpn == 2);
         /* a's own section stays a's; b's graph section comes with its algorithms */
-        const weft_tune_section *e = weft_tune_find(a, WEFT_COLL_ALLREDUCE, 2, 0, 0);
-        const weft_tune_section *g = weft_tune_find(a, WEFT_COLL_ALLREDUCE, 2, 0, WEFT_CALL_GRAPH);
+        const weft_tune_section *e = weft_tune_find(a, WEFT_COLL_ALLREDUCE, 2, 0, 0, 0);
+        const weft_tune_section *g =
+            weft_tune_find(a, WEFT_COLL_ALLREDUCE, 2, 0, 0, WEFT_CALL_GRAPH);
         CHECK_STR(choice_at(a, e, 5), "a");
         CHECK_STR(choice_at(a, g, 5), "a");
         CHECK_STR(choice_at(a, g, 500), "z");
