@@ -931,6 +931,13 @@ weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int g
     return for_shape(base, nranks, gpus_per_node, NULL, 0, 1, out, d);
 }
 
+weft_result weft_registry_for_nodes_defines(const weft_registry *base, int nranks,
+                                            int gpus_per_node, const char *const *defines,
+                                            size_t ndefines, weft_registry **out, weft_diag *d) {
+    if (gpus_per_node < 1) return WEFT_ERR_USAGE;
+    return for_shape(base, nranks, gpus_per_node, defines, ndefines, 0, out, d);
+}
+
 int weft_registry_gpus_per_node(const weft_registry *r) {
     return r ? r->gpus_per_node : 0;
 }

@@ -120,6 +120,11 @@ weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machin
 #define WEFT_REGISTRY_MAX_PHASES 64
 weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int gpus_per_node,
                                     weft_registry **out, weft_diag *d);
+/* As weft_registry_for_nodes without the table, every source compiled with those of the
+ * NAME=VALUE defines whose parameter it declares (weft tune -D under a launch across nodes). */
+weft_result weft_registry_for_nodes_defines(const weft_registry *base, int nranks,
+                                            int gpus_per_node, const char *const *defines,
+                                            size_t ndefines, weft_registry **out, weft_diag *d);
 /* The gpus_per_node a registry was made for (0: weft_registry_load or _for_ranks). */
 int weft_registry_gpus_per_node(const weft_registry *r);
 /* Algorithm i's proven cut into phases in a registry for several nodes; NULL otherwise. Owned by

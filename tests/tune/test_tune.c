@@ -1087,6 +1087,83 @@ static void test_registry_follows(void) {
 
 /* Tables made elsewhere are ignored, with one note that says why; unknown fields are not
  * compared; WEFT_TUNE_FILE names a table; a table that cannot be read is ignored. */
+/* weft tune under a launch across nodes: the registry is made for the node shape (sources with
+ * G compiled for it, only files written for several nodes), the sections say the shape, and the
+ * registry for that shape follows them while one node does not. The two-level allreduce 0.6x
+ * NCCL from 128 KB to 8 MB and 1.5x below and above; the one-node all-pairs XML 1.2x. */
+static double ratio_nodes(const char *name, const tune_point *p) {
+    if (strcmp(name, "allreduce_hierarchical") == 0)
+        return p->bytes >= 128 * 1024 && p->bytes <= 8u << 20 ? 0.6 : 1.5;
+    return 1.2;
+}
+
+static void test_nodes(void) {
+    char list[1024];
+    snprintf(list, sizeof list,
+             "%s/../../registry/nodes:%s/../../../algorithms/allreduce_hierarchical.weft",
+             algos_dir, algos_dir);
+    weft_registry *base = NULL, *reg = NULL, *r = NULL;
+    const char *defs[] = {"SERVE=1"};
+    CHECK(weft_registry_new(&base) == WEFT_OK);
+    CHECK(weft_registry_load_ex(base, list, WEFT_REGISTRY_NO_TABLE, NULL) == WEFT_OK);
+    CHECK(weft_registry_for_nodes_defines(base, 4, 2, defs, 1, &reg, NULL) == WEFT_OK);
+    CHECK(weft_registry_size(reg) == 2 && weft_registry_gpus_per_node(reg) == 2);
+    tune_opts o;
+    opts_quick(&o);
+    o.paths = list;
+    o.maxb = 32u << 20;
+    o.factor = 4; /* 8 B .. 32 MB */
+    model m = {ratio_nodes, 0.01, 0, NULL, 0, 0, NULL};
+    weft_machine mach;
+    machine_h200(&mach);
+    world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
+    world_run(&w, 0);
+    for (int k = 0; k < w.n; k++) {
+        CHECK(w.rc[k] == WEFT_OK);
+        if (w.rc[k] != WEFT_OK) weft_diag_print(w.diags[k], stderr, WEFT_SEV_INFO);
+    }
+    weft_tune_table *t = w.tables[0];
+    const weft_tune_section *s = t ? weft_tune_find(t, WEFT_COLL_ALLREDUCE, 4, 2, 0, 0) : NULL;
+    CHECK(s != NULL && t->nsecs == 1);
+    CHECK(t == NULL || weft_tune_find(t, WEFT_COLL_ALLREDUCE, 4, 0, 0, 0) == NULL);
+    CHECK_STR(choice_at(t, s, 32768), "nccl");
+    CHECK_STR(choice_at(t, s, 512 * 1024), "allreduce_hierarchical");
+    CHECK_STR(choice_at(t, s, 8u << 20), "allreduce_hierarchical");
+    CHECK_STR(choice_at(t, s, 32u << 20), "nccl");
+    char *txt = t ? table_text(t) : NULL;
+    CHECK(txt && strstr(txt, "\nweft-tune 2\n") &&
+          strstr(txt, "\nsection allreduce ranks 4 gpus-per-node 2 out-of-place eager "
+                      "unregistered\n") &&
+          strstr(txt, "name \"allreduce_hierarchical\" ranks 4 root 0 defines \"G=2"));
+    free(txt);
+
+    /* the registry for 2 nodes of 2 follows the table: NCCL at 8 B although the all-pairs file
+     * fits there, the two-level file at 1 MB; one node of 4 has no section and keeps the files'
+     * own ranges */
+    weft_select_expl e;
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 2, 0, 0, 4, 0, 0};
+    weft_diag *d = weft_diag_new();
+    CHECK(t && weft_registry_set_table(base, weft_tune_table_clone(t), d) == WEFT_OK);
+    CHECK(weft_registry_for_nodes(base, 4, 2, &r, d) == WEFT_OK);
+    CHECK(weft_diag_count(d, WEFT_SEV_NOTE) == 0);
+    if (weft_diag_size(d)) weft_diag_print(d, stderr, WEFT_SEV_INFO);
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == -1 && e.basis == WEFT_SELECT_TABLE);
+    c.count = 1 << 18;
+    int i = weft_registry_select_explain(r, &c, NULL, &e);
+    CHECK(i >= 0 && e.basis == WEFT_SELECT_TABLE);
+    CHECK(i >= 0 && strcmp(weft_registry_get(r, (size_t)i)->name, "allreduce_hierarchical") == 0);
+    weft_registry_free(r);
+    CHECK(weft_registry_for_nodes(base, 4, 4, &r, d) == WEFT_OK);
+    i = weft_registry_select_explain(r, &c, NULL, &e);
+    CHECK(i >= 0 && e.basis == WEFT_SELECT_ONLY && e.section == NULL);
+    weft_registry_free(r);
+    weft_diag_free(d);
+    world_free(&w);
+    weft_machine_free(&mach);
+    weft_registry_free(reg);
+    weft_registry_free(base);
+}
+
 static void test_fingerprint(void) {
     char path[300];
     snprintf(path, sizeof path, "%s/table.txt", tmpdir);
@@ -1247,6 +1324,7 @@ int main(int argc, char **argv) {
     test_merge();
     test_plot();
     test_registry_follows();
+    test_nodes();
     test_fingerprint();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -625,10 +625,15 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
     WEFT_CHECK_ALLOC(pr.status);
     WEFT_CHECK_ALLOC(pr.st);
     if (progress) {
+        int gpn = weft_tune_shape(b->nranks, weft_registry_gpus_per_node(reg));
+        char shape[48] = "";
+        if (gpn < b->nranks)
+            snprintf(shape, sizeof shape, " in %d nodes of %d GPU%s", b->nranks / gpn, gpn,
+                     gpn == 1 ? "" : "s");
         fprintf(progress,
-                "weft tune: %d ranks, %d sections (collective, mode, launch, buffers), %d points; "
-                "NCCL and every candidate interleaved, >= %d calls each per point\n",
-                b->nranks, R.nsecs, R.total, o->iters);
+                "weft tune: %d ranks%s, %d sections (collective, mode, launch, buffers), %d "
+                "points; NCCL and every candidate interleaved, >= %d calls each per point\n",
+                b->nranks, shape, R.nsecs, R.total, o->iters);
         fflush(progress);
     }
     int have_kind = -1;
@@ -679,6 +684,8 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
         }
         weft_tune_section *ts = weft_tune_add_section(t, s->coll, b->nranks, s->inplace, s->flags);
         WEFT_CHECK_ALLOC(ts);
+        /* the node shape the registry was made for: the table answers only calls of it */
+        ts->gpn = weft_tune_shape(b->nranks, weft_registry_gpus_per_node(reg));
         for (int si = 0; si < R.nsizes; si++) {
             tune_point p;
             if (!make_point(&R, s, si, &p)) continue;

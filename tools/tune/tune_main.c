@@ -1,7 +1,9 @@
-/* tune_main.c — weft-tune: `weft tune` on GPUs. One MPI process per GPU of one node; the
+/* tune_main.c — weft-tune: `weft tune` on GPUs. One MPI process per GPU, on one node or several
+ * (the node shape is NCCL's, as libweft_nccl.so sees it); the
  * backend of tune.h over MPI, NCCL and the runtime's public API (weft_comm_attach and
  * weft_comm_launch with weft_call.algo naming each candidate), each sample timed as nccl-tests
  * times, then rank 0 writes the table. */
+#include "multinode_rt_internal.h"
 #include "tune.h"
 
 #include <cuda_runtime_api.h>
@@ -406,22 +408,22 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 2;
     }
-    /* one node: weft's runtime serves GPUs that NCCL's device API reaches directly */
+    /* one process per GPU of each host; the node shape weft serves is NCCL's (below), which
+     * NCCL_HOSTID can make smaller than a host */
     MPI_Comm local;
     int lrank = 0, lsize = 1, ndev = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &lrank);
     MPI_Comm_size(local, &lsize);
     CU(cudaGetDeviceCount(&ndev));
-    int bad = lsize != world || ndev < lsize, anybad = 0;
+    int bad = ndev < lsize, anybad = 0;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (anybad) {
         if (bad)
             fprintf(stderr,
-                    "weft tune: rank %d: %d of the %d ranks run on this node, which has %d GPUs; "
-                    "weft tune measures one node, one process per GPU (weft serves only peers "
-                    "NCCL's device API reaches directly)\n",
-                    rank, lsize, world, ndev);
+                    "weft tune: rank %d: %d ranks run on this host, which has %d GPUs; weft tune "
+                    "runs one process per GPU\n",
+                    rank, lsize, ndev);
         MPI_Finalize();
         return 2;
     }
@@ -438,13 +440,31 @@ int main(int argc, char **argv) {
     }
     ncclComm_t comm = comms[C_WEFT];
 
-    /* the candidates: the folder as libweft_nccl.so loads it for this rank count, with -D */
-    weft_registry *base = NULL, *reg = NULL;
+    /* the node shape, as libweft_nccl.so finds it: NCCL's LSA team (ranks n*G .. n*G+G-1 on
+     * node n), whether the nodes are hosts or NCCL_HOSTID's emulation on one host */
     weft_diag *d = weft_diag_new();
+    int gpn = world, nr = world, me = rank;
+    weft_nccl_api api;
+    memset(&api, 0, sizeof api);
+    api.CommCount = ncclCommCount;
+    api.CommUserRank = ncclCommUserRank;
+    if (d == NULL || weft_mn_query(&api, comm, &nr, &me, &gpn, d) != WEFT_OK) {
+        if (rank == 0) {
+            fprintf(stderr, "weft tune: NCCL's nodes have a shape weft does not serve:\n");
+            weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        }
+        MPI_Finalize();
+        return 1;
+    }
+
+    /* the candidates: the folder as libweft_nccl.so loads it for this rank count and node shape
+     * (sources with a parameter G compiled for it; across nodes only files written for them),
+     * with -D */
+    weft_registry *base = NULL, *reg = NULL;
     if (weft_registry_new(&base) != WEFT_OK ||
         weft_registry_load_ex(base, o.paths, WEFT_REGISTRY_NO_TABLE, d) != WEFT_OK ||
-        weft_registry_for_ranks_defines(base, world, o.defines, (size_t)o.ndefines, &reg, d) !=
-            WEFT_OK) {
+        weft_registry_for_nodes_defines(base, world, gpn, o.defines, (size_t)o.ndefines, &reg,
+                                        d) != WEFT_OK) {
         fprintf(stderr, "weft tune: rank %d: out of memory loading %s\n", rank, o.paths);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
