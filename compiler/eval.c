@@ -9,6 +9,9 @@
 typedef struct binding {
     int32_t sym, prev;
     int64_t value;
+    /* a parameter that holds a name (param PROTO = LL; -D PROTO=LL) instead of a number: the
+     * name, for the header fields that take one; NULL for a number */
+    const char *atom;
 } binding;
 
 /* A distinct name of the program: where it is bound, defined, declared. */
@@ -35,6 +38,8 @@ typedef struct evframe {
 typedef struct define {
     char *name;
     int64_t value;
+    char *atom; /* -D NAME=IDENT: the name it gives (else NULL) */
+    const char *text; /* NAME=VALUE as given, for messages */
     int used;
 } define;
 
@@ -150,11 +155,17 @@ static int32_t visible(const evaluator *e, int32_t sym) {
     return -1;
 }
 
-static int lookup(evaluator *e, const char *name, int64_t *v) {
+/* The binding visible under name, or NULL. */
+static const binding *find_binding(evaluator *e, const char *name) {
     int32_t sym = symbol_of(e, name, 0);
     int32_t i = sym < 0 ? -1 : visible(e, sym);
-    if (i < 0) return 0;
-    *v = e->env[i].value;
+    return i < 0 ? NULL : &e->env[i];
+}
+
+static int lookup(evaluator *e, const char *name, int64_t *v) {
+    const binding *b = find_binding(e, name);
+    if (b == NULL) return 0;
+    *v = b->value;
     return 1;
 }
 
@@ -165,7 +176,8 @@ static const weft_lang_node *find_def(evaluator *e, const char *name) {
 
 /* Binds name in the block whose first binding is env[scope]; rejects a second definition in
  * the same block. */
-static int bind(evaluator *e, size_t scope, const char *name, int64_t v, weft_lang_loc loc) {
+static int bind_atom(evaluator *e, size_t scope, const char *name, int64_t v, const char *atom,
+                     weft_lang_loc loc) {
     int32_t sym = symbol_of(e, name, 1);
     if (sym < 0) return -1;
     int32_t head = e->syms[sym].head;
@@ -178,9 +190,13 @@ static int bind(evaluator *e, size_t scope, const char *name, int64_t v, weft_la
         e->stop = 1;
         return -1;
     }
-    e->env[e->nenv] = (binding){sym, head, v};
+    e->env[e->nenv] = (binding){sym, head, v, atom};
     e->syms[sym].head = (int32_t)e->nenv++;
     return 0;
+}
+
+static int bind(evaluator *e, size_t scope, const char *name, int64_t v, weft_lang_loc loc) {
+    return bind_atom(e, scope, name, v, NULL, loc);
 }
 
 /* Ends the bindings from env[scope] on (the end of a block or call). */
@@ -352,13 +368,22 @@ static int eval(evaluator *e, const weft_lang_node *n, int64_t *out) {
     if (++e->work > CC_MAX_WORK && charge(e, 0, n->loc) != 0) return -1;
     switch (n->kind) {
     case WEFT_LANG_INT: *out = n->ival; return 0;
-    case WEFT_LANG_NAME:
-        if (lookup(e, n->name, out)) return 0;
+    case WEFT_LANG_NAME: {
+        const binding *b = find_binding(e, n->name);
+        if (b && b->atom) {
+            err(e, n->loc, "'%s' holds the name '%s', not a number", n->name, b->atom);
+            return -1;
+        }
+        if (b) {
+            *out = b->value;
+            return 0;
+        }
         if (strcmp(n->name, "input") == 0 || strcmp(n->name, "output") == 0)
             err(e, n->loc, "'%s' is a buffer, not a value", n->name);
         else
             err(e, n->loc, "undefined name '%s'", n->name);
         return -1;
+    }
     case WEFT_LANG_UNARY: {
         int64_t a;
         if (eval(e, n->a, &a) != 0) return -1;
@@ -379,6 +404,39 @@ static int eval(evaluator *e, const weft_lang_node *n, int64_t *out) {
     case WEFT_LANG_FUNC: return eval_func(e, n, out);
     default: err(e, n->loc, "internal error: not an expression"); return -1;
     }
+}
+
+/* Whether name is one a header field takes (a protocol or a collective): in a parameter's
+ * default such a name is the value; any other unbound name stays an error there. */
+static int known_name(const char *name) {
+    return weft_proto_from_name(name) >= 0 || weft_coll_from_name(name) >= 0;
+}
+
+/* A value that may be a name: a parameter holding one, a name no binding has (the name itself:
+ * LL, allreduce; with any_name 0 only the known names), c ? a : b over those; anything else is
+ * a number. *atom is the name (else NULL), *via the parameter it came through (else NULL). */
+static int eval_value(evaluator *e, const weft_lang_node *n, int any_name, int64_t *v,
+                      const char **atom, const char **via) {
+    *atom = NULL;
+    if (n->kind == WEFT_LANG_NAME) {
+        const binding *b = find_binding(e, n->name);
+        if (b && b->atom) {
+            *atom = b->atom;
+            if (via) *via = n->name;
+            return 0;
+        }
+        if (b == NULL && strcmp(n->name, "input") != 0 && strcmp(n->name, "output") != 0 &&
+            (any_name || known_name(n->name))) {
+            *atom = n->name;
+            return 0;
+        }
+    } else if (n->kind == WEFT_LANG_COND) {
+        int64_t c;
+        if (++e->work > CC_MAX_WORK && charge(e, 0, n->loc) != 0) return -1;
+        if (eval(e, n->a, &c) != 0) return -1;
+        return eval_value(e, c ? n->b : n->c, any_name, v, atom, via);
+    }
+    return eval(e, n, v);
 }
 
 /* ---- chunk references ------------------------------------------------------------------- */
@@ -821,6 +879,8 @@ static int field_int(evaluator *e, const weft_lang_node *f, int64_t lo, int64_t 
 static void exec_header(evaluator *e, const weft_lang_node *n) {
     weft_cc_program *p = e->p;
     const weft_lang_node **given = e->header_fields;
+    const char *names[F_COUNT] = {0}; /* what each name field evaluated to */
+    char vias[F_COUNT][80] = {{0}};
     int errs = e->errors;
     e->header_seen = 1;
     p->header_loc = n->loc;
@@ -849,9 +909,20 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         } else if (field_kinds[k] != 2 && f->a == NULL) {
             err(e, f->loc, "'%s' needs a value", f->name);
             given[k] = NULL;
-        } else if (field_kinds[k] == 0 && f->a->kind != WEFT_LANG_NAME) {
-            err(e, f->a->loc, "'%s' takes a name, not an expression", f->name);
-            given[k] = NULL;
+        } else if (field_kinds[k] == 0) {
+            /* a name, or an expression over parameters that gives one */
+            int64_t num;
+            const char *via = NULL;
+            names[k] = NULL;
+            if (eval_value(e, f->a, 1, &num, &names[k], &via) != 0) {
+                given[k] = NULL;
+            } else if (names[k] == NULL) {
+                err(e, f->a->loc, "'%s' takes a name, not a number (got %lld)", f->name,
+                    (long long)num);
+                given[k] = NULL;
+            } else if (via) {
+                snprintf(vias[k], sizeof vias[k], ", the value of parameter %s", via);
+            }
         }
     }
     int64_t v;
@@ -863,15 +934,16 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
                                                     : "'ranks'");
     if (given[F_COLLECTIVE]) {
         const weft_lang_node *f = given[F_COLLECTIVE];
-        int c = weft_coll_from_name(f->a->name), ok = 0;
+        const char *name = names[F_COLLECTIVE];
+        int c = weft_coll_from_name(name), ok = 0;
         for (size_t i = 0; i < sizeof user_colls / sizeof *user_colls; i++)
-            if (c == user_colls[i] && strcmp(f->a->name, "reduce_scatter") != 0) ok = 1;
+            if (c == user_colls[i] && strcmp(name, "reduce_scatter") != 0) ok = 1;
         if (!ok)
             err(e, f->a->loc,
-                "unknown collective '%s' (expected allreduce, allgather, "
+                "unknown collective '%s'%s (expected allreduce, allgather, "
                 "reducescatter, alltoall, broadcast, reduce, gather, scatter or "
                 "custom)",
-                f->a->name);
+                name, vias[F_COLLECTIVE]);
         else
             p->coll = (weft_coll)c, coll_ok = 1;
         p->coll_loc = f->loc;
@@ -883,10 +955,11 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         p->chunks = (int32_t)v;
     p->proto = WEFT_PROTO_SIMPLE;
     if (given[F_PROTOCOL]) {
-        int pr = weft_proto_from_name(given[F_PROTOCOL]->a->name);
+        int pr = weft_proto_from_name(names[F_PROTOCOL]);
         if (pr < 0)
             err(e, given[F_PROTOCOL]->a->loc,
-                "unknown protocol '%s' (expected Simple, LL or LL128)", given[F_PROTOCOL]->a->name);
+                "unknown protocol '%s'%s (expected Simple, LL or LL128)", names[F_PROTOCOL],
+                vias[F_PROTOCOL]);
         else
             p->proto = (weft_proto)pr;
     }
@@ -990,6 +1063,22 @@ static int parse_define(evaluator *e, const char *s, define *out) {
         return -1;
     }
     const char *v = eq + 1;
+    out->text = s;
+    out->atom = NULL;
+    out->used = 0;
+    if ((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z') || *v == '_') {
+        /* a name, for a parameter that header fields such as protocol take */
+        size_t n = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (v[n] != '\0') {
+            weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0,
+                          "-D %s: VALUE must be an integer or a name", s);
+            return -1;
+        }
+        out->name = weft_asprintf("%.*s", (int)(eq - s), s);
+        out->atom = weft_strdup(v);
+        out->value = 0;
+        return out->name && out->atom ? 0 : -1;
+    }
     int neg = 0;
     if (*v == '-' || *v == '+') neg = *v++ == '-';
     char *end;
@@ -1004,12 +1093,12 @@ static int parse_define(evaluator *e, const char *s, define *out) {
         mult = 1024ULL * 1024 * 1024, end++;
     if (end == v || *end != '\0' || (v[0] < '0' || v[0] > '9') ||
         u > (unsigned long long)INT64_MAX / mult) {
-        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0, "-D %s: VALUE must be an integer", s);
+        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0,
+                      "-D %s: VALUE must be an integer or a name", s);
         return -1;
     }
     out->name = weft_asprintf("%.*s", (int)(eq - s), s);
     out->value = (int64_t)(u * mult) * (neg ? -1 : 1);
-    out->used = 0;
     return out->name ? 0 : -1;
 }
 
@@ -1051,6 +1140,7 @@ static void collect_defs(evaluator *e, const weft_lang_node *file) {
 
 static void exec_param(evaluator *e, const weft_lang_node *n) {
     int64_t v = 0, dummy;
+    const char *atom = NULL;
     if (lookup(e, n->name, &dummy)) {
         err(e, n->loc, "'%s' is already defined", n->name);
         return;
@@ -1061,15 +1151,16 @@ static void exec_param(evaluator *e, const weft_lang_node *n) {
     if (def) {
         def->used = 1;
         v = def->value;
+        atom = def->atom;
     } else if (n->a == NULL) {
         err(e, n->loc, "parameter '%s' has no default; pass -D %s=VALUE", n->name, n->name);
         e->stop = 1;
         return;
-    } else if (eval(e, n->a, &v) != 0) {
+    } else if (eval_value(e, n->a, 0, &v, &atom, NULL) != 0) {
         e->stop = 1;
         return;
     }
-    if (bind(e, 0, n->name, v, n->loc) == 0) e->nglobal = e->nenv;
+    if (bind_atom(e, 0, n->name, v, atom, n->loc) == 0) e->nglobal = e->nenv;
 }
 
 static int is_body(const weft_lang_node *n) {
@@ -1171,8 +1262,8 @@ weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *o
                     found = 1;
             if (!found) {
                 weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0, 0,
-                              "-D %s=%lld: no parameter '%s' in this file", e.defines[i].name,
-                              (long long)e.defines[i].value, e.defines[i].name);
+                              "-D %s: no parameter '%s' in this file", e.defines[i].text,
+                              e.defines[i].name);
                 e.errors++;
             }
         }
@@ -1189,8 +1280,10 @@ weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *o
     *out = p;
     p = NULL;
 fail:
-    for (size_t i = 0; i < e.ndefines; i++)
+    for (size_t i = 0; i < e.ndefines; i++) {
         free(e.defines[i].name);
+        free(e.defines[i].atom);
+    }
     free(e.defines);
     free(e.env);
     free(e.defs);

@@ -51,6 +51,21 @@ WEFT_API weft_result weft_cc_compile_string(const char *text, size_t len, const 
                                             const weft_cc_options *opts, weft_algo **out,
                                             weft_diag *d);
 
+/* Whether path names a .weft source (else it is read as MSCCL XML). */
+WEFT_API int weft_cc_is_source(const char *path);
+/* Any schedule file, the one loader of every command and of the registry, so that a .weft
+ * source is accepted wherever a schedule is: a .weft is compiled with opts (its defines and
+ * include folders), any other name is read as MSCCL XML and validated; defines given for an XML
+ * file are an error (it has no parameters). On WEFT_OK *out is owned by the caller
+ * (weft_algo_free) and its file is path. */
+WEFT_API weft_result weft_cc_load_file(const char *path, const weft_cc_options *opts,
+                                       weft_algo **out, weft_diag *d);
+/* Every parameter a .weft source declares, as ",A,B," (a comma around each name), or NULL when
+ * it declares none or cannot be parsed. Malloc'd; the caller frees it. */
+WEFT_API char *weft_cc_declared_params(const char *path);
+/* Whether a ",A,B," list from weft_cc_declared_params holds name. */
+WEFT_API int weft_cc_declares(const char *declared, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

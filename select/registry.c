@@ -282,25 +282,10 @@ enum { PARAM_N = 1, PARAM_ROOT = 2, PARAM_G = 4 };
 /* Which of those parameters a program declares (0 when it cannot be parsed), and in *names
  * (malloc'd, NULL when none) every parameter it declares as ",A,B,". */
 static int declared_params(const char *path, char **names) {
-    weft_lang_program *prog = NULL;
-    int found = 0;
-    size_t len = 0;
-    *names = NULL;
-    if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root) {
-        for (int32_t i = 0; i < prog->root->nkids; i++) {
-            const weft_lang_node *k = prog->root->kids[i];
-            if (k->kind != WEFT_LANG_PARAM || k->name == NULL) continue;
-            if (strcmp(k->name, "N") == 0) found |= PARAM_N;
-            if (strcmp(k->name, "ROOT") == 0) found |= PARAM_ROOT;
-            if (strcmp(k->name, "G") == 0) found |= PARAM_G;
-            char *more = realloc(*names, len + strlen(k->name) + 3);
-            if (more == NULL) continue;
-            *names = more;
-            len += (size_t)sprintf(*names + len, "%s%s,", len ? "" : ",", k->name);
-        }
-    }
-    weft_lang_program_free(prog);
-    return found;
+    *names = weft_cc_declared_params(path);
+    return (weft_cc_declares(*names, "N") ? PARAM_N : 0) |
+           (weft_cc_declares(*names, "ROOT") ? PARAM_ROOT : 0) |
+           (weft_cc_declares(*names, "G") ? PARAM_G : 0);
 }
 
 /* Whether every error of d is a failed `require` (the program rules this rank count out). */
@@ -324,13 +309,13 @@ static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     reg_meta m = {0, NULL, NULL, 0};
     int dormant = 0;
     if (has_suffix(path, ".xml")) {
-        res = weft_ir_read_file(path, &a, d); /* validates */
-    } else if (has_suffix(path, ".weft")) {
+        res = weft_cc_load_file(path, NULL, &a, d); /* validates */
+    } else if (weft_cc_is_source(path)) {
         /* compiled (and validated) with the parameters' defaults; a source with a parameter N
          * is instantiated for other rank counts by weft_registry_for_ranks */
         weft_diag *cd = weft_diag_new();
         if (cd == NULL) return WEFT_ERR_NOMEM;
-        res = weft_cc_compile_file(path, NULL, &a, cd);
+        res = weft_cc_load_file(path, NULL, &a, cd);
         if (res == WEFT_OK) m.params = declared_params(path, &m.declared);
         /* ruled out by its own `require`s: kept as a source that -D defines (weft tune) or a
          * tuning table's recorded defines can still build, and that weft_registry_for_ranks
@@ -503,7 +488,7 @@ static weft_result instantiate(weft_registry *r, const char *file, const reg_met
     for (size_t i = 0, len = 0; i < ndefines && len < sizeof what; i++)
         len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", i ? " " : "", defines[i]);
     WEFT_CHECK_ALLOC(cd);
-    weft_result cr = weft_cc_compile_file(file, &opts, &c, cd);
+    weft_result cr = weft_cc_load_file(file, &opts, &c, cd);
     if (cr == WEFT_ERR_NOMEM) WEFT_FAIL(cr);
     if (cr == WEFT_OK && c->file == NULL && (c->file = weft_strdup(file)) == NULL)
         WEFT_FAIL(WEFT_ERR_NOMEM);

@@ -1,6 +1,7 @@
 /* cmd_fmt.c — `weft fmt`: rewrites an XML algorithm in weft's canonical, MSCCL-loadable shape. */
+#include "cli.h"
 #include "commands.h"
-#include "weft_ir.h"
+#include "weft_compiler.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,15 +11,18 @@
 
 static void fmt_usage(FILE *out) {
     fprintf(out,
-            "usage: weft fmt [-v] FILE.xml [-o OUT.xml]\n\n"
+            "usage: weft fmt [-v] FILE.xml [-o OUT.xml]\n"
+            "       weft fmt [-v] FILE.weft [-D NAME=VALUE]... [-o OUT.xml]\n\n"
             "Reads an MSCCL XML algorithm, validates it, and writes it in the canonical shape the\n"
             "MSCCL executor and RCCL parse: one element per line, two-space indentation, all ten\n"
             "step attributes in a fixed order, no XML declaration, no tabs. Legacy files gain\n"
             "outofplace, minBytes and maxBytes. Writes to standard output, or to OUT (replaced\n"
-            "atomically; OUT may be FILE itself).\n\n"
+            "atomically; OUT may be FILE itself). A .weft source is compiled (with the -D\n"
+            "parameters) and its schedule written the same way, as `weft compile` does.\n\n"
             "options:\n"
             "  -o OUT          write to OUT instead of standard output\n"
             "  -v, --verbose   also print info notes (e.g. defaults applied to legacy files)\n"
+            "  -D NAME=VALUE   set a parameter of a .weft source; repeatable\n"
             "  -h, --help      this text\n\n"
             "Exit codes: 0 ok, 1 the input is unreadable or invalid (nothing is written), 2 usage\n"
             "error.\n");
@@ -51,46 +55,57 @@ static int write_atomically(const char *out, const char *text) {
 
 int weft_cmd_fmt(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
-    int verbose = 0, opts_done = 0;
+    int verbose = 0, opts_done = 0, k, rc = WEFT_EXIT_USAGE;
+    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
+    size_t ndef = 0;
+    weft_diag *d = NULL;
+    weft_algo *a = NULL;
+    char *text = NULL;
+    if (defines == NULL) return WEFT_EXIT_INPUT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (opts_done || a[0] != '-' || a[1] == '\0') {
             if (in) {
                 fprintf(stderr, "weft fmt: one input file only ('%s' and '%s')\n", in, a);
-                return WEFT_EXIT_USAGE;
+                goto done;
             }
             in = a;
         } else if (strcmp(a, "--") == 0) {
             opts_done = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fmt_usage(stdout);
-            return WEFT_EXIT_OK;
+            rc = WEFT_EXIT_OK;
+            goto done;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if ((k = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
+            if (k < 0) {
+                fprintf(stderr, "weft fmt: -D needs NAME=VALUE\n");
+                goto done;
+            }
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "weft fmt: %s needs a file name\n", a);
-                return WEFT_EXIT_USAGE;
+                goto done;
             }
             out = argv[++i];
         } else {
             fprintf(stderr, "weft fmt: unknown option '%s'\n", a);
             fmt_usage(stderr);
-            return WEFT_EXIT_USAGE;
+            goto done;
         }
     }
     if (in == NULL) {
         fprintf(stderr, "weft fmt: no input file\n");
         fmt_usage(stderr);
-        return WEFT_EXIT_USAGE;
+        goto done;
     }
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
-    int rc = WEFT_EXIT_INPUT;
-    weft_diag *d = weft_diag_new();
-    weft_algo *a = NULL;
-    char *text = NULL;
-    weft_result r = d ? weft_ir_read_file(in, &a, d) : WEFT_ERR_NOMEM;
+    rc = WEFT_EXIT_INPUT;
+    d = weft_diag_new();
+    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_result r = d ? weft_cc_load_file(in, &co, &a, d) : WEFT_ERR_NOMEM;
     weft_diag_print(d, stderr, level);
     if (r == WEFT_OK) r = weft_ir_write_string(a, &text);
     if (r != WEFT_OK) {
@@ -108,5 +123,6 @@ done:
     free(text);
     weft_algo_free(a);
     weft_diag_free(d);
+    free(defines);
     return rc;
 }

@@ -218,7 +218,7 @@ static void run_shape(const char *path, char **defines, size_t ndefines, const l
     weft_verify_summary sum;
     memset(&sum, 0, sizeof sum);
     double t0 = now_ms();
-    if (weft_cc_compile_file(path, &cc, &a, d) != WEFT_OK) goto done;
+    if (weft_cc_load_file(path, &cc, &a, d) != WEFT_OK) goto done;
     /* What users deploy is the XML text: verify and run what reading it back gives. */
     if (weft_ir_write_string(a, &xml) != WEFT_OK ||
         weft_ir_read_memory(xml, strlen(xml), path, &b, d) != WEFT_OK) {

@@ -1,5 +1,6 @@
 /* cmd_plan.c — `weft plan`: how a schedule runs on ranks spread over nodes: its GPU phases (CTAs
  * per rank, protocol, messages inside nodes) and network phases (NCCL transfers), proven. */
+#include "cli.h"
 #include "commands.h"
 #include "weft_compiler.h"
 #include "weft_ir.h"
@@ -38,44 +39,32 @@ static int usage_error(const char *msg, const char *arg) {
     return WEFT_EXIT_USAGE;
 }
 
-static int has_suffix(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* Whether a .weft program declares parameter `name`. */
-static int declares(const char *path, const char *name) {
-    weft_lang_program *prog = NULL;
-    int found = 0;
-    if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root)
-        for (int32_t i = 0; i < prog->root->nkids; i++) {
-            const weft_lang_node *k = prog->root->kids[i];
-            if (k->kind == WEFT_LANG_PARAM && k->name && strcmp(k->name, name) == 0) found = 1;
-        }
-    weft_lang_program_free(prog);
-    return found;
-}
-
+/* The schedule to cut: the one loader every command uses; a .weft source also gets N=ranks and
+ * G=gpn when it declares them. */
 static weft_result load(const char *path, int ranks, int gpn, const char **defines, size_t ndef,
                         weft_algo **a, weft_diag *d) {
-    if (!has_suffix(path, ".weft")) return weft_ir_read_file(path, a, d);
     char dn[32], dg[32];
+    char *declared = weft_cc_is_source(path) ? weft_cc_declared_params(path) : NULL;
     const char **all = calloc(ndef + 3, sizeof *all);
-    if (all == NULL) return WEFT_ERR_NOMEM;
+    if (all == NULL) {
+        free(declared);
+        return WEFT_ERR_NOMEM;
+    }
     size_t n = 0;
     for (size_t i = 0; i < ndef; i++)
         all[n++] = defines[i];
-    if (ranks > 0 && declares(path, "N")) {
+    if (ranks > 0 && weft_cc_declares(declared, "N")) {
         snprintf(dn, sizeof dn, "N=%d", ranks);
         all[n++] = dn;
     }
-    if (gpn > 0 && declares(path, "G")) {
+    if (gpn > 0 && weft_cc_declares(declared, "G")) {
         snprintf(dg, sizeof dg, "G=%d", gpn);
         all[n++] = dg;
     }
     weft_cc_options o = {all, n, NULL, 0};
-    weft_result r = weft_cc_compile_file(path, &o, a, d);
+    weft_result r = weft_cc_load_file(path, &o, a, d);
     free(all);
+    free(declared);
     return r;
 }
 
@@ -166,14 +155,8 @@ int weft_cmd_plan(int argc, char **argv) {
                 count = x;
         } else if (strcmp(s, "--node-map") == 0) {
             map = argv[++i];
-        } else if (strcmp(s, "-D") == 0) {
-            if (v == NULL) {
-                rc = usage_error("-D needs NAME=VALUE", NULL);
-                goto done;
-            }
-            defines[ndef++] = argv[++i];
-        } else if (strncmp(s, "-D", 2) == 0) {
-            defines[ndef++] = s + 2;
+        } else if (weft_cli_define(argc, argv, &i, defines, &ndef) != 0) {
+            /* (a -D without a value was refused above) */
         } else if (s[0] == '-' || file) {
             rc = usage_error("unexpected argument ", s);
             goto done;

@@ -1,8 +1,9 @@
 /* cmd_run.c — `weft run`: executes an XML algorithm with real data and checks the result against
  * a reference collective. Modes: --cpu (the CPU reference executor); the GPU mode plugs in as
  * another entry of run_modes[]. */
+#include "cli.h"
 #include "commands.h"
-#include "weft_ir.h"
+#include "weft_compiler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +56,9 @@ static const struct {
 };
 
 static void run_usage(FILE *out) {
-    fprintf(out, "usage: weft run MODE FILE.xml [options]\n\nExecutes an XML algorithm with real "
-                 "data and compares every rank's result with a\nreference collective.\n\nmodes:\n");
+    fprintf(out, "usage: weft run MODE FILE.xml|FILE.weft [options]\n\nExecutes an XML algorithm "
+                 "(or a compiled .weft source) with real data and compares\nevery rank's result "
+                 "with a reference collective.\n\nmodes:\n");
     for (size_t i = 0; i < sizeof run_modes / sizeof *run_modes; i++)
         fprintf(out, "  %-14s %s\n", run_modes[i].flag, run_modes[i].help);
     fprintf(out,
@@ -71,6 +73,7 @@ static void run_usage(FILE *out) {
             "  --sched-seed S interleaving of the tbs: 0 round robin (default), else random\n"
             "  --fifo N       messages a connection holds before its sender waits (default 0:\n"
             "                 unbounded)\n"
+            "  -D NAME=VALUE  set a parameter of a .weft source; repeatable\n"
             "  -q, --quiet    print nothing when the result is right\n"
             "  -h, --help     this text\n\n"
             "Counts need not be multiples of the chunk count: chunks are slots of\n"
@@ -92,6 +95,10 @@ int weft_cmd_run(int argc, char **argv) {
     memset(&ra, 0, sizeof ra);
     weft_exec_opts_init(&ra.eo);
     run_mode_fn mode = NULL;
+    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
+    size_t ndef = 0;
+    int rc = WEFT_EXIT_OK;
+    if (defines == NULL) return WEFT_EXIT_INPUT;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -102,7 +109,13 @@ int weft_cmd_run(int argc, char **argv) {
         if (found) continue;
         if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
             run_usage(stdout);
-            return WEFT_EXIT_OK;
+            goto out;
+        } else if ((found = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
+            if (found < 0) {
+                fprintf(stderr, "weft run: -D needs NAME=VALUE\n");
+                rc = WEFT_EXIT_USAGE;
+                goto out;
+            }
         } else if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
             ra.quiet = 1;
         } else if (strcmp(o, "--inplace") == 0) {
@@ -138,30 +151,37 @@ int weft_cmd_run(int argc, char **argv) {
         } else if (o[0] == '-' && o[1] != '\0') {
             fprintf(stderr, "weft run: unknown option or missing value '%s'\n", o);
             run_usage(stderr);
-            return WEFT_EXIT_USAGE;
+            rc = WEFT_EXIT_USAGE;
+            goto out;
         } else if (ra.file == NULL) {
             ra.file = o;
         } else {
             fprintf(stderr, "weft run: one file at a time ('%s' and '%s')\n", ra.file, o);
-            return WEFT_EXIT_USAGE;
+            rc = WEFT_EXIT_USAGE;
+            goto out;
         }
         continue;
     bad_value:
         fprintf(stderr, "weft run: invalid value '%s' for %s\n", val, o);
-        return WEFT_EXIT_USAGE;
+        rc = WEFT_EXIT_USAGE;
+        goto out;
     }
     if (mode == NULL || ra.file == NULL) {
         fprintf(stderr, "weft run: %s\n", mode == NULL ? "no mode given (--cpu)" : "no input file");
         run_usage(stderr);
-        return WEFT_EXIT_USAGE;
+        rc = WEFT_EXIT_USAGE;
+        goto out;
     }
     weft_diag *d = weft_diag_new();
     weft_algo *a = NULL;
-    if (d == NULL) return WEFT_EXIT_INPUT;
-    weft_result r = weft_ir_read_file(ra.file, &a, d);
+    if (d == NULL) {
+        rc = WEFT_EXIT_INPUT;
+        goto out;
+    }
+    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_result r = weft_cc_load_file(ra.file, &co, &a, d);
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     weft_diag_clear(d);
-    int rc = WEFT_EXIT_OK;
     if (r != WEFT_OK) {
         if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft run: %s: %s\n", ra.file, weft_result_str(r));
         rc = WEFT_EXIT_INPUT;
@@ -181,5 +201,7 @@ int weft_cmd_run(int argc, char **argv) {
     }
     weft_algo_free(a);
     weft_diag_free(d);
+out:
+    free(defines);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* cmd_verify.c — `weft verify`: proves XML algorithms correct, deadlock-free and race-free
  * offline, or says exactly where they go wrong. */
+#include "cli.h"
 #include "commands.h"
-#include "weft_ir.h"
+#include "weft_compiler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +11,16 @@
 static void verify_usage(FILE *out) {
     fprintf(
         out,
-        "usage: weft verify [options] FILE.xml...\n\n"
+        "usage: weft verify [options] FILE.xml|FILE.weft...\n\n"
         "Proves for every rank and each call mode a file declares (in-place, out-of-place)\n"
         "that the schedule computes its collective (every output chunk holds each required\n"
         "input chunk exactly once), cannot deadlock in any interleaving, has no data race\n"
         "between thread blocks, and stays inside its buffers. Findings name the rank, tb and\n"
         "step with its line; in(q,x) is input chunk x of rank q, out(q,y) and scratch(q,x)\n"
-        "what an output or scratch chunk held before the call. See docs/verify.md.\n\n"
+        "what an output or scratch chunk held before the call. A .weft source is compiled\n"
+        "first (with the -D parameters). See docs/verify.md.\n\n"
         "options:\n"
+        "  -D NAME=VALUE     set a parameter of .weft sources; repeatable\n"
         "  --fifo N          connection buffers of N messages for the bounded-buffer deadlock\n"
         "                    check (default 2; 1 is the strictest, 0 skips it)\n"
         "  --max-reports N   findings shown per kind and mode (default 8)\n"
@@ -43,7 +46,10 @@ int weft_cmd_verify(int argc, char **argv) {
     weft_verify_opts vo;
     weft_verify_opts_init(&vo);
     char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (files == NULL) {
+    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
+    size_t ndef = 0;
+    if (files == NULL || defines == NULL) {
+        free(defines);
         fprintf(stderr, "weft verify: out of memory\n");
         return WEFT_EXIT_INPUT;
     }
@@ -57,11 +63,19 @@ int weft_cmd_verify(int argc, char **argv) {
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             verify_usage(stdout);
             free(files);
+            free(defines);
             return WEFT_EXIT_OK;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if ((v = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
+            if (v < 0) {
+                fprintf(stderr, "weft verify: -D needs NAME=VALUE\n");
+                free(files);
+                free(defines);
+                return WEFT_EXIT_USAGE;
+            }
         } else if (strcmp(a, "--zero-copy") == 0) {
             vo.direct_transfers = 1;
         } else if ((strcmp(a, "--fifo") == 0 || strcmp(a, "--max-reports") == 0) && i + 1 < argc) {
@@ -70,6 +84,7 @@ int weft_cmd_verify(int argc, char **argv) {
                 fprintf(stderr, "weft verify: %s wants a number %s, not '%s'\n", a,
                         is_fifo ? ">= 0" : ">= 1", argv[i]);
                 free(files);
+                free(defines);
                 return WEFT_EXIT_USAGE;
             }
             if (is_fifo)
@@ -80,6 +95,7 @@ int weft_cmd_verify(int argc, char **argv) {
             fprintf(stderr, "weft verify: unknown option or missing value '%s'\n", a);
             verify_usage(stderr);
             free(files);
+            free(defines);
             return WEFT_EXIT_USAGE;
         }
     }
@@ -87,6 +103,7 @@ int weft_cmd_verify(int argc, char **argv) {
         fprintf(stderr, "weft verify: no input file\n");
         verify_usage(stderr);
         free(files);
+        free(defines);
         return WEFT_EXIT_USAGE;
     }
     weft_severity level =
@@ -97,7 +114,8 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_algo *a = NULL;
         weft_verify_summary sum;
         memset(&sum, 0, sizeof sum);
-        weft_result r = d ? weft_ir_read_file(path, &a, d) : WEFT_ERR_NOMEM;
+        weft_cc_options co = {defines, ndef, NULL, 0};
+        weft_result r = d ? weft_cc_load_file(path, &co, &a, d) : WEFT_ERR_NOMEM;
         if (r == WEFT_OK) r = weft_ir_verify(a, &vo, d, &sum);
         fflush(stdout);
         weft_diag_print(d, stderr, level);
@@ -131,5 +149,6 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_diag_free(d);
     }
     free(files);
+    free(defines);
     return rc;
 }
