@@ -1176,3 +1176,191 @@ int weft_registry_select_explain(const weft_registry *r, const weft_call *c,
                                  const unsigned char *usable, weft_select_expl *e) {
     return select_core(r, c, usable, NULL, e);
 }
+
+/* ---- why each file does or does not serve a call (weft select -v) ------------------------- */
+
+/* The collective a source's header names, or -1 when it cannot be told without evaluating it
+ * (a parameter, an expression) or the source does not parse. */
+static int source_coll(const char *path) {
+    weft_lang_program *prog = NULL;
+    int coll = -1;
+    if (weft_lang_parse_file(path, NULL, 0, &prog, NULL) == WEFT_OK && prog && prog->root)
+        for (int32_t i = 0; i < prog->root->nkids; i++) {
+            const weft_lang_node *k = prog->root->kids[i];
+            if (k->kind != WEFT_LANG_ALGORITHM) continue;
+            for (int32_t f = 0; f < k->nkids; f++) {
+                const weft_lang_node *fl = k->kids[f];
+                if (fl->name && strcmp(fl->name, "collective") == 0 && fl->a &&
+                    fl->a->kind == WEFT_LANG_NAME && fl->a->name)
+                    coll = weft_coll_from_name(fl->a->name);
+            }
+        }
+    weft_lang_program_free(prog);
+    return coll;
+}
+
+static int add_why(weft_registry_why **out, size_t *n, size_t *cap, const char *file, int verdict,
+                   int line, int col, char *why) {
+    weft_registry_why w = {weft_strdup(file), line, col, verdict, why};
+    if (w.file == NULL || why == NULL || weft_grow((void **)out, cap, *n, sizeof **out) != 0) {
+        free(w.file);
+        free(why);
+        return -1;
+    }
+    (*out)[(*n)++] = w;
+    return 0;
+}
+
+/* Why a file made no instance for this communicator: what making r said about it (an INFO
+ * entry: a `require` of the instance, the node shape), else the first error of compiling it for
+ * the shape (N, ROOT, G as it declares them: the `require` that rules it out, often a gate such
+ * as SERVE), else its rank count. */
+static char *why_no_instance(const weft_registry *r, const char *file, const weft_algo *loaded,
+                             const char *declared, const weft_call *c, const weft_diag *made,
+                             size_t made_from, int *line, int *col) {
+    const weft_diag_entry *best = NULL;
+    char root[32]; /* a rooted source says why per root: the call's root's entry comes first */
+    snprintf(root, sizeof root, "ROOT=%d:", c->root);
+    for (size_t k = made_from; made && k < weft_diag_size(made); k++) {
+        const weft_diag_entry *e = weft_diag_get(made, k);
+        if (e->file == NULL || strcmp(e->file, file) != 0 ||
+            (e->sev != WEFT_SEV_INFO && e->sev != WEFT_SEV_ERROR))
+            continue;
+        int mine = weft_coll_rooted(c->coll) && strstr(e->msg, root) != NULL;
+        int best_mine = best && weft_coll_rooted(c->coll) && strstr(best->msg, root) != NULL;
+        if (best == NULL || e->sev > best->sev || (e->sev == best->sev && mine && !best_mine))
+            best = e;
+    }
+    if (best) {
+        *line = best->line, *col = best->col;
+        /* "no instance for N=4: requirement failed: ..." reads as the compile below does */
+        const char *rest = strncmp(best->msg, "no instance for ", 16) == 0
+                               ? strstr(best->msg, ": ") : NULL;
+        if (rest)
+            return weft_asprintf("%s (built with %.*s)", rest + 2,
+                                 (int)(rest - best->msg - 16), best->msg + 16);
+        return weft_strdup(best->msg);
+    }
+    if (weft_cc_is_source(file)) {
+        char dn[32], dr[32], dg[32];
+        const char *defs[3];
+        size_t nd = 0;
+        if (weft_cc_declares(declared, "N")) snprintf(dn, sizeof dn, "N=%d", c->nranks), defs[nd++] = dn;
+        if (weft_coll_rooted(c->coll) && weft_cc_declares(declared, "ROOT"))
+            snprintf(dr, sizeof dr, "ROOT=%d", c->root), defs[nd++] = dr;
+        if (r->gpus_per_node > 0 && weft_cc_declares(declared, "G"))
+            snprintf(dg, sizeof dg, "G=%d", r->gpus_per_node), defs[nd++] = dg;
+        weft_cc_options o = {defs, nd, NULL, 0};
+        weft_diag *cd = weft_diag_new();
+        weft_algo *a = NULL;
+        weft_result res = cd ? weft_cc_load_file(file, &o, &a, cd) : WEFT_ERR_NOMEM;
+        char *why = NULL;
+        for (size_t k = 0; res != WEFT_OK && cd && k < weft_diag_size(cd) && !why; k++) {
+            const weft_diag_entry *e = weft_diag_get(cd, k);
+            if (e->sev != WEFT_SEV_ERROR) continue;
+            *line = e->line, *col = e->col;
+            why = nd ? weft_asprintf("%s (built with %s%s%s%s%s)", e->msg, defs[0],
+                                     nd > 1 ? " " : "", nd > 1 ? defs[1] : "", nd > 2 ? " " : "",
+                                     nd > 2 ? defs[2] : "")
+                     : weft_strdup(e->msg);
+        }
+        if (why == NULL && res == WEFT_OK && a->ngpus != c->nranks)
+            why = weft_asprintf("written for %d ranks (no parameter N)", a->ngpus);
+        weft_algo_free(a);
+        weft_diag_free(cd);
+        if (why) return why;
+    }
+    if (loaded && loaded->ngpus != c->nranks)
+        return weft_asprintf("written for %d ranks", loaded->ngpus);
+    return weft_strdup("no instance of it fits this communicator");
+}
+
+static int cmp_why(const void *x, const void *y) {
+    return strcmp(((const weft_registry_why *)x)->file, ((const weft_registry_why *)y)->file);
+}
+
+weft_result weft_registry_explain(const weft_registry *base, const weft_registry *r,
+                                  const weft_call *c, const weft_diag *made, size_t made_from,
+                                  weft_registry_why **out, size_t *nout) {
+    weft_result res = WEFT_OK;
+    size_t n = 0, cap = 0;
+    weft_registry_why *w = NULL;
+    if (base == NULL || r == NULL || c == NULL || out == NULL || nout == NULL)
+        return WEFT_ERR_USAGE;
+    const char *why_not = NULL;
+    int chosen = weft_registry_select(r, c, &why_not);
+    const char *chosen_file = chosen >= 0 ? r->algos[chosen]->file : NULL;
+    size_t total = base->n + base->nsrcs;
+    for (size_t s = 0; s < total; s++) {
+        const weft_algo *loaded = s < base->n ? base->algos[s] : NULL;
+        const char *file = loaded ? loaded->file : base->srcs[s - base->n].path;
+        const char *declared = loaded ? base->meta[s].declared : base->srcs[s - base->n].declared;
+        if (file == NULL) continue;
+        int dup = 0; /* a file is loaded once, but be safe with several paths to one folder */
+        for (size_t k = 0; k < n && !dup; k++)
+            dup = strcmp(w[k].file, file) == 0;
+        if (dup) continue;
+        int coll = loaded ? (int)loaded->coll : source_coll(file);
+        if (coll >= 0 && coll != (int)c->coll) continue;
+        /* its instances here: the furthest any gets with this call */
+        int furthest = -1, inst = 0;
+        const weft_algo *best = NULL;
+        for (size_t i = 0; i < r->n; i++) {
+            if (r->algos[i]->file == NULL || strcmp(r->algos[i]->file, file) != 0) continue;
+            inst++;
+            int st = fit(r->algos[i], c, 1);
+            if (st > furthest) furthest = st, best = r->algos[i];
+        }
+        int line = 0, col = 0, verdict;
+        char *why;
+        char lo[32], hi[32];
+        if (inst == 0) {
+            verdict = WEFT_WHY_RULED_OUT;
+            why = why_no_instance(r, file, loaded, declared, c, made, made_from, &line, &col);
+        } else if (furthest == STAGE_COUNT) {
+            int sel = chosen_file && strcmp(chosen_file, file) == 0;
+            verdict = sel ? WEFT_WHY_SELECTED : WEFT_WHY_FITS;
+            why = sel ? weft_asprintf("selected ('%s')", r->algos[chosen]->name)
+                      : weft_asprintf("fits, but %s",
+                                      chosen >= 0 ? "another algorithm ranks first (the table, the "
+                                                    "estimate, network bytes, load order)"
+                                      : why_not   ? why_not
+                                                  : "not selected");
+        } else {
+            verdict = WEFT_WHY_NOT_THIS_CALL;
+            weft_tune_bytes_str((uint64_t)best->min_bytes, lo, sizeof lo);
+            if (best->max_bytes)
+                weft_tune_bytes_str((uint64_t)best->max_bytes, hi, sizeof hi);
+            else
+                snprintf(hi, sizeof hi, "any size");
+            switch (furthest) {
+            case STAGE_ROOT: why = weft_asprintf("built for root %d, not %d", best->root, c->root); break;
+            case STAGE_BYTES:
+                why = weft_asprintf("serves %s .. %s; this call is %llu B", lo, hi,
+                                    (unsigned long long)call_bytes(c, best));
+                break;
+            case STAGE_MODE:
+                why = weft_asprintf("declares %s only", best->inplace ? "in-place" : "out-of-place");
+                break;
+            default: why = weft_strdup(stage_why[furthest < 0 ? 0 : furthest]); break;
+            }
+        }
+        if (add_why(&w, &n, &cap, file, verdict, line, col, why) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+    }
+    if (n > 1) qsort(w, n, sizeof *w, cmp_why);
+    *out = w;
+    *nout = n;
+    w = NULL;
+    n = 0;
+fail:
+    weft_registry_why_free(w, n);
+    return res;
+}
+
+void weft_registry_why_free(weft_registry_why *w, size_t n) {
+    for (size_t i = 0; w && i < n; i++) {
+        free(w[i].file);
+        free(w[i].why);
+    }
+    free(w);
+}

@@ -131,6 +131,29 @@ int weft_registry_gpus_per_node(const weft_registry *r);
  * the registry. */
 const weft_phased *weft_registry_phases(const weft_registry *r, size_t i);
 
+/* Why each algorithm file of base does or does not serve call c on r, a registry made from base
+ * for c's communicator (weft_registry_for_ranks, _for_nodes): one entry per file whose
+ * collective is c's (or cannot be told without evaluating it), sorted by file name. made holds
+ * what making r reported from entry made_from on (NULL: nothing): its INFO entries say why a
+ * file made no instance; otherwise the file is compiled for the shape (N, ROOT, G) to find the
+ * `require` that rules it out. *out (n entries) is the caller's: weft_registry_why_free. */
+enum {
+    WEFT_WHY_SELECTED,      /* serves the call */
+    WEFT_WHY_FITS,          /* fits, but another file (or the table) is chosen */
+    WEFT_WHY_NOT_THIS_CALL, /* built for this communicator; not for this size, mode or root */
+    WEFT_WHY_RULED_OUT      /* nothing of it is built for this communicator */
+};
+typedef struct weft_registry_why {
+    char *file;
+    int line, col; /* where in the file the reason is; 0 when nowhere */
+    int verdict;   /* WEFT_WHY_* */
+    char *why;
+} weft_registry_why;
+weft_result weft_registry_explain(const weft_registry *base, const weft_registry *r,
+                                  const weft_call *c, const weft_diag *made, size_t made_from,
+                                  weft_registry_why **out, size_t *nout);
+void weft_registry_why_free(weft_registry_why *w, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

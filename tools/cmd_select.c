@@ -39,6 +39,10 @@ static const char usage_text[] =
     "bytes across the network (from its cut into phases), else the first in load order.\n"
     "-v says how each choice was made: that ranking with each candidate's keys, and across\n"
     "nodes without a table section for the node shape, the policy that applies.\n"
+    "It also says for every file of the collective why it does or does not serve each call: the\n"
+    "`require` that rules it out for this communicator (file:line:col and its message, often\n"
+    "a gate such as SERVE), the node shape, or its size range, buffer mode or root; without\n"
+    "-v a last line counts the files ruled out for this communicator.\n"
     "Exit codes: 0 ok, 1 an algorithm or table file is wrong (still answers without it), 2 "
     "usage.\n";
 
@@ -197,6 +201,33 @@ static void reasons(const weft_registry *r, const weft_call *c, const weft_selec
                "serves only its own size range, NCCL every other size (weft tune under this "
                "launch measures this node shape: docs/tune.md)\n",
                c->nranks / e->gpus_per_node, e->gpus_per_node, e->gpus_per_node == 1 ? "" : "s");
+}
+
+/* Per file of the collective, why it serves this call or not (-v). */
+static void explain_files(const weft_registry *base, const weft_registry *r, const weft_call *c,
+                          const weft_diag *made, size_t made_from) {
+    weft_registry_why *w = NULL;
+    size_t n = 0;
+    if (weft_registry_explain(base, r, c, made, made_from, &w, &n) != WEFT_OK) return;
+    for (size_t i = 0; i < n; i++) {
+        printf("    %s", w[i].file);
+        if (w[i].line > 0) printf(":%d", w[i].line);
+        if (w[i].line > 0 && w[i].col > 0) printf(":%d", w[i].col);
+        printf(": %s\n", w[i].why);
+    }
+    weft_registry_why_free(w, n);
+}
+
+/* How many files of the call's collective nothing is built from for this communicator. */
+static size_t ruled_out(const weft_registry *base, const weft_registry *r, const weft_call *c,
+                        const weft_diag *made, size_t made_from) {
+    weft_registry_why *w = NULL;
+    size_t n = 0, k = 0;
+    if (weft_registry_explain(base, r, c, made, made_from, &w, &n) != WEFT_OK) return 0;
+    for (size_t i = 0; i < n; i++)
+        k += w[i].verdict == WEFT_WHY_RULED_OUT;
+    weft_registry_why_free(w, n);
+    return k;
 }
 
 static void one(const weft_registry *r, weft_call c, unsigned long long bytes, int phases,
@@ -358,16 +389,15 @@ int weft_cmd_select(int argc, char **argv) {
      * parameters N and G are compiled for it; across nodes every algorithm is cut into phases) */
     weft_registry *base = r;
     r = NULL;
+    size_t made_from = weft_diag_size(d);
     if (weft_registry_for_nodes(base, ranks, gpn > 0 ? gpn : ranks, &r, d) != WEFT_OK) {
         fprintf(stderr, "weft select: out of memory\n");
         weft_diag_free(d);
         weft_registry_free(base);
         return WEFT_EXIT_INPUT;
     }
-    weft_registry_free(base);
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
-    weft_diag_free(d);
     if (weft_registry_table(r)) describe_table(weft_registry_table(r), compared);
     unsigned long long per = (unsigned long long)weft_dtype_size((weft_dtype)type);
     if (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
@@ -387,9 +417,20 @@ int weft_cmd_select(int argc, char **argv) {
                            flags,
                            0};
             one(r, c, b, gpn > 0, verbose);
+            if (verbose) explain_files(base, r, &c, d, made_from);
         }
         if (b == 0) break;
     }
+    weft_call first = {(weft_coll)coll, (weft_dtype)type, (weft_redop)op, 1, 0, root, ranks, flags, 0};
+    size_t out = verbose ? 0 : ruled_out(base, r, &first, d, made_from);
+    if (out > 0)
+        printf("%zu %s file%s ruled out on %d ranks", out, weft_coll_name((weft_coll)coll),
+               out == 1 ? " is" : "s are", ranks);
+    if (out > 0 && gpn > 0 && gpn < ranks) printf(" in nodes of %d GPUs", gpn);
+    if (out > 0)
+        printf(" (a require, a gate such as SERVE, or the node shape): weft select -v says why\n");
+    weft_diag_free(d);
+    weft_registry_free(base);
     weft_registry_free(r);
     return status;
 }

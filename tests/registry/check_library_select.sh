@@ -2,7 +2,8 @@
 # check_library_select.sh — which algorithm of the library (../../algorithms, instantiated for the
 # communicator size as libweft_nccl.so does) `weft select` picks for every nccl-tests size of
 # allreduce, allgather, reducescatter, alltoall and broadcast (root 0) on 2, 4 and 8 ranks, in both
-# buffer modes, condensed into size ranges, against library_select.golden (run in tests/registry; WEFT_BIN is
+# buffer modes, condensed into size ranges, and how many files each communicator size rules
+# out, against library_select.golden (run in tests/registry; WEFT_BIN is
 # the weft binary). Regenerate: WEFT_BIN=... sh check_library_select.sh --print > library_select.golden
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -45,8 +46,13 @@ function flush(k) {
     first[k] = last[k] = bytes
     next
 }
+# "N COLL files are ruled out on R ranks (...)": kept, at the end, one per collective and size
+/ ruled out on / { sub(/ \(a require.*$/, ""); ruled[++nr] = $0; next }
 { print "unexpected: " $0 }
-END { for (i = 1; i <= nk; i++) { flush(keys[i]); printf "%s:\n%s", keys[i], out[keys[i]] } }
+END {
+    for (i = 1; i <= nk; i++) { flush(keys[i]); printf "%s:\n%s", keys[i], out[keys[i]] }
+    for (i = 1; i <= nr; i++) print ruled[i]
+}
 ' >"$out"
 if [ "${1:-}" = "--print" ]; then cat "$out"; exit 0; fi
 diff -u library_select.golden "$out"

@@ -43,6 +43,14 @@ trap 'rm -f "$out"' EXIT
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --gpus-per-node 2 --bytes 1M --both
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --gpus-per-node 2 --bytes 8
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --bytes 1M
+  # why each file does or does not serve (-v), and the count of files ruled out without it
+  lib allreduce --ranks 4 --bytes 1M
+  lib allreduce --ranks 4 --bytes 1M -v
+  lib allreduce --ranks 2 --bytes 1M --both -v
+  lib allreduce --ranks 16 --gpus-per-node 8 --bytes 8 -v
+  lib broadcast --ranks 4 --root 2 --bytes 64K -v
+  run -d algos broadcast --root 1 --bytes 1K -v
+  run -d algos allreduce --bytes 4M --inplace -v
 } > "$out"
 if [ "${1:-}" = "--print" ]; then cat "$out"; exit 0; fi
 diff -u select.golden "$out"
