@@ -11,9 +11,10 @@
  * it, then first in the program; a connection holds CC_FIFO_SLOTS messages). The simulated run
  * is an execution of the schedule, so the schedule cannot deadlock with at least that much
  * buffering per connection: were every block stuck, the stuck step that ran
- * first in the simulation would have had everything it needs. A fusion can make the
- * simulation stall (a fused step would send ahead of a message it depends on); the fusions
- * involved are then undone; without fusion the simulation always completes. */
+ * first in the simulation would have had everything it needs. A fusion could make the
+ * simulation stall (a fused step sending ahead of a message it depends on): with program-ordered
+ * connections it did; with connections ordered by depth no program is known to, but should one,
+ * the fusions involved are undone, and without fusion the simulation always completes. */
 #include "cc_internal.h"
 
 #include <stdlib.h>
