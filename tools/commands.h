@@ -13,6 +13,7 @@
     X(select, "which loaded algorithm serves a collective call, or why NCCL does")                 \
     X(tune, "measure which algorithm serves each size on this machine (under mpirun)")             \
     X(plan, "the GPU and network phases a schedule runs in across nodes, proven")                  \
+    X(estimate, "what a schedule costs per message size: timing model, critical path, timeline")   \
     X(library, "compile, verify and CPU-execute the algorithm library; print a table")             \
     X(trace, "summarize, check and merge per-step timeline traces (WEFT_TRACE)")
 

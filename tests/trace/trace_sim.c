@@ -1,8 +1,9 @@
-/* trace_sim.c — makes realistic synthetic traces without a GPU: runs an XML schedule through a
- * small timing model of the interpreter (each tb walks its steps per slice; a step waits for its
- * dependency, its message and FIFO credit, then moves its bytes), fills the same per-tb record
- * buffers the GPU fills, with each rank's GPU clock offset from the host, and writes one trace
- * file per rank through the runtime's writer. Deterministic: the tests pin its output. */
+/* trace_sim.c — makes realistic synthetic traces without a GPU: runs an XML schedule through the
+ * timing model of the interpreter (tools/trace/sim.h, the one `weft estimate` uses, here with
+ * fixed round numbers), fills the same per-tb record buffers the GPU fills, with each rank's GPU
+ * clock offset from the host, and writes one trace file per rank through the runtime's writer.
+ * Deterministic: the tests pin its output. */
+#include "sim.h"
 #include "trace_internal.h"
 #include "weft_ir.h"
 
@@ -24,29 +25,6 @@ typedef struct model {
     int32_t late_rank;
     int64_t late_ns; /* late_rank enters each call this much later */
 } model;
-
-typedef struct ex { /* one step execution */
-    int64_t t0, t1;
-    int64_t dep, data, credit, bytes; /* waits, as the device measures them */
-    int64_t post;
-    int64_t smsg, rmsg;
-} ex;
-
-typedef struct tbrun {
-    int32_t rank, tb, n, next; /* executions: n = niter * nsteps, next to simulate */
-    ex *e;
-    int64_t free_at; /* when the tb can start its next step */
-    int64_t sends, recvs;
-    weft_trace_rec *rec;
-    weft_trace_tbhdr hdr;
-} tbrun;
-
-static int64_t valid(const weft_algo *a, const model *m, int64_t C, int32_t buf, int32_t x,
-                     int64_t e0, int64_t E) {
-    if (buf == WEFT_BUF_SCRATCH) return E;
-    int64_t v = weft_chunk_valid(m->count, weft_algo_chunks_per_seg(a), C, x) - e0;
-    return v < 0 ? 0 : v < E ? v : E;
-}
 
 static int usage(void) {
     fprintf(stderr, "usage: trace_sim XML OUT_PREFIX [--count N] [--niter K] [--slots S] "
@@ -125,110 +103,29 @@ int main(int argc, char **argv) {
         if (weft_trace_writer_open(path, host0 - 1000000, &w[r], d) != WEFT_OK) rc = 1;
         free(path);
     }
+    /* The model: every protocol alike, in round numbers; each tb starts 50 ns after the one
+     * before it and takes 20 ns between steps. */
+    weft_sim_model sm;
+    memset(&sm, 0, sizeof sm);
+    sm.count = m.count, sm.dtype = m.dtype, sm.niter = m.niter, sm.slots = m.slots;
+    sm.sig_ns = m.sig, sm.tb_stagger_ns = 50, sm.step_gap_ns = 20;
+    sm.late_rank = m.late_rank, sm.late_ns = m.late_ns;
+    for (int p = 0; p < WEFT_PROTO_COUNT; p++)
+        sm.proto[p] = (weft_sim_proto){(double)m.lat, (double)m.overhead, (double)m.bw, 1.0};
     int64_t start = host0;
     for (int call = 0; call < m.calls && rc == 0; call++) {
-        /* Every tb of every rank, its executions in program order. */
-        size_t ntr = 0;
-        for (int r = 0; r < nr; r++)
-            ntr += (size_t)a->gpus[r].ntbs;
-        tbrun *tr = calloc(ntr + 1, sizeof *tr);
-        size_t q = 0;
-        for (int r = 0; r < nr; r++)
-            for (int b = 0; b < a->gpus[r].ntbs; b++, q++) {
-                tr[q].rank = r, tr[q].tb = b;
-                tr[q].n = m.niter * a->gpus[r].tbs[b].nsteps;
-                tr[q].e = calloc((size_t)tr[q].n + 1, sizeof *tr[q].e);
-                tr[q].free_at = start + b * 50 + (r == m.late_rank ? m.late_ns : 0);
-                tr[q].hdr.t_begin = (uint64_t)tr[q].free_at;
-            }
-        /* Simulate until every execution is placed; a pass that places nothing is a deadlock. */
-        for (int progress = 1; progress;) {
-            progress = 0;
-            for (size_t i = 0; i < ntr; i++) {
-                tbrun *t = &tr[i];
-                while (t->next < t->n) {
-                    const weft_trace_tb *tb = &tbs[t->rank][t->tb];
-                    int it = t->next / tb->nsteps, s = t->next % tb->nsteps;
-                    const weft_trace_step *st = &tb->steps[s];
-                    unsigned f = weft_step_flags((weft_step_type)st->type);
-                    int64_t dep_at = 0, data_at = 0, credit_at = 0;
-                    int ok = 1;
-                    if (st->dep_tb >= 0) {
-                        int64_t want = (int64_t)it * st->dep_stride + st->dep_target;
-                        tbrun *o = NULL;
-                        for (size_t j = 0; j < ntr; j++)
-                            if (tr[j].rank == t->rank && tr[j].tb == st->dep_tb) o = &tr[j];
-                        ok = 0;
-                        for (int j = 0; o && j < o->next; j++)
-                            if (o->e[j].post >= want) {
-                                dep_at = o->e[j].t1 + m.sig, ok = 1;
-                                break;
-                            }
-                    }
-                    if (ok && (f & WEFT_STEP_F_RECV)) {
-                        ok = 0;
-                        for (size_t j = 0; j < ntr && !ok; j++) {
-                            tbrun *o = &tr[j];
-                            const weft_trace_tb *ob = &tbs[o->rank][o->tb];
-                            if (o->rank != tb->recv || ob->send != t->rank || ob->chan != tb->chan)
-                                continue;
-                            for (int x = 0; x < o->next; x++)
-                                if (o->e[x].smsg == t->recvs) {
-                                    data_at = o->e[x].t1 + m.lat, ok = 1;
-                                    break;
-                                }
-                        }
-                    }
-                    if (ok && (f & WEFT_STEP_F_SEND) && t->sends >= m.slots) {
-                        ok = 0;
-                        for (size_t j = 0; j < ntr && !ok; j++) {
-                            tbrun *o = &tr[j];
-                            const weft_trace_tb *ob = &tbs[o->rank][o->tb];
-                            if (o->rank != tb->send || ob->recv != t->rank || ob->chan != tb->chan)
-                                continue;
-                            for (int x = 0; x < o->next; x++)
-                                if (o->e[x].rmsg == t->sends - m.slots) {
-                                    credit_at = o->e[x].t1 + m.sig, ok = 1;
-                                    break;
-                                }
-                        }
-                    }
-                    if (!ok) break;
-                    ex *e = &t->e[t->next];
-                    int64_t e0 = (int64_t)it * E, en = C - e0 < E ? C - e0 : E, bytes = 0;
-                    for (int j = 0; j < st->cnt; j++) {
-                        int32_t buf = (f & WEFT_STEP_F_WRITE) ? st->dstbuf : st->srcbuf;
-                        int32_t off = (f & WEFT_STEP_F_WRITE) ? st->dstoff : st->srcoff;
-                        bytes += valid(a, &m, C, buf, off + j, e0, en) * esz;
-                    }
-                    int64_t t0 = t->free_at, c = t0;
-                    int64_t wd = dep_at > c ? dep_at - c : 0;
-                    c += wd;
-                    int64_t wr = data_at > c ? data_at - c : 0;
-                    c += wr;
-                    int64_t wc = credit_at > c ? credit_at - c : 0;
-                    c += wc;
-                    int64_t t1 = c + m.overhead + bytes / m.bw;
-                    e->t0 = t0, e->t1 = t1;
-                    e->dep = wd, e->data = wr, e->credit = wc, e->bytes = bytes;
-                    e->post = st->post ? (int64_t)it * tb->nsteps_orig + st->post : -1;
-                    e->smsg = (f & WEFT_STEP_F_SEND) ? t->sends++ : -1;
-                    e->rmsg = (f & WEFT_STEP_F_RECV) ? t->recvs++ : -1;
-                    t->free_at = t1 + 20;
-                    t->next++;
-                    progress = 1;
-                }
-            }
+        weft_sim sim;
+        if (weft_sim_run(a, &sm, start, &sim, d) != WEFT_OK) {
+            weft_diag_print(d, stderr, WEFT_SEV_WARNING);
+            weft_sim_free(&sim);
+            rc = 1;
+            break;
         }
+        size_t ntr = sim.ntbs;
+        weft_sim_tb *tr = sim.tbs;
         int64_t end = start;
-        for (size_t i = 0; i < ntr; i++) {
-            if (tr[i].next < tr[i].n) {
-                fprintf(stderr, "trace_sim: rank %d tb %d deadlocks at execution %d\n", tr[i].rank,
-                        tr[i].tb, tr[i].next);
-                rc = 1;
-            }
+        for (size_t i = 0; i < ntr; i++)
             if (tr[i].free_at > end) end = tr[i].free_at;
-        }
         /* Records in GPU time, then the runtime's path: add_call, append. */
         for (int r = 0; r < nr && rc == 0; r++) {
             int nt = a->gpus[r].ntbs;
@@ -239,17 +136,17 @@ int main(int argc, char **argv) {
             weft_trace_tbhdr *hdr = calloc((size_t)nt + 1, sizeof *hdr);
             weft_trace_rec *rec = calloc((size_t)nt * cap + 1, sizeof *rec);
             for (size_t i = 0; i < ntr; i++) {
-                tbrun *t = &tr[i];
+                weft_sim_tb *t = &tr[i];
                 if (t->rank != r) continue;
                 const weft_trace_tb *tb = &tbs[r][t->tb];
                 weft_trace_tbhdr *h = &hdr[t->tb];
                 int64_t off = r * m.offset;
-                h->t_begin = t->hdr.t_begin + (uint64_t)off;
+                h->t_begin = (uint64_t)(t->begin + off);
                 h->t_end = (uint64_t)(t->free_at + 80 + off);
                 h->spos0 = r == 1 ? 0xfffffffeu : 1000u * (uint32_t)(call + 1);
                 h->rpos0 = r == 1 ? 0xffffffffu : 77u * (uint32_t)(call + 1);
                 for (int x = 0; x < t->n; x++) {
-                    const ex *e = &t->e[x];
+                    const weft_sim_exec *e = &t->e[x];
                     if (h->n++ >= cap) continue;
                     weft_trace_rec *o = &rec[(size_t)t->tb * cap + h->n - 1];
                     o->t0 = (uint64_t)(e->t0 + off);
@@ -277,9 +174,7 @@ int main(int argc, char **argv) {
             free(hdr);
             free(rec);
         }
-        for (size_t i = 0; i < ntr; i++)
-            free(tr[i].e);
-        free(tr);
+        weft_sim_free(&sim);
         start = end + 5000;
     }
     for (int r = 0; r < nr; r++) {

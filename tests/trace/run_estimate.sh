@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# run_estimate.sh — `weft estimate` (the timing model of tools/trace/sim.h) pinned on a few
+# library files (golden/estimate.txt: per-size estimates, critical paths, the parameters, usage
+# errors), its SVG timeline, and its calibration: against the recorded 2-GPU times of the
+# library's allreduce files (docs/estimate.md) every estimate is within 25% and the fastest
+# direct file per size is the measured one at 11 of 13 sizes or more.
+#   run_estimate.sh WEFT ALGORITHMS_DIR      (WEFT_UPDATE_GOLDEN=1 rewrites the golden file)
+set -u
+weft=$1
+alg=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$alg/.." || exit 1
+a=$(basename "$alg")
+run() {
+  echo "\$ weft estimate $*"
+  "$weft" estimate "$@" 2>&1
+  echo "exit=$?"
+}
+{
+  run "$a/allreduce_direct_ll.weft" --sizes 8,8K,32K
+  run "$a/allreduce_direct_simple.weft" --sizes 1M,128M --path 1M
+  run "$a/allreduce_ring.weft" -D N=4 -D SERVE=1 --sizes 8,1M --set gpu_gbps=450 --link-gbps 450 --path 8
+  run "$a/allreduce_ring.weft" -D N=4 -D SERVE=1 -D PROTO=LL --sizes 8,1M --type half
+  run --model
+  run "$a/allreduce_direct_ll.weft" --set bogus=1
+  run "$a/allreduce_direct_ll.weft" --set ll.wire_eff=2
+  run "$a/allreduce_direct_ll.weft" --link-gbps fast
+  run "$a/allreduce_direct_ll.weft" --sizes 8,1M --path 4K
+  run "$a/allreduce_direct_ll.weft" --sizes 0
+  run "$a/allreduce_ring.weft" -D N=4
+  run
+} >"$tmp/out"
+fail=0
+if [ "${WEFT_UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "$tmp/out" "$here/golden/estimate.txt"
+else
+  diff -u "$here/golden/estimate.txt" "$tmp/out" || fail=1
+fi
+# the timeline picture
+"$weft" estimate "$a/allreduce_direct_ll_wide.weft" --sizes 8,32K --svg "$tmp/t.svg" --at 32K \
+  >/dev/null 2>&1 || { echo "estimate --svg failed"; fail=1; }
+grep -q '^<svg ' "$tmp/t.svg" && grep -q 'allreduce_direct_ll_wide: 32 KB on 2 ranks' "$tmp/t.svg" &&
+  grep -q 'critical path' "$tmp/t.svg" && tail -n1 "$tmp/t.svg" | grep -q '</svg>' ||
+  { echo "estimate --svg: not a complete timeline"; fail=1; }
+# the calibration (docs/estimate.md): file size measured-us
+cal="allreduce_direct_ll 8 6.44
+allreduce_direct_ll_wide 32K 7.01
+allreduce_direct_ll_wide 128K 7.98
+allreduce_direct_ll_wide 512K 12.94
+allreduce_direct_simple 1M 14.42
+allreduce_direct_simple 2M 17.2
+allreduce_direct_simple 4M 24.63
+allreduce_direct_simple 8M 40.7
+allreduce_direct_simple 16M 65.24
+allreduce_direct_simple 32M 120.1
+allreduce_direct_simple 64M 207.7
+allreduce_direct_simple 128M 445.6"
+est() { "$weft" estimate "$a/$1.weft" --sizes "$2" 2>/dev/null | awk 'NR == 4 { print $3 }'; }
+while read -r f s m; do
+  e=$(est "$f" "$s")
+  awk -v e="$e" -v m="$m" 'BEGIN { d = (e - m) / m; exit !(e != "" && d < 0.25 && d > -0.25) }' ||
+    { echo "calibration: $f at $s estimated '$e' us, measured $m (over 25% off)"; fail=1; }
+done <<<"$cal"
+# weft tune on 2 x H200 chose _ll below 32 KB and at 128-512 KB, _ll_wide at 32 KB, _simple from 2 MB
+agree=0
+for s in 8 32 128 512 2K 8K 32K 128K 512K 2M 8M 32M 128M; do
+  case $s in 32K) want=allreduce_direct_ll_wide ;; 2M | 8M | 32M | 128M) want=allreduce_direct_simple ;;
+  *) want=allreduce_direct_ll ;; esac
+  best=$(for f in allreduce_direct_ll allreduce_direct_ll_wide allreduce_direct_simple; do
+    echo "$(est $f $s) $f"; done | sort -g | head -n1 | cut -d' ' -f2)
+  [ "$best" = "$want" ] && agree=$((agree + 1))
+done
+[ "$agree" -ge 11 ] || { echo "ranking: the model picks the measured file at only $agree of 13 sizes"; fail=1; }
+exit $fail

@@ -1,0 +1,435 @@
+/* cmd_estimate.c — `weft estimate`: what a schedule costs, without a GPU: the interpreter's timing
+ * model (tools/trace/sim.h) per message size, its critical path, a timeline picture. */
+#include "cli.h"
+#include "commands.h"
+#include "sim.h"
+#include "svg.h"
+#include "weft_compiler.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The model's parameters as the command shows and takes them (--set NAME=VALUE): microseconds,
+ * GB/s (10^9 bytes per second), shares. */
+typedef struct est_params {
+    double launch_us, cta_us, signal_us, link_gbps, gpu_gbps, max_ctas, slots;
+    double lat_us[WEFT_PROTO_COUNT], step_us[WEFT_PROTO_COUNT], cta_gbps[WEFT_PROTO_COUNT],
+        eff[WEFT_PROTO_COUNT];
+} est_params;
+
+#define P1(f, name, help)     {name, offsetof(est_params, f), help},
+#define PP(f, p, name, help)  {name, offsetof(est_params, f) + (p) * sizeof(double), help},
+#define PROTO_ROWS(p, pn)                                                                          \
+    PP(lat_us, p, pn ".lat_us", "a message: from the end of its send to its data at the peer")      \
+    PP(step_us, p, pn ".step_us", "the fixed cost of one step on one slice")                        \
+    PP(cta_gbps, p, pn ".cta_gbps", "what one CTA moves per second")                                \
+    PP(eff, p, pn ".wire_eff", "the payload's share of what crosses the link")
+
+static const struct {
+    const char *name;
+    size_t off;
+    const char *help;
+} params[] = {
+    P1(launch_us, "launch_us", "from the call to the CTAs' start (kernel launch)")
+    P1(cta_us, "cta_us", "... and this more per CTA the launch starts on a rank")
+    P1(signal_us, "signal_us", "a dependency between tbs of a rank; a FIFO credit's return")
+    P1(link_gbps, "link_gbps", "one direction of one peer pair (0: no limit)")
+    P1(gpu_gbps, "gpu_gbps", "all of a rank's sends together: its ports, a switch (0: no limit)")
+    P1(max_ctas, "max_ctas", "CTAs per rank a launch may take (the runtime's groups)")
+    P1(slots, "slots", "messages a connection holds before its sender waits")
+    PROTO_ROWS(WEFT_PROTO_SIMPLE, "simple") PROTO_ROWS(WEFT_PROTO_LL, "ll")
+    PROTO_ROWS(WEFT_PROTO_LL128, "ll128")
+};
+#define NPARAMS (sizeof params / sizeof *params)
+
+static double *param(est_params *p, size_t i) {
+    return (double *)((char *)p + params[i].off);
+}
+
+static void to_params(const weft_sim_model *m, est_params *p) {
+    p->launch_us = (double)m->launch_ns / 1000, p->signal_us = (double)m->sig_ns / 1000;
+    p->cta_us = (double)m->cta_ns / 1000;
+    p->link_gbps = m->link_Bpns, p->gpu_gbps = m->gpu_Bpns, p->max_ctas = m->max_ctas, p->slots = m->slots;
+    for (int k = 0; k < WEFT_PROTO_COUNT; k++) {
+        p->lat_us[k] = m->proto[k].lat_ns / 1000, p->step_us[k] = m->proto[k].step_ns / 1000;
+        p->cta_gbps[k] = m->proto[k].cta_Bpns, p->eff[k] = m->proto[k].wire_eff;
+    }
+}
+
+static void from_params(const est_params *p, weft_sim_model *m) {
+    m->launch_ns = (int64_t)(p->launch_us * 1000 + 0.5);
+    m->sig_ns = (int64_t)(p->signal_us * 1000 + 0.5);
+    m->cta_ns = (int64_t)(p->cta_us * 1000 + 0.5);
+    m->link_Bpns = p->link_gbps, m->gpu_Bpns = p->gpu_gbps, m->max_ctas = (int32_t)p->max_ctas, m->slots = (int32_t)p->slots;
+    for (int k = 0; k < WEFT_PROTO_COUNT; k++)
+        m->proto[k] = (weft_sim_proto){p->lat_us[k] * 1000, p->step_us[k] * 1000, p->cta_gbps[k],
+                                       p->eff[k]};
+}
+
+static void estimate_usage(FILE *out) {
+    fprintf(out,
+            "usage: weft estimate FILE.xml|FILE.weft [-D NAME=VALUE]... [--sizes LIST]\n"
+            "                     [--type T] [--inplace] [--link-gbps G] [--set NAME=VALUE]...\n"
+            "                     [--path SIZE] [--svg OUT [--at SIZE]] [--model]\n\n"
+            "Estimates, without a GPU, how long one call of the schedule takes at each message\n"
+            "size: the interpreter's timing model (the one the trace tests use) runs every tb\n"
+            "slice by slice as the runtime cuts the call (slots, CTA groups), each step waiting\n"
+            "for its dependency, its message and its FIFO credit, then moving its bytes at its\n"
+            "protocol's rate per CTA and its share of the link. Prints per size the estimated\n"
+            "time, bus bandwidth, the cut (slices x CTAs per tb) and the critical path (steps on\n"
+            "the longest chain of waits, time moving data against time in messages and\n"
+            "signals). The defaults are calibrated on 2 GPUs over NVLink (docs/estimate.md says\n"
+            "against what, and how close they come).\n\n"
+            "options:\n"
+            "  -D NAME=VALUE     set a parameter of a .weft source; repeatable\n"
+            "  --sizes LIST      comma-separated sizes in bytes as nccl-tests prints them (K, M,\n"
+            "                    G: powers of 1024; default 8,32,128,...,128M: x4 from 8 B)\n"
+            "  --type T          element type (default float)\n"
+            "  --inplace         label the calls in-place (the same steps and bytes as\n"
+            "                    out-of-place: the model does not tell them apart)\n"
+            "  --link-gbps G     bandwidth of one direction of a peer pair (--set link_gbps=G)\n"
+            "  --set NAME=VALUE  a model parameter (--model lists them); repeatable\n"
+            "  --path SIZE       list the critical path's steps at SIZE\n"
+            "  --svg OUT         draw the timeline at the last size (or --at SIZE) into OUT\n"
+            "  --model           print the model's parameters and exit\n"
+            "  -h, --help        this text\n\n"
+            "Exit codes: 0 ok, 1 the input is wrong (or the model deadlocks), 2 usage error.\n");
+}
+
+static int parse_size(const char *s, unsigned long long *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return -1;
+    unsigned long long v = strtoull(s, &end, 10), mult = 1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1ull << 30, end++;
+    if (*end == 'B') end++;
+    if (*end != '\0' || v == 0 || v > (1ull << 40) / mult) return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static void size_str(unsigned long long b, char *buf, size_t n) {
+    if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+        snprintf(buf, n, "%llu GB", b >> 30);
+    else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+        snprintf(buf, n, "%llu MB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, n, "%llu KB", b >> 10);
+    else
+        snprintf(buf, n, "%llu B", b);
+}
+
+/* The count nccl-tests passes for a size: bytes / type size, / ranks for the collectives whose
+ * size is the whole buffer (allgather, reducescatter, alltoall). */
+static int64_t count_of(const weft_algo *a, unsigned long long bytes, int32_t esz) {
+    unsigned long long per = (unsigned long long)esz;
+    if (a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_REDUCESCATTER ||
+        a->coll == WEFT_COLL_ALLTOALL)
+        per *= (unsigned long long)a->ngpus;
+    int64_t c = (int64_t)(bytes / per);
+    return c < 1 ? 1 : c;
+}
+
+static const char *const why_names[] = {"start", "previous step", "dependency", "message",
+                                        "credit"};
+
+/* Time moving data on the path, and the rest (launch, messages, signals). */
+static void path_split(const weft_sim *s, const weft_sim_hop *p, size_t n, double *move_us) {
+    int64_t mv = 0;
+    for (size_t i = 0; i < n; i++) {
+        const weft_sim_exec *e = &s->tbs[p[i].tb].e[p[i].x];
+        mv += e->t1 - (e->t0 + e->dep + e->data + e->credit);
+    }
+    *move_us = (double)mv / 1000;
+}
+
+static void print_path(const weft_algo *a, const weft_sim *s, const weft_sim_hop *p, size_t n,
+                       int64_t t_start) {
+    printf("       start us  waited us     dur us  rank   tb  step  slice  type   released by\n");
+    for (size_t i = 0; i < n; i++) {
+        const weft_sim_tb *t = &s->tbs[p[i].tb];
+        const weft_sim_exec *e = &t->e[p[i].x];
+        const weft_step *xs = &a->gpus[t->rank].tbs[t->tb].steps[e->step];
+        int64_t w = e->dep + e->data + e->credit;
+        printf("  %13.3f %10.3f %10.3f  %4d %4d  %4d  %5d  %-5s  %s\n",
+               (double)(e->t0 + w - t_start) / 1000, (double)w / 1000,
+               (double)(e->t1 - e->t0 - w) / 1000, t->rank, t->tb, e->step, e->iter,
+               weft_step_name(xs->type), why_names[e->why]);
+    }
+}
+
+/* The timeline: a row per (rank, tb), a box per step execution (colour by what it does), the
+ * critical path outlined. */
+static int draw(const char *path, const weft_algo *a, const weft_sim *s, const weft_sim_hop *p,
+                size_t np, const char *title) {
+    const double left = 90, top = 40, row = 14, width = 1000;
+    double h = top + row * (double)s->ntbs + 40;
+    svg *g = svg_open(path, left + width + 20, h);
+    if (g == NULL) return -1;
+    double span = (double)(s->end - s->start);
+    if (span <= 0) span = 1;
+    svg_text(g, 10, 20, 13, "start", 0, "black", "%s", title);
+    for (size_t i = 0; i < s->ntbs; i++) {
+        const weft_sim_tb *t = &s->tbs[i];
+        double y = top + row * (double)i;
+        svg_text(g, left - 6, y + row - 4, 10, "end", 0, "black", "rank %d tb %d", t->rank, t->tb);
+        for (int32_t x = 0; x < t->n; x++) {
+            const weft_sim_exec *e = &t->e[x];
+            const weft_step *xs = &a->gpus[t->rank].tbs[t->tb].steps[e->step];
+            unsigned f = weft_step_flags(xs->type);
+            const char *fill = (f & WEFT_STEP_F_REDUCE) ? "#d62728"
+                               : (f & WEFT_STEP_F_RECV) ? "#2ca02c"
+                               : (f & WEFT_STEP_F_SEND) ? "#1f77b4"
+                                                        : "#7f7f7f";
+            double x0 = left + width * (double)(e->t0 - s->start) / span;
+            double xw = left + width * (double)(e->t1 - s->start) / span;
+            double xm = left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) /
+                                   span;
+            char tip[160];
+            snprintf(tip, sizeof tip, "rank %d tb %d step %d slice %d %s: %.3f-%.3f us, waited %.3f",
+                     t->rank, t->tb, e->step, e->iter, weft_step_name(xs->type),
+                     (double)(e->t0 - s->start) / 1000, (double)(e->t1 - s->start) / 1000,
+                     (double)(e->dep + e->data + e->credit) / 1000);
+            svg_group_begin(g, tip);
+            if (xm > x0) svg_rect(g, x0, y + 2, xm - x0, row - 4, "#dddddd", 1, NULL);
+            svg_rect(g, xm, y + 2, xw - xm > 0.5 ? xw - xm : 0.5, row - 4, fill, 0.85, NULL);
+            svg_group_end(g);
+        }
+    }
+    for (size_t i = 0; i < np; i++) {
+        const weft_sim_exec *e = &s->tbs[p[i].tb].e[p[i].x];
+        double y = top + row * (double)p[i].tb;
+        double x0 = left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) / span;
+        double x1 = left + width * (double)(e->t1 - s->start) / span;
+        svg_rect(g, x0, y + 1, x1 - x0 > 0.5 ? x1 - x0 : 0.5, row - 2, "none", 1, "black");
+    }
+    double yb = top + row * (double)s->ntbs + 14;
+    svg_line(g, left, yb - 10, left + width, yb - 10, "black", 1, NULL);
+    for (int k = 0; k <= 4; k++)
+        svg_text(g, left + width * k / 4, yb + 4, 10, "middle", 0, "black", "%.2f us",
+                 span / 1000 * k / 4);
+    svg_text(g, left + width, 20, 10, "end", 0, "black",
+             "blue send, green receive, red reduce, grey local; light grey: waiting; outlined: "
+             "critical path");
+    return svg_close(g);
+}
+
+int weft_cmd_estimate(int argc, char **argv) {
+    const char *file = NULL, *svg_out = NULL;
+    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
+    size_t ndef = 0, nsizes = 0;
+    unsigned long long sizes[64], at = 0, path_at = 0;
+    int rc = WEFT_EXIT_USAGE, dtype = WEFT_DTYPE_FLOAT, inplace = -1, show_model = 0, k;
+    weft_sim_model model;
+    est_params ep;
+    weft_diag *d = NULL;
+    weft_algo *a = NULL;
+    weft_sim_model_default(&model);
+    to_params(&model, &ep);
+    if (defines == NULL) return WEFT_EXIT_INPUT;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            estimate_usage(stdout);
+            rc = WEFT_EXIT_OK;
+            goto done;
+        } else if ((k = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
+            if (k < 0) {
+                fprintf(stderr, "weft estimate: -D needs NAME=VALUE\n");
+                goto done;
+            }
+        } else if (strcmp(o, "--inplace") == 0) {
+            inplace = 1;
+        } else if (strcmp(o, "--model") == 0) {
+            show_model = 1;
+        } else if (o[0] == '-' && o[1] != '\0' && v == NULL) {
+            fprintf(stderr, "weft estimate: %s needs a value\n", o);
+            goto done;
+        } else if (strcmp(o, "--sizes") == 0) {
+            char *list = strdup(argv[++i]), *save = NULL;
+            nsizes = 0;
+            for (char *t = list ? strtok_r(list, ",", &save) : NULL; t;
+                 t = strtok_r(NULL, ",", &save)) {
+                if (nsizes == sizeof sizes / sizeof *sizes || parse_size(t, &sizes[nsizes]) != 0) {
+                    fprintf(stderr, "weft estimate: bad size '%s' (or more than 64)\n", t);
+                    free(list);
+                    goto done;
+                }
+                nsizes++;
+            }
+            free(list);
+        } else if (strcmp(o, "--at") == 0 || strcmp(o, "--path") == 0) {
+            if (parse_size(argv[++i], o[2] == 'a' ? &at : &path_at) != 0) {
+                fprintf(stderr, "weft estimate: bad size '%s'\n", argv[i]);
+                goto done;
+            }
+        } else if (strcmp(o, "--svg") == 0) {
+            svg_out = argv[++i];
+        } else if (strcmp(o, "--type") == 0) {
+            if ((dtype = weft_dtype_from_name(argv[++i])) < 0) {
+                fprintf(stderr, "weft estimate: unknown type '%s'\n", argv[i]);
+                goto done;
+            }
+        } else if (strcmp(o, "--set") == 0 || strcmp(o, "--link-gbps") == 0) {
+            char name[64] = "link_gbps";
+            const char *val = argv[++i];
+            if (o[2] == 's') {
+                const char *eq = strchr(val, '=');
+                if (eq == NULL || (size_t)(eq - val) >= sizeof name) {
+                    fprintf(stderr, "weft estimate: --set wants NAME=VALUE, not '%s'\n", val);
+                    goto done;
+                }
+                snprintf(name, sizeof name, "%.*s", (int)(eq - val), val);
+                val = eq + 1;
+            }
+            size_t p = 0;
+            while (p < NPARAMS && strcmp(params[p].name, name) != 0)
+                p++;
+            char *end;
+            errno = 0;
+            double x = strtod(val, &end);
+            if (p == NPARAMS) {
+                fprintf(stderr, "weft estimate: no model parameter '%s' (weft estimate --model "
+                                "lists them)\n", name);
+                goto done;
+            }
+            if (end == val || *end != '\0' || errno || !(x >= 0) || x > 1e9) {
+                fprintf(stderr, "weft estimate: %s wants a number >= 0, not '%s'\n", name, val);
+                goto done;
+            }
+            *param(&ep, p) = x;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            fprintf(stderr, "weft estimate: unknown option '%s'\n", o);
+            estimate_usage(stderr);
+            goto done;
+        } else if (file) {
+            fprintf(stderr, "weft estimate: one file at a time ('%s' and '%s')\n", file, o);
+            goto done;
+        } else {
+            file = o;
+        }
+    }
+    if (ep.slots < 1 || ep.max_ctas < 1) {
+        fprintf(stderr, "weft estimate: slots and max_ctas must be at least 1\n");
+        goto done;
+    }
+    for (int p = 0; p < WEFT_PROTO_COUNT; p++)
+        if (ep.cta_gbps[p] <= 0 || ep.eff[p] <= 0 || ep.eff[p] > 1) {
+            fprintf(stderr, "weft estimate: %s: cta_gbps must be > 0 and wire_eff in (0, 1] (not %g, "
+                    "%g)\n", weft_proto_name((weft_proto)p), ep.cta_gbps[p], ep.eff[p]);
+            goto done;
+        }
+    if (show_model) {
+        for (size_t p = 0; p < NPARAMS; p++)
+            printf("%-16s %10g  %s\n", params[p].name, *param(&ep, p), params[p].help);
+        rc = WEFT_EXIT_OK;
+        goto done;
+    }
+    if (file == NULL) {
+        fprintf(stderr, "weft estimate: no input file\n");
+        estimate_usage(stderr);
+        goto done;
+    }
+    if (nsizes == 0)
+        for (unsigned long long b = 8; b <= (128ull << 20); b *= 4)
+            sizes[nsizes++] = b;
+    if (at == 0) at = sizes[nsizes - 1];
+    for (size_t i = 0, at_ok = 0, path_ok = path_at == 0; i <= nsizes; i++) {
+        if (i == nsizes) {
+            if (at_ok && path_ok) break;
+            fprintf(stderr, "weft estimate: --%s size is not one of --sizes\n",
+                    path_ok ? "at" : "path");
+            goto done;
+        }
+        at_ok |= sizes[i] == at;
+        path_ok |= sizes[i] == path_at;
+    }
+    from_params(&ep, &model);
+    model.dtype = dtype;
+    rc = WEFT_EXIT_INPUT;
+    d = weft_diag_new();
+    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_result r = d ? weft_cc_load_file(file, &co, &a, d) : WEFT_ERR_NOMEM;
+    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+    weft_diag_clear(d);
+    if (r != WEFT_OK) {
+        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft estimate: %s: %s\n", file, weft_result_str(r));
+        goto done;
+    }
+    if (inplace < 0) inplace = !a->outofplace;
+    if (inplace && !a->inplace) {
+        fprintf(stderr, "weft estimate: %s declares no in-place calls\n", file);
+        goto done;
+    }
+    int32_t esz = weft_dtype_size((weft_dtype)dtype);
+    int maxtbs = 0;
+    for (int q = 0; q < a->ngpus; q++)
+        if (a->gpus[q].ntbs > maxtbs) maxtbs = a->gpus[q].ntbs;
+    printf("%s (%s): %s on %d ranks, %s, %d tbs per rank at most, %s, %s\n", a->name, file,
+           weft_coll_name(a->coll), a->ngpus, weft_proto_name(a->proto), maxtbs,
+           inplace ? "in-place" : "out-of-place", weft_dtype_name((weft_dtype)dtype));
+    const weft_sim_proto *pr = &model.proto[a->proto];
+    printf("model: launch %.2f us, link %g GB/s per direction, %s: message %.2f us, step %.2f us, "
+           "%g GB/s per CTA, wire %.0f%% (weft estimate --model; docs/estimate.md)\n",
+           ep.launch_us, ep.link_gbps, weft_proto_name(a->proto), pr->lat_ns / 1000,
+           pr->step_ns / 1000, pr->cta_Bpns, pr->wire_eff * 100);
+    printf("%10s %12s %12s %14s   %s\n", "size", "est us", "busbw GB/s", "slices x CTAs",
+           "critical path");
+    int drew = svg_out == NULL, listed = path_at == 0;
+    for (size_t i = 0; i < nsizes; i++) {
+        char sz[32];
+        size_str(sizes[i], sz, sizeof sz);
+        model.count = count_of(a, sizes[i], esz);
+        weft_sim s;
+        weft_sim_hop *p = NULL;
+        size_t np = 0;
+        r = weft_sim_run(a, &model, 0, &s, d);
+        /* both buffer modes run the same steps over the same bytes: one model for either */
+        if (r == WEFT_OK) r = weft_sim_critical_path(&s, &p, &np);
+        if (r != WEFT_OK) {
+            weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+            if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft estimate: %s\n", weft_result_str(r));
+            weft_sim_free(&s);
+            goto done;
+        }
+        double us = (double)(s.end - s.start) / 1000, move;
+        path_split(&s, p, np, &move);
+        double busbw = (double)sizes[i] / (us * 1000) * weft_coll_busbw_factor(a->coll, a->ngpus);
+        char cut[32];
+        snprintf(cut, sizeof cut, "%d x %d", s.niter, s.group);
+        printf("%10s %12.2f %12.2f %14s   %zu steps: %.2f us moving data, %.2f us launch, "
+               "messages and signals\n",
+               sz, us, busbw, cut, np, move, us - move);
+        if (!listed && sizes[i] == path_at) {
+            print_path(a, &s, p, np, s.start);
+            listed = 1;
+        }
+        if (!drew && sizes[i] == at) {
+            char title[256];
+            snprintf(title, sizeof title, "%s: %s on %d ranks, %s, modelled %.2f us", a->name, sz,
+                     a->ngpus, weft_proto_name(a->proto), us);
+            if (draw(svg_out, a, &s, p, np, title) != 0) {
+                fprintf(stderr, "weft estimate: %s: %s\n", svg_out, strerror(errno));
+                free(p);
+                weft_sim_free(&s);
+                goto done;
+            }
+            drew = 1;
+        }
+        free(p);
+        weft_sim_free(&s);
+    }
+    rc = WEFT_EXIT_OK;
+done:
+    weft_algo_free(a);
+    weft_diag_free(d);
+    free(defines);
+    return rc;
+}

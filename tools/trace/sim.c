@@ -1,0 +1,332 @@
+/* sim.c — the timing model of the interpreter (sim.h): each tb walks its steps slice by slice; a
+ * step waits for its dependency, its message and its FIFO credit, then moves its bytes. */
+#include "sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void weft_sim_model_default(weft_sim_model *m) {
+    memset(m, 0, sizeof *m);
+    m->count = 1 << 20;
+    m->dtype = WEFT_DTYPE_FLOAT;
+    m->slots = 8;
+    m->late_rank = -1;
+    /* Calibrated against the 2-GPU measurements of docs/estimate.md (the library's allreduce
+     * files on NVLink, 8 B - 512 MB); each figure's source is there. */
+    m->launch_ns = 3540;
+    m->cta_ns = 27;
+    m->sig_ns = 450;
+    m->tb_stagger_ns = 0;
+    m->step_gap_ns = 0;
+    m->link_Bpns = 336;
+    m->gpu_Bpns = 336; /* 2 GPUs: one peer, the ports are the link */
+    m->max_ctas = 128;
+    m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 36.4, 1.0};
+    m->proto[WEFT_PROTO_LL] = (weft_sim_proto){1210, 600, 11.25, 0.5};
+    m->proto[WEFT_PROTO_LL128] = m->proto[WEFT_PROTO_LL]; /* the runtime runs LL128 as LL */
+}
+
+/* A step as the model walks it: its XML step with its dependency resolved. */
+typedef struct sstep {
+    int32_t type, srcbuf, srcoff, dstbuf, dstoff, cnt;
+    int32_t dep_tb;     /* tb of the rank it waits for, -1: none */
+    int64_t dep_stride; /* that tb's steps per slice */
+    int64_t dep_target; /* progress it waits for within a slice */
+    int64_t post;       /* progress it posts within a slice (0: none) */
+} sstep;
+
+/* The elements of chunk x the slice [e0, e0 + E) holds (a scratch chunk is always whole). */
+static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, int32_t x,
+                     int64_t e0, int64_t E) {
+    if (buf == WEFT_BUF_SCRATCH) return E;
+    int64_t v = weft_chunk_valid(count, weft_algo_chunks_per_seg(a), C, x) - e0;
+    return v < 0 ? 0 : v < E ? v : E;
+}
+
+/* The runtime's cut of a call (runtime/plan.c, weft_call_geometry): slices of a FIFO slot's data
+ * (LL carries 8 data bytes per 16), not below 16 KB per chunk when that leaves a tb's CTAs idle;
+ * a tb runs on up to max_ctas / tbs CTAs (at most 32), each taking every K-th slice. The model
+ * runs a tb's K slices at once: *niter rounds of *slice elements, K x one CTA's bandwidth. */
+static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, int32_t *niter,
+                        int64_t *slice, int32_t *group) {
+    int32_t esz = weft_dtype_size((weft_dtype)m->dtype);
+    int32_t ke = weft_coll_reduces(a->coll) ? esz : 1, maxcnt = 1, maxtbs = 1;
+    for (int r = 0; r < a->ngpus; r++) {
+        if (a->gpus[r].ntbs > maxtbs) maxtbs = a->gpus[r].ntbs;
+        for (int b = 0; b < a->gpus[r].ntbs; b++)
+            for (int s = 0; s < a->gpus[r].tbs[b].nsteps; s++)
+                if (a->gpus[r].tbs[b].steps[s].cnt > maxcnt)
+                    maxcnt = a->gpus[r].tbs[b].steps[s].cnt;
+    }
+    int32_t max_ctas = m->max_ctas > 0 ? m->max_ctas : 128;
+    int64_t kmax = max_ctas / maxtbs;
+    kmax = kmax > 32 ? 32 : kmax < 1 ? 1 : kmax;
+    int64_t Cb = C * esz / ke; /* the chunk in units of ke bytes */
+    int64_t V = 16 / ke;
+    int64_t data = a->proto == WEFT_PROTO_SIMPLE ? 128 << 10 : 16 << 10;
+    int64_t emax = data / ((int64_t)maxcnt * ke);
+    emax -= emax % V;
+    if (emax < V) emax = V;
+    int64_t cv = (Cb + V - 1) / V * V;
+    int64_t E = cv < emax ? cv : emax;
+    int64_t minE = (16 << 10) / ke;
+    minE = minE < V ? V : minE - minE % V;
+    int64_t per = (Cb + kmax - 1) / kmax;
+    per = (per + V - 1) / V * V;
+    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
+    int64_t n = (Cb + E - 1) / E;
+    int64_t K = n < kmax ? n : kmax;
+    *group = (int32_t)K;
+    *niter = (int32_t)((n + K - 1) / K);
+    *slice = K * E * ke / esz;
+    if (*slice < 1) *slice = 1;
+}
+
+void weft_sim_free(weft_sim *s) {
+    if (s == NULL) return;
+    for (size_t i = 0; i < s->ntbs; i++)
+        free(s->tbs[i].e);
+    free(s->tbs);
+    memset(s, 0, sizeof *s);
+}
+
+/* The tb of rank r with index b in s, or NULL (tbs are rank-major: first[r] is rank r's first). */
+static weft_sim_tb *tb_of(weft_sim *s, const size_t *first, int32_t r, int32_t b) {
+    size_t i = first[r] + (size_t)b;
+    return i < first[r + 1] ? &s->tbs[i] : NULL;
+}
+
+weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start,
+                         weft_sim *out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    int nr = a ? a->ngpus : 0;
+    size_t *first = NULL;
+    int32_t *next = NULL;
+    int64_t *sends = NULL, *recvs = NULL;
+    sstep **steps = NULL;
+    double *bw_send = NULL, *bw_local = NULL;
+    if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1) return WEFT_ERR_USAGE;
+    memset(out, 0, sizeof *out);
+    int32_t k = weft_algo_chunks_per_seg(a), esz = weft_dtype_size((weft_dtype)m->dtype);
+    if (esz <= 0) return WEFT_ERR_USAGE;
+    int64_t C = weft_chunk_elems(m->count, k), E;
+    int32_t niter, group = 1;
+    if (m->niter > 0) {
+        niter = m->niter;
+        E = (C + niter - 1) / niter;
+    } else {
+        runtime_cut(a, m, C, &niter, &E, &group);
+    }
+    out->chunk_elems = C, out->slice_elems = E, out->niter = niter, out->group = group;
+    out->elem_bytes = esz;
+    out->start = start;
+    first = calloc((size_t)nr + 1, sizeof *first);
+    WEFT_CHECK_ALLOC(first);
+    for (int r = 0; r < nr; r++)
+        first[r + 1] = first[r] + (size_t)a->gpus[r].ntbs;
+    size_t ntr = first[nr];
+    out->tbs = calloc(ntr + 1, sizeof *out->tbs);
+    next = calloc(ntr + 1, sizeof *next);
+    sends = calloc(ntr + 1, sizeof *sends);
+    recvs = calloc(ntr + 1, sizeof *recvs);
+    steps = calloc(ntr + 1, sizeof *steps);
+    bw_send = calloc(ntr + 1, sizeof *bw_send);
+    bw_local = calloc(ntr + 1, sizeof *bw_local);
+    WEFT_CHECK_ALLOC(out->tbs);
+    WEFT_CHECK_ALLOC(next);
+    WEFT_CHECK_ALLOC(sends);
+    WEFT_CHECK_ALLOC(recvs);
+    WEFT_CHECK_ALLOC(steps);
+    WEFT_CHECK_ALLOC(bw_send);
+    WEFT_CHECK_ALLOC(bw_local);
+    out->ntbs = ntr;
+    const weft_sim_proto *pr = &m->proto[a->proto];
+    for (int r = 0; r < nr; r++) {
+        const weft_gpu *g = &a->gpus[r];
+        int64_t ctas = (int64_t)g->ntbs * group; /* what this rank's launch starts */
+        for (int b = 0; b < g->ntbs; b++) {
+            size_t q = first[r] + (size_t)b;
+            const weft_tb *x = &g->tbs[b];
+            steps[q] = calloc((size_t)x->nsteps + 1, sizeof **steps);
+            WEFT_CHECK_ALLOC(steps[q]);
+            for (int st = 0; st < x->nsteps; st++) {
+                const weft_step *xs = &x->steps[st];
+                steps[q][st] = (sstep){xs->type,
+                                       xs->srcbuf,
+                                       xs->srcoff,
+                                       xs->dstbuf,
+                                       xs->dstoff,
+                                       xs->cnt,
+                                       xs->depid,
+                                       xs->depid >= 0 ? g->tbs[xs->depid].nsteps : 0,
+                                       xs->depid >= 0 ? xs->deps + 1 : 0,
+                                       xs->hasdep ? st + 1 : 0};
+            }
+            weft_sim_tb *t = &out->tbs[q];
+            t->rank = r, t->tb = b;
+            t->n = niter * x->nsteps;
+            t->e = calloc((size_t)t->n + 1, sizeof *t->e);
+            WEFT_CHECK_ALLOC(t->e);
+            t->free_at = start + m->launch_ns + ctas * m->cta_ns + b * m->tb_stagger_ns +
+                         (r == m->late_rank ? m->late_ns : 0);
+            t->begin = t->free_at;
+            /* a tb's CTAs share the link to its peer with the other tbs sending there */
+            int nlink = 0, nsend = 0;
+            for (int o = 0; o < g->ntbs; o++) {
+                nlink += g->tbs[o].send >= 0 && g->tbs[o].send == x->send;
+                nsend += g->tbs[o].send >= 0;
+            }
+            double cta = pr->cta_Bpns * group, bw = cta;
+            double link = m->link_Bpns * pr->wire_eff / (nlink ? nlink : 1);
+            double port = m->gpu_Bpns * pr->wire_eff / (nsend ? nsend : 1);
+            if (m->link_Bpns > 0 && link < bw) bw = link;
+            if (m->gpu_Bpns > 0 && port < bw) bw = port;
+            bw_local[q] = cta;
+            bw_send[q] = bw;
+        }
+    }
+    /* Place executions until every one is placed; a pass that places nothing is a deadlock. */
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (size_t i = 0; i < ntr; i++) {
+            weft_sim_tb *t = &out->tbs[i];
+            const weft_tb *tb = &a->gpus[t->rank].tbs[t->tb];
+            while (next[i] < t->n) {
+                int it = next[i] / tb->nsteps, s = next[i] % tb->nsteps;
+                const sstep *st = &steps[i][s];
+                unsigned f = weft_step_flags((weft_step_type)st->type);
+                int64_t dep_at = 0, data_at = 0, credit_at = 0;
+                int32_t dep_from = -1, dep_x = -1, data_from = -1, data_x = -1;
+                int32_t credit_from = -1, credit_x = -1;
+                int ok = 1;
+                if (st->dep_tb >= 0) {
+                    int64_t want = (int64_t)it * st->dep_stride + st->dep_target;
+                    weft_sim_tb *o = tb_of(out, first, t->rank, st->dep_tb);
+                    size_t oi = o ? (size_t)(o - out->tbs) : 0;
+                    ok = 0;
+                    for (int j = 0; o && j < next[oi]; j++)
+                        if (o->e[j].post >= want) {
+                            dep_at = o->e[j].t1 + m->sig_ns, ok = 1;
+                            dep_from = (int32_t)oi, dep_x = j;
+                            break;
+                        }
+                }
+                if (ok && (f & WEFT_STEP_F_RECV)) {
+                    ok = 0;
+                    for (size_t j = 0; j < ntr && !ok; j++) {
+                        const weft_sim_tb *o = &out->tbs[j];
+                        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
+                        if (o->rank != tb->recv || ob->send != t->rank || ob->chan != tb->chan)
+                            continue;
+                        for (int x = 0; x < next[j]; x++)
+                            if (o->e[x].smsg == recvs[i]) {
+                                data_at = o->e[x].t1 + (int64_t)pr->lat_ns, ok = 1;
+                                data_from = (int32_t)j, data_x = x;
+                                break;
+                            }
+                    }
+                }
+                if (ok && (f & WEFT_STEP_F_SEND) && sends[i] >= m->slots) {
+                    ok = 0;
+                    for (size_t j = 0; j < ntr && !ok; j++) {
+                        const weft_sim_tb *o = &out->tbs[j];
+                        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
+                        if (o->rank != tb->send || ob->recv != t->rank || ob->chan != tb->chan)
+                            continue;
+                        for (int x = 0; x < next[j]; x++)
+                            if (o->e[x].rmsg == sends[i] - m->slots) {
+                                credit_at = o->e[x].t1 + m->sig_ns, ok = 1;
+                                credit_from = (int32_t)j, credit_x = x;
+                                break;
+                            }
+                    }
+                }
+                if (!ok) break;
+                weft_sim_exec *e = &t->e[next[i]];
+                int64_t e0 = (int64_t)it * E, en = C - e0 < E ? C - e0 : E, bytes = 0;
+                for (int j = 0; j < st->cnt; j++) {
+                    int32_t buf = (f & WEFT_STEP_F_WRITE) ? st->dstbuf : st->srcbuf;
+                    int32_t off = (f & WEFT_STEP_F_WRITE) ? st->dstoff : st->srcoff;
+                    bytes += valid(a, m->count, C, buf, off + j, e0, en) * esz;
+                }
+                int64_t t0 = t->free_at, c = t0;
+                int64_t wd = dep_at > c ? dep_at - c : 0;
+                c += wd;
+                int64_t wr = data_at > c ? data_at - c : 0;
+                c += wr;
+                int64_t wc = credit_at > c ? credit_at - c : 0;
+                c += wc;
+                double bw = (f & WEFT_STEP_F_SEND) ? bw_send[i] : bw_local[i];
+                int64_t t1 = c + (int64_t)pr->step_ns + (int64_t)((double)bytes / bw);
+                *e = (weft_sim_exec){s, it, t0, t1, wd, wr, wc, bytes,
+                                     st->post ? (int64_t)it * tb->nsteps + st->post : -1,
+                                     (f & WEFT_STEP_F_SEND) ? sends[i]++ : -1,
+                                     (f & WEFT_STEP_F_RECV) ? recvs[i]++ : -1,
+                                     next[i] ? WEFT_SIM_PROGRAM : WEFT_SIM_START,
+                                     next[i] ? (int32_t)i : -1, next[i] - 1};
+                /* released by the last wait that held it, else by its tb's previous step */
+                if (wc > 0)
+                    e->why = WEFT_SIM_CREDIT, e->from_tb = credit_from, e->from_x = credit_x;
+                else if (wr > 0)
+                    e->why = WEFT_SIM_DATA, e->from_tb = data_from, e->from_x = data_x;
+                else if (wd > 0)
+                    e->why = WEFT_SIM_DEP, e->from_tb = dep_from, e->from_x = dep_x;
+                t->free_at = t1 + m->step_gap_ns;
+                if (t1 > out->end) out->end = t1;
+                next[i]++;
+                progress = 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < ntr; i++)
+        if (next[i] < out->tbs[i].n) {
+            weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                          "rank %d tb %d: the model deadlocks at step %d of slice %d",
+                          out->tbs[i].rank, out->tbs[i].tb,
+                          next[i] % a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps,
+                          next[i] / a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps);
+            res = WEFT_ERR_INPUT;
+        }
+fail:
+    for (size_t i = 0; steps && i < out->ntbs; i++)
+        free(steps[i]);
+    free(steps);
+    free(first);
+    free(next);
+    free(sends);
+    free(recvs);
+    free(bw_send);
+    free(bw_local);
+    if (res != WEFT_OK && res != WEFT_ERR_INPUT) weft_sim_free(out);
+    return res;
+}
+
+weft_result weft_sim_critical_path(const weft_sim *s, weft_sim_hop **path, size_t *n) {
+    weft_result res = WEFT_OK;
+    size_t cap = 0, len = 0;
+    weft_sim_hop *p = NULL, cur = {-1, -1};
+    *path = NULL;
+    *n = 0;
+    for (size_t i = 0; i < s->ntbs; i++)
+        for (int32_t x = 0; x < s->tbs[i].n; x++)
+            if (cur.tb < 0 || s->tbs[i].e[x].t1 > s->tbs[cur.tb].e[cur.x].t1)
+                cur = (weft_sim_hop){(int32_t)i, x};
+    /* each release points at an execution that ended earlier: the walk ends at the start */
+    while (cur.tb >= 0) {
+        if (weft_grow((void **)&p, &cap, len, sizeof *p) != 0) WEFT_FAIL(WEFT_ERR_NOMEM);
+        p[len++] = cur;
+        const weft_sim_exec *e = &s->tbs[cur.tb].e[cur.x];
+        cur = (weft_sim_hop){e->from_tb, e->from_x};
+    }
+    for (size_t i = 0; i < len / 2; i++) {
+        weft_sim_hop t = p[i];
+        p[i] = p[len - 1 - i];
+        p[len - 1 - i] = t;
+    }
+    *path = p;
+    *n = len;
+    p = NULL;
+fail:
+    free(p);
+    return res;
+}
