@@ -30,6 +30,7 @@ run() {
   run "$a/allreduce_direct_ll.weft" --sizes 8,1M --path 4K
   run "$a/allreduce_direct_ll.weft" --sizes 0
   run "$a/allreduce_ring.weft" -D N=4
+  run tests/verify/bad/deadlock-cycle.xml --sizes 8
   run
 } >"$tmp/out"
 fail=0

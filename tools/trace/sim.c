@@ -281,10 +281,12 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     for (size_t i = 0; i < ntr; i++)
         if (next[i] < out->tbs[i].n) {
             weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
-                          "rank %d tb %d: the model deadlocks at step %d of slice %d",
+                          "rank %d tb %d step %d: the model deadlocks there on slice %d (with %d "
+                          "messages per connection; weft verify says why)",
                           out->tbs[i].rank, out->tbs[i].tb,
                           next[i] % a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps,
-                          next[i] / a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps);
+                          next[i] / a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps,
+                          m->slots);
             res = WEFT_ERR_INPUT;
         }
 fail:
