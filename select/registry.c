@@ -753,6 +753,13 @@ fail:
     return res;
 }
 
+size_t weft_registry_shape_sections(const weft_registry *r, int nranks) {
+    size_t n = 0;
+    for (size_t i = 0; r && r->table && i < r->table->nsecs; i++)
+        n += r->table->secs[i].ranks == nranks && r->table->secs[i].gpn == table_shape(r, nranks);
+    return n;
+}
+
 weft_result weft_registry_set_table(weft_registry *r, weft_tune_table *t, weft_diag *d) {
     if (r == NULL) {
         weft_tune_table_free(t);
@@ -872,8 +879,10 @@ static weft_result for_shape(const weft_registry *base, int nranks, int gpn,
         free(extra);
         extra = NULL;
     }
-    /* sources whose defaults rule them out, built when the defines given concern them */
-    for (size_t i = 0; i < base->nsrcs && ndefines > 0; i++) {
+    /* sources whose defaults rule them out, built when the defines given concern them, and
+     * across nodes the files written for several nodes, with G (their defaults are one node
+     * shape: the shape of this registry may be one their requires allow) */
+    for (size_t i = 0; i < base->nsrcs && (ndefines > 0 || nodes); i++) {
         if (nodes && !(base->srcs[i].params & PARAM_G)) continue;
         extra = shape_defines(base->srcs[i].declared, base->srcs[i].params, gpn, defines, ndefines);
         WEFT_CHECK_ALLOC(extra);

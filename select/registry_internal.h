@@ -95,6 +95,17 @@ typedef struct weft_select_expl {
 int weft_registry_select_explain(const weft_registry *r, const weft_call *c,
                                  const unsigned char *usable, weft_select_expl *e);
 
+/* The default policy across nodes, said by `weft select -v` and libweft_nccl.so's INFO log for a
+ * node shape that no tuning table section covers. */
+#define WEFT_SELECT_POLICY_NODES                                                                   \
+    "no tuning table section for this node shape: each algorithm serves only its own size range "  \
+    "(the library's files for several nodes are built only for node shapes, and sized only for "   \
+    "message sizes, measured faster than NCCL) and NCCL serves every other call; where several "   \
+    "fit, the one sending the fewest bytes across the network serves (weft tune under this "       \
+    "launch measures the node shape: docs/tune.md)"
+/* How many of r's tuning table sections answer calls of nranks ranks in r's node shape. */
+size_t weft_registry_shape_sections(const weft_registry *r, int nranks);
+
 /* The reason weft_registry_select gives when a tuning table says NCCL. */
 #define WEFT_SELECT_WHY_TABLE_NCCL                                                                 \
     "the tuning table gives this size to NCCL (weft was not faster by more than the noise)"

@@ -287,6 +287,15 @@ static const weft_registry *registry_for(int nranks, int gpn) {
         else
             snprintf(what, sizeof what, "for %d ranks: ", nranks);
         log_algos(r, what);
+        /* across nodes, which policy decides: a table measured on this node shape, or the
+         * default (the files' own ranges, NCCL the rest) */
+        size_t ns = gpn < nranks ? weft_registry_shape_sections(r, nranks) : 0;
+        if (gpn < nranks && ns > 0)
+            WEFT_INFO("%sthe tuning table's %zu sections for this node shape decide the calls they "
+                      "cover",
+                      what, ns);
+        else if (gpn < nranks)
+            WEFT_INFO("%s" WEFT_SELECT_POLICY_NODES, what);
         if (weft_registry_size(r) == 0) {
             weft_registry_free(r);
             r = NULL;

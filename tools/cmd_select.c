@@ -197,9 +197,7 @@ static void reasons(const weft_registry *r, const weft_call *c, const weft_selec
         printf("  why: %s\n", weft_select_basis_str(e->basis));
     }
     if (e->gpus_per_node < c->nranks && e->section == NULL)
-        printf("  across nodes: no tuning table section for %d nodes of %d GPU%s: each algorithm "
-               "serves only its own size range, NCCL every other size (weft tune under this "
-               "launch measures this node shape: docs/tune.md)\n",
+        printf("  policy across nodes (%d nodes of %d GPU%s): " WEFT_SELECT_POLICY_NODES "\n",
                c->nranks / e->gpus_per_node, e->gpus_per_node, e->gpus_per_node == 1 ? "" : "s");
 }
 

@@ -19,7 +19,7 @@ for f in "$root"/algorithms/*.weft; do
     if grep -q '^param G\b' "$f"; then
         for g in 2 4 8; do
             for nodes in 2 3 4; do
-                case "$shapes" in *" N=$((g * nodes)),G=$g "*) continue 2 ;; esac
+                case "$shapes" in *" N=$((g * nodes)),G=$g "* | *" N=$((g * nodes)),G=$g,"*) continue 2 ;; esac
             done
             complain "$f" "no test shape with G=$g and 2 to 4 nodes"
         done

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # run_defaults.sh — the library as the runtime loads it (a WEFT_ALGO_DIR pointing at algorithms/):
 # every file compiles and verifies with its defaults alone, or is refused by its own `require`
-# lines (files that NCCL out-serves by default on more than 2 GPUs, until -D SERVE=1), and for
-# every rank count N = 1..17 (1..9 under the sanitizers) it either compiles to a verified schedule
-# or is refused only by its `require` lines (which the registry reports as "no instance for N=..."
-# at INFO, instead of a broken file).
+# lines (files that NCCL out-serves by default on more than 2 GPUs or across nodes, until -D
+# SERVE=1), and for every rank count N = 1..17 (1..9 under the sanitizers) it either compiles to
+# a verified schedule or is refused only by its `require` lines (which the registry reports as
+# "no instance for N=..." at INFO, instead of a broken file).
 set -uo pipefail
 weft=$1
 root=$2
@@ -16,8 +16,8 @@ maxn=17
 for f in "$root"/algorithms/*.weft; do
     name=$(basename "$f" .weft)
     rm -f "$tmp/d.xml"
-    if ! "$weft" compile "$f" -o "$tmp/d.xml" 2>"$tmp/err" && grep -q '^require N == 2 || SERVE == 1' "$f"; then
-        grep -q "error: requirement failed: on 3 or more GPUs NCCL serves" "$tmp/err" ||
+    if ! "$weft" compile "$f" -o "$tmp/d.xml" 2>"$tmp/err" && grep -q '^require .*SERVE == 1' "$f"; then
+        grep -Eq "error: requirement failed: (on 3 or more GPUs|across nodes) NCCL serves" "$tmp/err" ||
             { echo "$name: refused with its defaults other than by its SERVE require:"; cat "$tmp/err"; bad=1; }
     elif ! [ -s "$tmp/d.xml" ] || ! "$weft" verify "$tmp/d.xml" >"$tmp/v" 2>&1; then
         echo "$name: does not compile and verify with its defaults:"

@@ -39,9 +39,11 @@ trap 'rm -f "$out"' EXIT
   lib allreduce --ranks 8 --gpus-per-node 8 --bytes 16
   lib allreduce --ranks 12 --gpus-per-node 8
   # several algorithms fit one call (issue 28): a one-node all-pairs XML for 4 ranks comes first
-  # by name, the two-level file sends fewer bytes across the network and serves; -v says why
+  # by name, the two-level file sends fewer bytes across the network and serves where its own
+  # range (128 KB .. 32 MB) fits; -v says why
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --gpus-per-node 2 --bytes 1M --both
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --gpus-per-node 2 --bytes 8
+  run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --gpus-per-node 2 --bytes 64M
   run -v -d nodes:../../algorithms/allreduce_hierarchical.weft allreduce --ranks 4 --bytes 1M
   # why each file does or does not serve (-v), and the count of files ruled out without it
   lib allreduce --ranks 4 --bytes 1M
@@ -51,6 +53,17 @@ trap 'rm -f "$out"' EXIT
   lib broadcast --ranks 4 --root 2 --bytes 64K -v
   run -d algos broadcast --root 1 --bytes 1K -v
   run -d algos allreduce --bytes 4M --inplace -v
+  # the library's policy across nodes, per node shape (issue 28): 2 x 2 measured (allreduce
+  # 128 KB .. 32 MB), 2 x 1 and 2 x 4 not: NCCL serves them
+  lib -v allreduce --ranks 4 --gpus-per-node 2 --bytes 64K
+  lib -v allreduce --ranks 4 --gpus-per-node 2 --bytes 128K --both
+  lib -v allreduce --ranks 4 --gpus-per-node 2 --bytes 32M
+  lib -v allreduce --ranks 4 --gpus-per-node 2 --bytes 64M
+  lib -v alltoall --ranks 4 --gpus-per-node 2 --bytes 1M
+  lib -v allreduce --ranks 2 --gpus-per-node 1 --bytes 1M
+  lib -v alltoall --ranks 2 --gpus-per-node 1 --bytes 1M
+  lib -v allreduce --ranks 8 --gpus-per-node 4 --bytes 1M
+  lib -v alltoall --ranks 8 --gpus-per-node 4 --bytes 1M
 } > "$out"
 if [ "${1:-}" = "--print" ]; then cat "$out"; exit 0; fi
 diff -u select.golden "$out"

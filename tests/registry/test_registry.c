@@ -439,40 +439,61 @@ static void test_for_nodes(void) {
     weft_diag *d = weft_diag_new();
     weft_registry *base = NULL, *r = NULL;
     CHECK(weft_registry_new(&base) == WEFT_OK && weft_registry_load(base, list, d) == WEFT_OK);
-    CHECK(weft_registry_size(base) == 3);
+    /* the two-level file's defaults (16 ranks in nodes of 8) are a shape NCCL serves by default:
+     * it is kept as a source, built for the node shapes its requires allow */
+    CHECK(weft_registry_size(base) == 2);
     CHECK(weft_registry_gpus_per_node(base) == 0 && weft_registry_phases(base, 0) == NULL);
-    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 20, 1, 0, 8, 0, 0};
+    weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1 << 18, 1, 0, 4, 0, 0};
 
-    /* 2 nodes of 4: only the two-level source, in 3 GPU phases */
+    /* 2 nodes of 2: only the two-level source, in 3 GPU phases */
     weft_diag_clear(d);
-    CHECK(weft_registry_for_nodes(base, 8, 4, &r, d) == WEFT_OK);
-    CHECK(weft_registry_gpus_per_node(r) == 4);
+    CHECK(weft_registry_for_nodes(base, 4, 2, &r, d) == WEFT_OK);
+    CHECK(weft_registry_gpus_per_node(r) == 2);
     CHECK(weft_registry_size(r) == 1);
     CHECK_STR(selected(r, c), "allreduce_hierarchical");
     const weft_phased *p = weft_registry_phases(r, 0);
-    CHECK(p && p->nphases == 3 && p->nnodes == 2 && p->gpu[0]->ngpus == 8);
+    CHECK(p && p->nphases == 3 && p->nnodes == 2 && p->gpu[0]->ngpus == 4);
     CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0);
     int said = 0;
     for (size_t i = 0; i < weft_diag_size(d); i++)
         said |= strstr(weft_diag_get(d, i)->msg, "'ring' is written for one node (no parameter "
-                                                 "G): NCCL serves the calls it would fit on 8 "
-                                                 "ranks in nodes of 4") != NULL;
+                                                 "G): NCCL serves the calls it would fit on 4 "
+                                                 "ranks in nodes of 2") != NULL;
     CHECK(said);
     weft_registry_free(r);
 
-    /* one node of 8: the ring, not the two-level file (its G is 8: one node) */
+    /* 2 nodes of 4: a shape no measurement has weft win, so NCCL serves it (one INFO says why) */
+    weft_diag_clear(d);
+    c.nranks = 8;
+    CHECK(weft_registry_for_nodes(base, 8, 4, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 0);
+    said = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++)
+        said |= weft_diag_get(d, i)->sev == WEFT_SEV_INFO &&
+                strstr(weft_diag_get(d, i)->msg, "across nodes NCCL serves this node shape by "
+                                                 "default") != NULL;
+    CHECK(said && weft_diag_count(d, WEFT_SEV_ERROR) == 0);
+    weft_registry_free(r);
+    /* -D SERVE=1 (weft tune) builds it there */
+    const char *serve[] = {"SERVE=1"};
+    CHECK(weft_registry_for_nodes_defines(base, 8, 4, serve, 1, &r, d) == WEFT_OK);
+    CHECK(weft_registry_size(r) == 1);
+    CHECK_STR(selected(r, c), "allreduce_hierarchical");
+    weft_registry_free(r);
+
+    /* one node of 8: the ring, not the two-level file */
     weft_diag_clear(d);
     CHECK(weft_registry_for_nodes(base, 8, 8, &r, d) == WEFT_OK);
     CHECK(weft_registry_size(r) == 1);
     CHECK_STR(selected(r, c), "ring");
     CHECK(weft_registry_phases(r, 0) == NULL);
-    CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0 && weft_diag_count(d, WEFT_SEV_INFO) == 1);
+    CHECK(weft_diag_count(d, WEFT_SEV_ERROR) == 0);
     weft_registry_free(r);
 
     /* 2 nodes of 1 GPU: the XML file written for 2 ranks serves, cut at its messages */
     weft_diag_clear(d);
     CHECK(weft_registry_for_nodes(base, 2, 1, &r, d) == WEFT_OK);
-    CHECK(weft_registry_size(r) == 2);
+    CHECK(weft_registry_size(r) == 1);
     c.nranks = 2;
     c.count = 4;
     CHECK_STR(selected(r, c), "ar2_small");
@@ -521,14 +542,17 @@ static void test_rank(void) {
     CHECK(e.cands[1].algo == 0 && e.cands[1].net_bytes == 4u << 20);
     /* in place alike; a count that does not divide into chunks rounds them up */
     c.inplace = 1;
-    c.count = 5;
+    c.count = 32769; /* chunks of ceil(32769 / 4) = 8193 floats: 8 and 16 of them cross */
     CHECK_STR(selected(r, c), "allreduce_hierarchical");
-    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 1 && e.cands[0].net_bytes == 64 &&
-          e.cands[1].net_bytes == 128);
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 1 && e.cands[0].net_bytes == 8 * 32772 &&
+          e.cands[1].net_bytes == 16 * 32772);
     /* an algorithm the communicator cannot run is passed over: the next one serves */
     unsigned char usable[2] = {1, 0};
     CHECK(weft_registry_select_usable(r, &c, usable, NULL) == 0);
     CHECK(weft_registry_select_explain(r, &c, usable, &e) == 0 && e.basis == WEFT_SELECT_ONLY);
+    /* below the two-level file's measured range (128 KB) the all-pairs file alone fits */
+    c.count = 5;
+    CHECK(weft_registry_select_explain(r, &c, NULL, &e) == 0 && e.basis == WEFT_SELECT_ONLY);
     weft_registry_free(r);
 
     /* one node of 4: the two-level file rules itself out; the only fit serves */

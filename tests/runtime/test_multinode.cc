@@ -162,6 +162,8 @@ static void run_case(Comms &cm, EmuComm &em, std::vector<weft_mn_algo> &mn, weft
     }
 }
 
+static const char *const serve_all[] = {"SERVE=1"};
+
 /* Every phased algorithm of a registry for n ranks in nodes of g, run. */
 static int run_registry(const weft_registry *base, int n, int g) {
     Comms cm(n, g);
@@ -175,9 +177,12 @@ static int run_registry(const weft_registry *base, int n, int g) {
                   gpn);
         weft_diag_free(d);
     }
+    /* every gate open (SERVE=1): the runtime runs every node shape, whichever the library
+     * serves by default */
     weft_registry *reg = nullptr;
     weft_diag *d = weft_diag_new();
-    if (weft_registry_for_nodes(base, n, g, &reg, d) != WEFT_OK) FAILF("for_nodes failed\n");
+    if (weft_registry_for_nodes_defines(base, n, g, serve_all, 1, &reg, d) != WEFT_OK)
+        FAILF("for_nodes failed\n");
     if (weft_diag_count(d, WEFT_SEV_ERROR)) weft_diag_print(d, stderr, WEFT_SEV_ERROR);
     weft_diag_free(d);
     int nrun = 0;
@@ -275,7 +280,7 @@ static void rec_mark(void *ctx, int32_t ph, int net, cudaStream_t) {
 static void test_sequence(const weft_registry *base) {
     Comms cm(8, 4);
     weft_registry *reg = nullptr;
-    if (weft_registry_for_nodes(base, 8, 4, &reg, nullptr) != WEFT_OK) return;
+    if (weft_registry_for_nodes_defines(base, 8, 4, serve_all, 1, &reg, nullptr) != WEFT_OK) return;
     int ai = -1;
     for (size_t i = 0; i < weft_registry_size(reg); i++)
         if (strcmp(weft_registry_get(reg, i)->name, "allreduce_hierarchical") == 0) ai = (int)i;

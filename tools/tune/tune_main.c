@@ -463,8 +463,8 @@ int main(int argc, char **argv) {
     weft_registry *base = NULL, *reg = NULL;
     if (weft_registry_new(&base) != WEFT_OK ||
         weft_registry_load_ex(base, o.paths, WEFT_REGISTRY_NO_TABLE, d) != WEFT_OK ||
-        weft_registry_for_nodes_defines(base, world, gpn, o.defines, (size_t)o.ndefines, &reg,
-                                        d) != WEFT_OK) {
+        weft_registry_for_nodes_defines(base, world, gpn, o.defines, (size_t)o.ndefines, &reg, d) !=
+            WEFT_OK) {
         fprintf(stderr, "weft tune: rank %d: out of memory loading %s\n", rank, o.paths);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
