@@ -1037,9 +1037,11 @@ const char *weft_select_basis_str(weft_select_basis b) {
 typedef double (*cost_model_fn)(const weft_algo *a, const weft_phased *p, int gpn,
                                 const weft_call *c);
 
-/* The cost model selection ranks by, or NULL while weft has none: the one hook for `weft
- * estimate` (issue 26), which ranks candidates ahead of network bytes once it is wired here. It
- * must be a pure function of its arguments, so that every rank ranks alike. */
+/* The cost model selection ranks by, or NULL while weft has none for selection: the one hook,
+ * ranking candidates ahead of network bytes once wired here. `weft estimate`'s model
+ * (tools/trace/sim.c, issue 26) is not yet: it lives above this layer and is calibrated on one
+ * node of 2 GPUs with no network phases, where the candidates this ranking separates differ. A
+ * model wired here must be a pure function of its arguments, so that every rank ranks alike. */
 static cost_model_fn cost_model(void) {
     return NULL;
 }
