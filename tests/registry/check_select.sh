@@ -53,6 +53,14 @@ trap 'rm -f "$out"' EXIT
   lib broadcast --ranks 4 --root 2 --bytes 64K -v
   run -d algos broadcast --root 1 --bytes 1K -v
   run -d algos allreduce --bytes 4M --inplace -v
+  # a table keyed by node shape: its 2 x 2 section decides 2 nodes of 2 (NCCL at 16 MB, the
+  # two-level file at 64 KB, below its own range), its one-node section one node of 4, and a
+  # shape it has no section for is left to the files
+  T="--table tables/nodes-2x2.txt"
+  run -d nodes:../../algorithms/allreduce_hierarchical.weft $T allreduce --ranks 4 --gpus-per-node 2 --bytes 64K -v
+  run -d nodes:../../algorithms/allreduce_hierarchical.weft $T allreduce --ranks 4 --gpus-per-node 2 --bytes 16M
+  run -d nodes:../../algorithms/allreduce_hierarchical.weft $T allreduce --ranks 4 --bytes 16M
+  run -d nodes:../../algorithms/allreduce_hierarchical.weft $T allreduce --ranks 2 --gpus-per-node 1 --bytes 1M
   # the library's policy across nodes, per node shape (issue 28): 2 x 2 measured (allreduce
   # 128 KB .. 32 MB), 2 x 1 and 2 x 4 not: NCCL serves them
   lib -v allreduce --ranks 4 --gpus-per-node 2 --bytes 64K

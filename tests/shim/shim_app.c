@@ -685,6 +685,9 @@ static void nodes(void) {
                   "CommDestroy rank=0\nCommDestroy rank=1\nCommDestroy rank=2\n"
                   "CommDestroy rank=3\n");
     EXPECT_WEFT_LOG(1, "weft INFO for 2 ranks in nodes of 1: algorithm 0: 'ag2' allgather");
+    /* the policy across nodes, once per node shape (no tuning table here) */
+    EXPECT_WEFT_LOG(1, "weft INFO for 2 ranks in nodes of 1: no tuning table section for this "
+                       "node shape: each algorithm serves only its own size range");
     EXPECT_WEFT_LOG(4, "the nodes have different numbers of GPUs (rank ");
 }
 
