@@ -90,6 +90,10 @@ typedef struct weft_tune_row {
     int choice;     /* -1 NCCL, else an index into the table's algos */
     weft_tune_meas *m;
     size_t nm, capm;
+    /* Comment lines written right after the row's `at` line, one per '\n'-separated line (weft
+     * tune's verification through the shim says there what it found); kept by the reader, so a
+     * table read and written again keeps them. NULL for none. */
+    char *note;
     int line;
 } weft_tune_row;
 
@@ -156,6 +160,8 @@ weft_tune_section *weft_tune_add_section(weft_tune_table *t, weft_coll coll, int
                                          unsigned flags);
 weft_tune_row *weft_tune_add_row(weft_tune_section *s, uint64_t bytes);
 weft_tune_meas *weft_tune_add_meas(weft_tune_row *r, int algo);
+/* Appends a line to r's note (a copy); WEFT_ERR_NOMEM on failure. */
+weft_result weft_tune_add_note(weft_tune_row *r, const char *line);
 weft_tune_range *weft_tune_add_range(weft_tune_section *s, uint64_t lo, uint64_t hi, int choice);
 /* Ranges from the rows' choices: consecutive sizes with the same choice form one range; the
  * first starts at 0, each later one at its first measured size, the last has no upper end. */

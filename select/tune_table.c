@@ -115,8 +115,10 @@ weft_tune_table *weft_tune_table_new(void) {
 }
 
 static void section_free(weft_tune_section *s) {
-    for (size_t i = 0; i < s->nrows; i++)
+    for (size_t i = 0; i < s->nrows; i++) {
         free(s->rows[i].m);
+        free(s->rows[i].note);
+    }
     free(s->rows);
     free(s->ranges);
 }
@@ -260,6 +262,14 @@ weft_tune_meas *weft_tune_add_meas(weft_tune_row *r, int algo) {
     return &r->m[r->nm++];
 }
 
+weft_result weft_tune_add_note(weft_tune_row *r, const char *line) {
+    char *n = r->note ? weft_asprintf("%s\n%s", r->note, line) : weft_strdup(line);
+    if (n == NULL) return WEFT_ERR_NOMEM;
+    free(r->note);
+    r->note = n;
+    return WEFT_OK;
+}
+
 weft_tune_range *weft_tune_add_range(weft_tune_section *s, uint64_t lo, uint64_t hi, int choice) {
     if (weft_grow((void **)&s->ranges, &s->capranges, s->nranges, sizeof *s->ranges) != 0)
         return NULL;
@@ -319,6 +329,7 @@ weft_tune_table *weft_tune_table_clone(const weft_tune_table *t) {
             q->nccl_us = r->nccl_us;
             q->choice = r->choice;
             q->line = r->line;
+            if (r->note && (q->note = weft_strdup(r->note)) == NULL) goto fail;
             for (size_t k = 0; k < r->nm; k++) {
                 weft_tune_meas *m = weft_tune_add_meas(q, r->m[k].algo);
                 if (m == NULL) goto fail;
@@ -537,6 +548,11 @@ weft_result weft_tune_write(const weft_tune_table *t, FILE *f) {
             fputs(" choose=", f);
             put_choice(f, t, r->choice);
             fputc('\n', f);
+            for (const char *n = r->note; n && *n;) {
+                size_t len = strcspn(n, "\n");
+                fprintf(f, "# %.*s\n", (int)len, n);
+                n += len + (n[len] == '\n');
+            }
         }
     }
     return ferror(f) ? WEFT_ERR_SYSTEM : WEFT_OK;
@@ -993,6 +1009,7 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
     char *copy = NULL;
     reader r = {name ? name : "<table>", 0, d, 0, {0}, 0};
     weft_tune_section *cur = NULL;
+    size_t noted = 0; /* 1 + the row of cur that comment lines now belong to (0: none) */
     int seen_header = 0;
     if (out == NULL || text == NULL) return WEFT_ERR_USAGE;
     *out = NULL;
@@ -1011,6 +1028,20 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
         r.line++;
+        /* comment lines right after an `at` line are its note (weft tune's verification) */
+        const char *c = line + strspn(line, " \t");
+        if (*c == '#' && noted) {
+            c += 1 + (c[1] == ' ');
+            size_t n = strcspn(c, "\r");
+            char *l = weft_asprintf("%.*s", (int)n, c);
+            if (l == NULL || weft_tune_add_note(&cur->rows[noted - 1], l) != WEFT_OK) {
+                free(l);
+                WEFT_FAIL(WEFT_ERR_NOMEM);
+            }
+            free(l);
+            continue;
+        }
+        noted = 0;
         if (tokenize(&r, line) != 0 || r.ntok == 0) continue;
         const char *kw = r.tok[0];
         if (!seen_header) {
@@ -1051,8 +1082,11 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
                 rd_err(&r, "`%s` outside a section", kw);
             else if (kw[0] == 'r')
                 line_range(&r, t, cur);
-            else
+            else {
+                size_t before = cur->nrows;
                 line_at(&r, t, cur);
+                if (cur->nrows > before) noted = cur->nrows;
+            }
         } else {
             rd_err(&r, "unknown line '%s' (expected machine, run, algo, section, range or at)", kw);
         }
@@ -1146,6 +1180,7 @@ weft_result weft_tune_merge(weft_tune_table *dst, const weft_tune_table *src, we
             q->rounds = r->rounds;
             q->nccl_us = r->nccl_us;
             q->choice = MAP(r->choice);
+            if (r->note && (q->note = weft_strdup(r->note)) == NULL) res = WEFT_ERR_NOMEM;
             for (size_t k = 0; k < r->nm && res == WEFT_OK; k++) {
                 weft_tune_meas *m = weft_tune_add_meas(q, 0);
                 if (m == NULL) {

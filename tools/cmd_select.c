@@ -116,6 +116,11 @@ static void explain(const weft_tune_table *t, const weft_registry *r, const weft
                    m->status == WEFT_TUNE_WRONG ? "wrong result" : "unsupported");
     }
     printf("; %d rounds\n", row->rounds);
+    for (const char *n = row->note; n && *n;) { /* weft tune's verification through the shim */
+        size_t len = strcspn(n, "\n");
+        printf("  %.*s\n", (int)len, n);
+        n += len + (n[len] == '\n');
+    }
 }
 
 static void print_bytes(unsigned long long b) {

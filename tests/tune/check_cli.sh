@@ -48,6 +48,7 @@ run() {
   run tune -d algos -o "$tmp/t.txt" -C send
   run tune -d algos -o "$tmp/t.txt" -D SERVE
   run tune -d algos -o "$tmp/t.txt" -n 5
+  run tune -d algos -o "$tmp/t.txt" --verify-max 3
 } > "$tmp/out"
 if [ "${2:-}" = "--print" ]; then cat "$tmp/out"; exit 0; fi
 diff -u cli.golden "$tmp/out"

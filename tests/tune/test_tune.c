@@ -1,7 +1,8 @@
 /* test_tune.c — weft tune on the CPU: the statistics and the decision (margins, noise, ties),
  * whole runs over a fake backend with scripted timings and noise on several simulated ranks
- * (the choice, graphs and registered buffers apart, wrong results, ranks agreeing, progress),
- * tables (round trip, errors, merging, the picture), and the registry following a table
+ * (the choice, graphs and registered buffers apart, wrong results, ranks agreeing, progress,
+ * the table verified through the shim's selection before it is written), tables (round trip,
+ * comments, errors, merging, the picture), and the registry following a table
  * (sections by mode and launch kind, NCCL ranges, instances built from recorded defines, a
  * changed or missing algorithm, fingerprint mismatch, WEFT_TUNE_FILE and weft-tune.txt). */
 #include "check.h"
@@ -58,11 +59,17 @@ static void test_stats(void) {
     CHECK(tune_decide(st, ok, 3, 0) == 0); /* wrong or unsupported: never chosen */
     ok[1] = 1;
     /* settled: clear of the threshold, or known to +-precision */
-    CHECK(!tune_unsettled(st, ok, 3, 0, 0.01));
+    CHECK(!tune_unsettled(st, ok, 3, 1, 0.01));
     fill(t, 20, 0.99, 1.2, 0.05);
     tune_stats(t, 20, 3, st);
-    CHECK(tune_unsettled(st, ok, 3, 0, 0.01));
-    CHECK(!tune_unsettled(st, ok, 3, 0, 0.2));
+    CHECK(tune_unsettled(st, ok, 3, 1, 0.01));
+    CHECK(!tune_unsettled(st, ok, 3, 1, 0.2));
+    /* verifying: dropped only when the whole interval is above the largest ratio kept */
+    tune_stat v = {100, 1.05, 1.03, 1.07};
+    CHECK(tune_verify_drops(&v, 1.02));
+    v.lo = 1.01;
+    CHECK(!tune_verify_drops(&v, 1.02)); /* above 1.02, but within the noise */
+    CHECK(tune_verify_drops(&v, 1.0));
     /* ties: NCCL exactly matched is NCCL's */
     fill(t, 20, 1.0, 1.0, 0);
     tune_stats(t, 20, 3, st);
@@ -91,7 +98,19 @@ typedef struct model {
     uint64_t wrong_bytes;
     int no_registered;
     const char *no_capture;
+    /* through the shim (verification): the ratio there (NULL: ratio's), and an algorithm the
+     * runtime will not run there at shim_unsupported_bytes */
+    double (*shim_ratio)(const char *name, const tune_point *p);
+    const char *shim_unsupported;
+    uint64_t shim_unsupported_bytes;
 } model;
+
+/* What the verification launched on rank 0: the point and the algorithm, by name. */
+#define MAXSHIM 64
+typedef struct shim_launch {
+    tune_point p;
+    char name[32];
+} shim_launch;
 
 typedef struct world {
     int n;
@@ -109,6 +128,11 @@ typedef struct world {
     long samples[MAXR];
     /* tune_agree alone: each rank's own table */
     weft_tune_table *given[MAXR];
+    /* verification: through() calls per rank (start and end), and what rank 0 launched */
+    int throughs[MAXR];
+    int bad_through;
+    shim_launch shim[MAXSHIM];
+    int nshim;
 } world;
 
 typedef struct fctx {
@@ -117,6 +141,7 @@ typedef struct fctx {
     uint64_t rng;
     double clock;
     int have_buffers;
+    const weft_registry *vreg; /* through the shim: impl names an algorithm of it */
 } fctx;
 
 static double uniform(fctx *c) {
@@ -131,7 +156,7 @@ static double gauss(fctx *c) {
 }
 
 static const char *impl_name(fctx *c, int impl) {
-    return impl < 0 ? "NCCL" : weft_registry_get(c->w->reg, (size_t)impl)->name;
+    return impl < 0 ? "NCCL" : weft_registry_get(c->vreg ? c->vreg : c->w->reg, (size_t)impl)->name;
 }
 
 static int f_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_t len) {
@@ -155,7 +180,14 @@ static int f_check(void *ctx, const tune_point *p, int impl) {
 }
 
 static int f_warm(void *ctx, const tune_point *p, int impl, int n) {
-    (void)ctx, (void)p, (void)impl, (void)n;
+    fctx *c = ctx;
+    const model *m = c->w->m;
+    (void)n;
+    if (!c->have_buffers) return -1;
+    if (c->vreg && m->shim_unsupported && impl >= 0 &&
+        strcmp(impl_name(c, impl), m->shim_unsupported) == 0 &&
+        p->bytes == m->shim_unsupported_bytes)
+        return WEFT_TUNE_UNSUPPORTED;
     return WEFT_TUNE_OK;
 }
 
@@ -171,7 +203,20 @@ static int f_sample(void *ctx, const tune_point *p, int impl, int n, double *us)
     fctx *c = ctx;
     const model *m = c->w->m;
     double base = 10 + (double)p->bytes / 1e4;
-    if (impl >= 0) base *= m->ratio(impl_name(c, impl), p);
+    if (impl >= 0 && c->vreg && m->shim_ratio)
+        base *= m->shim_ratio(impl_name(c, impl), p);
+    else if (impl >= 0)
+        base *= m->ratio(impl_name(c, impl), p);
+    if (impl >= 0 && c->vreg && c->rank == 0 && c->w->nshim < MAXSHIM) {
+        shim_launch *l = &c->w->shim[c->w->nshim];
+        const tune_point *q = c->w->nshim ? &l[-1].p : NULL;
+        if (q == NULL || q->coll != p->coll || q->inplace != p->inplace || q->flags != p->flags ||
+            q->bytes != p->bytes) { /* once per point */
+            l->p = *p;
+            snprintf(l->name, sizeof l->name, "%s", impl_name(c, impl));
+            c->w->nshim++;
+        }
+    }
     double t = base * (1 + c->rank * m->rank_bias) * (1 + m->sigma * gauss(c));
     if (t < 0.01) t = 0.01;
     *us = t;
@@ -200,6 +245,20 @@ static double f_now(void *ctx) {
     return ((fctx *)ctx)->clock;
 }
 
+/* As the GPU backend: the buffers go, weft is attached to reg; NULL ends it. */
+static int f_through(void *ctx, const weft_registry *reg, char *why, size_t len) {
+    fctx *c = ctx;
+    (void)why, (void)len;
+    c->have_buffers = 0;
+    c->vreg = reg;
+    c->w->throughs[c->rank]++;
+    /* the shim's registry: made for the node shape measured, with the table in it */
+    int gpn = weft_tune_shape(c->w->n, weft_registry_gpus_per_node(c->w->reg));
+    if (reg && (weft_registry_table(reg) == NULL || weft_registry_gpus_per_node(reg) != gpn))
+        c->w->bad_through = 1;
+    return 0;
+}
+
 typedef struct rank_arg {
     world *w;
     int rank;
@@ -209,9 +268,9 @@ typedef struct rank_arg {
 static void *rank_main(void *p) {
     rank_arg *a = p;
     world *w = a->w;
-    fctx c = {w, a->rank, 0x9E3779B97F4A7C15ull * (uint64_t)(a->rank + 1), 0, 0};
+    fctx c = {w, a->rank, 0x9E3779B97F4A7C15ull * (uint64_t)(a->rank + 1), 0, 0, NULL};
     tune_backend b = {&c,        a->rank,  w->n,      f_buffers,   f_check, f_warm,
-                      f_capture, f_sample, f_release, f_allgather, f_now};
+                      f_capture, f_sample, f_release, f_allgather, f_now,   f_through};
     w->diags[a->rank] = weft_diag_new();
     if (a->agree_only)
         w->rc[a->rank] = tune_agree(&b, w->given[a->rank], w->diags[a->rank]);
@@ -251,6 +310,19 @@ static char *table_text(const weft_tune_table *t) {
     weft_tune_write(t, f);
     fclose(f);
     return buf;
+}
+
+static int diags_with(const weft_diag *d, weft_severity sev, const char *needle) {
+    int n = 0;
+    for (size_t i = 0; i < weft_diag_size(d); i++)
+        if (weft_diag_get(d, i)->sev == sev && strstr(weft_diag_get(d, i)->msg, needle)) n++;
+    return n;
+}
+
+static const char *run_value(const weft_tune_table *t, const char *key) {
+    for (size_t i = 0; t && i < t->nrun; i++)
+        if (strcmp(t->run[i].key, key) == 0) return t->run[i].value;
+    return "(none)";
 }
 
 /* The registry weft tune measures: the test sources for n ranks, SERVE=1 building ar_gated. */
@@ -319,7 +391,7 @@ static void test_run_choice(void) {
     tune_opts o;
     opts_quick(&o);
     o.launches = 3; /* eager and graph */
-    model m = {ratio_steps, 0.02, 0, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.02, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -398,7 +470,7 @@ static void test_ranks_agree(void) {
     weft_registry *reg = tune_registry(4, NULL);
     tune_opts o;
     opts_quick(&o);
-    model m = {ratio_steps, 0.05, 0.03, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.05, 0.03, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -464,7 +536,7 @@ static void test_noise(void) {
     o.maxb = 8;
     weft_machine mach;
     machine_h200(&mach);
-    model noisy = {ratio_close, 0.10, 0, NULL, 0, 0, NULL};
+    model noisy = {ratio_close, 0.10, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     world w = {.n = 4, .m = &noisy, .reg = reg, .o = &o, .machine = &mach};
     world_run(&w, 0);
     CHECK(w.rc[0] == WEFT_OK);
@@ -476,7 +548,7 @@ static void test_noise(void) {
         CHECK(s->rows[0].choice < 0);
     }
     world_free(&w);
-    model quiet = {ratio_close, 0.002, 0, NULL, 0, 0, NULL};
+    model quiet = {ratio_close, 0.002, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     world q = {.n = 4, .m = &quiet, .reg = reg, .o = &o, .machine = &mach};
     world_run(&q, 0);
     s = q.tables[0] ? section(q.tables[0], 0) : NULL;
@@ -499,7 +571,7 @@ static void test_failures(void) {
     o.maxb = 8192;
     o.launches = 3;
     o.buffers = 3;
-    model m = {ratio_steps, 0.03, 0, "ar_ring", 2048, 1, "ar_ring"};
+    model m = {ratio_steps, 0.03, 0, "ar_ring", 2048, 1, "ar_ring", NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -555,7 +627,7 @@ static void test_progress(void) {
     tune_opts o;
     opts_quick(&o);
     o.maxb = 2048;
-    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     for (int tty = 0; tty < 2; tty++) {
@@ -629,7 +701,7 @@ static void test_table_format(void) {
     opts_quick(&o);
     o.maxb = 512;
     o.launches = 3;
-    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -847,7 +919,7 @@ static void test_plot(void) {
     opts_quick(&o);
     o.maxb = 1u << 20;
     o.launches = 3;
-    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.01, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -926,6 +998,8 @@ static weft_tune_table *registry_table(void) {
     q->us = 41.12, q->ratio = 0.9097, q->lo = 0.9001, q->hi = 0.9203;
     q = weft_tune_add_meas(row, ring);
     q->status = WEFT_TUNE_WRONG;
+    weft_tune_add_note(row, "through the shim: 'ar_gated' 41.30 us, NCCL 45.10 us: 0.916x (95% "
+                            "interval 0.905-0.925, 10 rounds), not above 1.02: kept");
     s = weft_tune_add_section(t, WEFT_COLL_ALLREDUCE, 4, 0, WEFT_CALL_GRAPH);
     weft_tune_add_range(s, 0, WEFT_TUNE_INF, ring);
     s = weft_tune_add_section(t, WEFT_COLL_ALLREDUCE, 4, 1, WEFT_CALL_REGISTERED);
@@ -1113,7 +1187,7 @@ static void test_nodes(void) {
     o.paths = list;
     o.maxb = 32u << 20;
     o.factor = 4; /* 8 B .. 32 MB */
-    model m = {ratio_nodes, 0.01, 0, NULL, 0, 0, NULL};
+    model m = {ratio_nodes, 0.01, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
@@ -1130,6 +1204,10 @@ static void test_nodes(void) {
     CHECK_STR(choice_at(t, s, 512 * 1024), "allreduce_hierarchical");
     CHECK_STR(choice_at(t, s, 8u << 20), "allreduce_hierarchical");
     CHECK_STR(choice_at(t, s, 32u << 20), "nccl");
+    /* verified through the shim's registry for 2 nodes of 2: the two-level file holds there */
+    CHECK(w.throughs[0] == 2 && !w.bad_through);
+    CHECK(strncmp(run_value(t, "verified"), "4 choices verified through the shim: all kept", 45) ==
+          0);
     char *txt = t ? table_text(t) : NULL;
     CHECK(txt && strstr(txt, "\nweft-tune 2\n") &&
           strstr(txt, "\nsection allreduce ranks 4 gpus-per-node 2 out-of-place eager "
@@ -1266,6 +1344,193 @@ static void test_fingerprint(void) {
     weft_machine_free(&here);
 }
 
+/* Through the shim: ar_ring_rev is 1.1x NCCL's time at 2 MB and ar_ring 1.2x at 512 B (both
+ * dropped), ar_ring 1.015x at 8 KB (slower, but within 1.02: kept); elsewhere as measured. */
+static double ratio_shim(const char *name, const tune_point *p) {
+    if (strcmp(name, "ar_ring_rev") == 0 && p->bytes == (2u << 20)) return 1.10;
+    if (strcmp(name, "ar_ring") == 0 && p->bytes == 512) return 1.20;
+    if (strcmp(name, "ar_ring") == 0 && p->bytes == 8192) return 1.015;
+    return ratio_steps(name, p);
+}
+
+/* The table's choices timed again through the shim before it is written: a choice slower there
+ * is dropped (its range split, NCCL serving its size), one that holds is kept, what was launched
+ * is what the shim's registry selects for the written table, and --no-verify skips it all. */
+static void test_verify(void) {
+    weft_registry *reg = tune_registry(4, NULL);
+    tune_opts o;
+    opts_quick(&o);
+    o.launches = 3;
+    model m = {ratio_steps, 0.02, 0, NULL, 0, 0, NULL, ratio_shim, "ar_gated", 128};
+    weft_machine mach;
+    machine_h200(&mach);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach, .progress = f};
+    world_run(&w, 0);
+    fclose(f);
+    for (int r = 0; r < w.n; r++) {
+        CHECK(w.rc[r] == WEFT_OK);
+        CHECK(w.throughs[r] == 2); /* attached to the shim's registry, then released */
+    }
+    CHECK(!w.bad_through);
+    const weft_tune_table *t = w.tables[0];
+    const weft_tune_section *e = t ? section(t, 0) : NULL,
+                            *g = t ? section(t, WEFT_CALL_GRAPH) : NULL;
+    CHECK(e && g);
+    if (e == NULL || g == NULL) goto done;
+    /* eager, as decided: ar_ring to 32 KB, NCCL at 128 KB, ar_ring_rev from 512 KB. Verified:
+     * ar_ring at 512 B and ar_ring_rev at 2 MB are slower through the shim, so NCCL serves
+     * them now and the ranges split around them; ar_ring at 8 KB (1.015x) holds */
+    CHECK_STR(choice_at(t, e, 128), "ar_ring");
+    CHECK_STR(choice_at(t, e, 511), "ar_ring");
+    CHECK_STR(choice_at(t, e, 512), "nccl");
+    CHECK_STR(choice_at(t, e, 2047), "nccl");
+    CHECK_STR(choice_at(t, e, 2048), "ar_ring");
+    CHECK_STR(choice_at(t, e, 8192), "ar_ring");
+    CHECK_STR(choice_at(t, e, 131072), "nccl");
+    CHECK_STR(choice_at(t, e, 524288), "ar_ring_rev");
+    CHECK_STR(choice_at(t, e, (2u << 20) - 1), "ar_ring_rev");
+    CHECK_STR(choice_at(t, e, 2u << 20), "nccl");
+    CHECK_STR(choice_at(t, e, 1ull << 40), "nccl");
+    CHECK(e->nranges == 6);
+    /* graphs: ar_gated to 32 KB, but the runtime will not run it through the shim at 128 B */
+    CHECK_STR(choice_at(t, g, 32), "ar_gated");
+    CHECK_STR(choice_at(t, g, 128), "nccl");
+    CHECK_STR(choice_at(t, g, 512), "ar_gated");
+    CHECK_STR(choice_at(t, g, 2u << 20), "nccl"); /* ar_ring_rev, slower there too */
+    /* the evidence stays: the measured row still shows ar_ring_rev faster when named */
+    const weft_tune_row *row = weft_tune_row_of(e, 2u << 20);
+    CHECK(row && row->bytes == (2u << 20) && row->choice < 0 && row->note &&
+          strstr(row->note, "through the shim: 'ar_ring_rev' ") &&
+          strstr(row->note, "above 1.02: dropped, NCCL serves this size"));
+    row = weft_tune_row_of(e, 8192);
+    CHECK(row && row->note && strstr(row->note, "not above 1.02: kept"));
+    row = weft_tune_row_of(e, 131072);
+    CHECK(row && row->note == NULL); /* NCCL's already: nothing to verify */
+    /* every size given to weft got a comment (kept or dropped); count them */
+    int weft_rows = 0, dropped = 0;
+    for (size_t i = 0; i < t->nsecs; i++)
+        for (size_t j = 0; j < t->secs[i].nrows; j++) {
+            const weft_tune_row *q = &t->secs[i].rows[j];
+            weft_rows += q->note != NULL;
+            dropped += q->note != NULL && strstr(q->note, "dropped") != NULL;
+            CHECK((q->note != NULL && strstr(q->note, "kept")) == (q->choice >= 0));
+        }
+    CHECK(dropped == 4);
+    char summary[256];
+    snprintf(summary, sizeof summary,
+             "%d choices verified through the shim: %d kept, 4 dropped (above 1.02x NCCL's time "
+             "beyond the noise: NCCL serves those sizes); worst ratio kept 1.0",
+             weft_rows, weft_rows - 4);
+    CHECK(strncmp(run_value(t, "verified"), summary, strlen(summary)) == 0);
+    CHECK_STR(run_value(t, "verify"), "1.02");
+    /* said in the output: a line per choice, the drops, the summary */
+    CHECK(buf && strstr(buf, "weft tune: verifying the 18 sizes the table gives to weft through"));
+    CHECK(buf && strstr(buf, "[verify 1/"));
+    CHECK(buf && strstr(buf, "allreduce out-of-place eager unregistered 2 MB: NCCL ") &&
+          strstr(buf, ", ar_ring_rev through the shim "));
+    CHECK(buf && strstr(buf, " -> dropped: NCCL; "));
+    CHECK(buf && strstr(buf, " -> kept; "));
+    CHECK(buf && strstr(buf, "ar_gated through the shim unsupported -> dropped: NCCL"));
+    CHECK(buf && strstr(buf, summary));
+    CHECK(diags_with(w.diags[0], WEFT_SEV_WARNING, "dropped, NCCL serves this size") == 4);
+    CHECK(diags_with(w.diags[0], WEFT_SEV_WARNING,
+                     "allreduce out-of-place eager unregistered 512 B: through the shim: "
+                     "'ar_ring' ") == 1);
+    /* the table written matches: the same text read back, ranges, choices and comments */
+    char *txt = table_text(t);
+    weft_diag *d = weft_diag_new();
+    weft_tune_table *back = txt ? parse(txt, d) : NULL;
+    CHECK(back != NULL);
+    char *again = back ? table_text(back) : NULL;
+    CHECK(txt && again && strcmp(txt, again) == 0);
+    CHECK(txt && strstr(txt, "range 512 2047 nccl\nrange 2048 131071 ar_ring\n"));
+    CHECK(txt && strstr(txt, "choose=nccl\n# through the shim: 'ar_ring_rev' "));
+    CHECK(txt && strstr(txt, " verify \"1.02\" "));
+    /* what was launched is what the shim, reading the written table from a file, selects: the
+     * same algorithm where the choice held, NCCL (the table's) where it was dropped */
+    char path[300];
+    snprintf(path, sizeof path, "%s/verified.txt", tmpdir);
+    write_table(t, path);
+    weft_registry *base = NULL, *shim = NULL;
+    CHECK(weft_registry_new(&base) == WEFT_OK);
+    CHECK(weft_registry_set_machine(base, &mach) == WEFT_OK);
+    setenv("WEFT_TUNE_FILE", path, 1);
+    weft_env_reset();
+    CHECK(weft_registry_load(base, algos_dir, d) == WEFT_OK);
+    unsetenv("WEFT_TUNE_FILE");
+    weft_env_reset();
+    CHECK(weft_registry_table(base) != NULL);
+    CHECK(weft_registry_for_nodes(base, 4, 4, &shim, d) == WEFT_OK);
+    CHECK(w.nshim == weft_rows - 1); /* every choice but the one the runtime would not run */
+    for (int i = 0; i < w.nshim; i++) {
+        const shim_launch *l = &w.shim[i];
+        const char *now = pick(shim, l->p.coll, l->p.count, l->p.inplace, l->p.flags, 0);
+        const weft_tune_section *s = weft_tune_find(t, l->p.coll, 4, 0, l->p.inplace, l->p.flags);
+        const weft_tune_row *q = s ? weft_tune_row_of(s, l->p.bytes) : NULL;
+        CHECK(q && q->bytes == l->p.bytes);
+        if (q && q->choice >= 0)
+            CHECK_STR(now, l->name);
+        else
+            CHECK_STR(now, "NCCL(table)");
+        CHECK(q && q->note && strstr(q->note, l->name));
+    }
+    weft_registry_free(shim);
+    weft_registry_free(base);
+    weft_tune_table_free(back);
+    weft_diag_free(d);
+    free(again);
+    free(txt);
+    world_free(&w);
+    free(buf);
+
+    /* --no-verify: the table as decided, nothing launched through the shim */
+    o.verify = 0;
+    world n = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach};
+    world_run(&n, 0);
+    CHECK(n.rc[0] == WEFT_OK && n.throughs[0] == 0 && n.nshim == 0);
+    t = n.tables[0];
+    e = t ? section(t, 0) : NULL;
+    CHECK_STR(choice_at(t, e, 512), "ar_ring");
+    CHECK_STR(choice_at(t, e, 2u << 20), "ar_ring_rev");
+    CHECK_STR(run_value(t, "verify"), "no");
+    CHECK_STR(run_value(t, "verified"), "(none)");
+    char *plain = t ? table_text(t) : NULL;
+    CHECK(plain && strstr(plain, "# through the shim") == NULL);
+    free(plain);
+    world_free(&n);
+    /* every choice holding through the shim: the table as decided, the summary says so */
+    o.verify = 1;
+    model same = {ratio_steps, 0.02, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
+    world k = {.n = 4, .m = &same, .reg = reg, .o = &o, .machine = &mach};
+    world_run(&k, 0);
+    CHECK(k.rc[0] == WEFT_OK && k.throughs[0] == 2);
+    t = k.tables[0];
+    e = t ? section(t, 0) : NULL;
+    CHECK_STR(choice_at(t, e, 512), "ar_ring");
+    CHECK_STR(choice_at(t, e, 2u << 20), "ar_ring_rev");
+    const char *held = "18 choices verified through the shim: all kept (none above 1.02x NCCL's "
+                       "time beyond the noise); worst ratio kept 0.";
+    CHECK(strncmp(run_value(t, "verified"), held, strlen(held)) == 0);
+    world_free(&k);
+    /* nothing given to weft: nothing to verify, the backend is left alone */
+    o.verify = 1;
+    model slow = {ratio_close, 0.10, 0, NULL, 0, 0, NULL, NULL, NULL, 0};
+    o.maxb = 8;
+    o.launches = 1;
+    world z = {.n = 4, .m = &slow, .reg = reg, .o = &o, .machine = &mach};
+    world_run(&z, 0);
+    CHECK(z.rc[0] == WEFT_OK && z.throughs[0] == 0);
+    CHECK_STR(run_value(z.tables[0], "verified"),
+              "nothing to verify: NCCL serves every size measured");
+    world_free(&z);
+done:
+    weft_machine_free(&mach);
+    weft_registry_free(reg);
+}
+
 /* The table the `weft select --table` golden reads. */
 static int write_golden_table(const char *path) {
     weft_tune_table *t = registry_table();
@@ -1284,7 +1549,7 @@ static int write_simulated_table(const char *path) {
     o.launches = 3;
     o.defines[0] = "SERVE=1";
     o.ndefines = 1;
-    model m = {ratio_steps, 0.02, 0.01, NULL, 0, 0, NULL};
+    model m = {ratio_steps, 0.02, 0.01, NULL, 0, 0, NULL, NULL, NULL, 0};
     weft_machine mach;
     machine_h200(&mach);
     world w = {.n = 4, .m = &m, .reg = reg, .o = &o, .machine = &mach, .progress = stderr};
@@ -1320,6 +1585,7 @@ int main(int argc, char **argv) {
     test_noise();
     test_failures();
     test_progress();
+    test_verify();
     test_table_format();
     test_merge();
     test_plot();

@@ -27,13 +27,15 @@ typedef struct tune_opts {
     int buffers;  /* bit 0 unregistered, bit 1 registered */
     const char *defines[TUNE_MAX_DEFINES];
     int ndefines;
-    int iters;        /* per implementation and size, at least */
-    int calls;        /* calls per timed sample (nccl-tests -n) */
-    int warmup;       /* launches per implementation and size before timing */
-    double precision; /* a ratio known to +- this is settled */
-    int max_factor;   /* rounds at most this many times the first ones */
-    double margin;    /* a candidate must beat NCCL by this much more than the noise */
-    int check;        /* compare every candidate's result with NCCL's first */
+    int iters;         /* per implementation and size, at least */
+    int calls;         /* calls per timed sample (nccl-tests -n) */
+    int warmup;        /* launches per implementation and size before timing */
+    double precision;  /* a ratio known to +- this is settled */
+    int max_factor;    /* rounds at most this many times the first ones */
+    double margin;     /* a candidate must beat NCCL by this much more than the noise */
+    int check;         /* compare every candidate's result with NCCL's first */
+    int verify;        /* time the table's choices through the shim's selection before writing */
+    double verify_max; /* ... and drop one whose weft/NCCL time is above this beyond the noise */
     int merge, plot, quiet;
     const char *plot_only; /* --plot-only TABLE: draw it, measure nothing */
 } tune_opts;
@@ -83,6 +85,14 @@ typedef struct tune_backend {
     int (*allgather)(void *ctx, const double *mine, int n, double *all);
     /* Seconds, for the ETA (local). */
     double (*now)(void *ctx);
+    /* Verification, once the table is decided: from now on impl >= 0 names an algorithm of reg,
+     * the registry libweft_nccl.so builds for the new table (tune_shim_registry), and weft's
+     * calls of a point's own kind go as the shim sends them: the runtime attached to reg selects
+     * the algorithm for the call (weft_comm_select: the table's section by launch kind and
+     * buffers, the range by size), which must be impl (else those calls are UNSUPPORTED), and
+     * launches it. Frees the buffers: buffers() is called again before any point. why says
+     * what failed (-1). */
+    int (*through)(void *ctx, const weft_registry *reg, char *why, size_t len);
 } tune_backend;
 
 /* ---- measuring --------------------------------------------------------------------------- */
@@ -96,18 +106,36 @@ typedef struct tune_stat {
 
 void tune_stats(const double *t, int rounds, int nimpl, tune_stat *st);
 /* Whether more rounds could change the decision: 0 when every runnable candidate's interval is
- * clear of the threshold 1 - margin or known to +-precision. */
-int tune_unsettled(const tune_stat *st, const int *ok, int nimpl, double margin, double precision);
+ * clear of the threshold thr (1 - margin when choosing, the largest ratio kept when verifying)
+ * or known to +-precision. */
+int tune_unsettled(const tune_stat *st, const int *ok, int nimpl, double thr, double precision);
 /* The winner: among the candidates whose whole interval lies below 1 - margin (faster than NCCL
  * by more than the noise), the lowest median ratio; candidates whose intervals overlap the
  * best's are tied with it and the first in registry order wins. 0 (NCCL) when none. */
 int tune_decide(const tune_stat *st, const int *ok, int nimpl, double margin);
 
+/* Verifying a choice: dropped when its ratio to NCCL through the shim is above max beyond the
+ * noise (its whole 95% interval), kept otherwise. */
+int tune_verify_drops(const tune_stat *st, double max);
+
+/* The registry libweft_nccl.so builds with table t for a communicator of nranks ranks in nodes
+ * of gpn GPUs (gpn == nranks: one node), made by the functions it uses: the folders of paths
+ * loaded as weft_registry_load loads them (t in place of a table found there), then
+ * weft_registry_for_nodes. *base_out holds what *out was made from; free both. Notes about the
+ * table's algorithms (missing, changed) are added to d as warnings: the shim would not follow
+ * the table there. */
+weft_result tune_shim_registry(const char *paths, const weft_tune_table *t, int nranks, int gpn,
+                               weft_registry **base_out, weft_registry **out, weft_diag *d);
+
 /* Runs every measurement on this rank (collective) and returns the table, the same on every
  * rank (checked). reg: the algorithms for the communicator (weft_registry_for_ranks_defines);
  * m: this machine (rank 0's is written); progress: where rank 0 reports, NULL for none; tty:
- * progress may redraw one line. Failures of the backend and disagreements end it with an
- * error in d. */
+ * progress may redraw one line. Unless o->verify is 0, the decided table is then verified
+ * through the shim's selection (b->through) before it is returned: every size a range gives to
+ * weft is timed against NCCL again, as the shim would serve it, and a choice above
+ * o->verify_max beyond the noise goes to NCCL (said in progress, in a warning in d, and in a
+ * comment under its `at` line); the run's `verify` and `verified` entries record the rule and
+ * the summary. Failures of the backend and disagreements end it with an error in d. */
 weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_registry *reg,
                      const weft_machine *m, FILE *progress, int tty, weft_tune_table **out,
                      weft_diag *d);

@@ -58,8 +58,7 @@ void tune_stats(const double *t, int rounds, int nimpl, tune_stat *st) {
     free(v);
 }
 
-int tune_unsettled(const tune_stat *st, const int *ok, int nimpl, double margin, double precision) {
-    double thr = 1 - margin;
+int tune_unsettled(const tune_stat *st, const int *ok, int nimpl, double thr, double precision) {
     for (int k = 1; k < nimpl; k++) {
         if (!ok[k]) continue;
         if (st[k].hi < thr || st[k].lo >= thr) continue; /* clearly faster, or clearly not */
@@ -80,6 +79,10 @@ int tune_decide(const tune_stat *st, const int *ok, int nimpl, double margin) {
     return best;
 }
 
+int tune_verify_drops(const tune_stat *st, double max) {
+    return st->lo > max;
+}
+
 /* ---- the plan ---------------------------------------------------------------------------- */
 
 typedef struct plan_sec {
@@ -97,6 +100,7 @@ typedef struct run {
     FILE *progress;
     int tty;
     weft_diag *d;
+    const char *phase; /* "" measuring, "verify " verifying: the prefix of progress counts */
     plan_sec *secs;
     int nsecs;
     uint64_t *sizes; /* candidate byte sizes, before rounding to whole elements */
@@ -292,7 +296,7 @@ static void progress_live(const run *R, const tune_point *p, const char *what, c
     if (R->progress == NULL || !R->tty) return;
     char pt[160];
     point_str(R, p, pt, sizeof pt);
-    fprintf(R->progress, "\r\033[K[%d/%d] %s: %s%s%s", R->done + 1, R->total, pt, what,
+    fprintf(R->progress, "\r\033[K[%s%d/%d] %s: %s%s%s", R->phase, R->done + 1, R->total, pt, what,
             who ? " " : "", who ? who : "");
     fflush(R->progress);
 }
@@ -352,7 +356,10 @@ typedef struct point_result {
         if ((call) < 0) goto backend_failed;                                                       \
     } while (0)
 
-static weft_result measure(run *R, const plan_sec *s, const tune_point *p, point_result *pr) {
+/* Measures point p of section s: NCCL and s's candidates interleaved until every ratio is clear
+ * of thr or known to the precision asked; pr gets the statistics and the decision. */
+static weft_result measure(run *R, const plan_sec *s, const tune_point *p, double thr,
+                           point_result *pr) {
     weft_result res = WEFT_OK;
     const tune_opts *o = R->o;
     const tune_backend *b = R->b;
@@ -441,7 +448,7 @@ static weft_result measure(run *R, const plan_sec *s, const tune_point *p, point
         rounds++;
         if (rounds == next_check) {
             tune_stats(t, rounds, nimpl, pr->st);
-            if (!tune_unsettled(pr->st, ok, nimpl, o->margin, o->precision)) break;
+            if (!tune_unsettled(pr->st, ok, nimpl, thr, o->precision)) break;
             next_check = rounds + block < most ? rounds + block : most;
         }
     }
@@ -555,6 +562,301 @@ fail:
     return res;
 }
 
+/* ---- verification through the shim ------------------------------------------------------- */
+
+weft_result tune_shim_registry(const char *paths, const weft_tune_table *t, int nranks, int gpn,
+                               weft_registry **base_out, weft_registry **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_registry *base = NULL;
+    weft_tune_table *copy = NULL;
+    weft_diag *ld = weft_diag_new();
+    *base_out = *out = NULL;
+    WEFT_CHECK_ALLOC(ld);
+    WEFT_CHECK(weft_registry_new(&base));
+    /* weft_registry_load, with t where it would read a table from a file (t passes that file's
+     * machine check: it was measured here) */
+    WEFT_CHECK(weft_registry_load_ex(base, paths, WEFT_REGISTRY_NO_TABLE, ld));
+    copy = weft_tune_table_clone(t);
+    WEFT_CHECK_ALLOC(copy);
+    res = weft_registry_set_table(base, copy, ld); /* takes copy, also on failure */
+    copy = NULL;
+    WEFT_CHECK(res);
+    /* the shim's registry for a communicator of this shape (its LSA team: gpn ranks) */
+    WEFT_CHECK(weft_registry_for_nodes(base, nranks, gpn, out, ld));
+    /* the folder's own problems were reported when it was loaded for measuring; what matters
+     * now is a table algorithm the shim would not find */
+    for (size_t i = 0; i < weft_diag_size(ld); i++) {
+        const weft_diag_entry *e = weft_diag_get(ld, i);
+        if (e->sev == WEFT_SEV_NOTE && strncmp(e->msg, "tuning table", 12) == 0)
+            weft_diag_add(d, WEFT_SEV_WARNING, e->file, e->line, e->col, "%s", e->msg);
+    }
+    *base_out = base;
+    base = NULL;
+fail:
+    weft_registry_free(base);
+    weft_diag_free(ld);
+    return res;
+}
+
+typedef struct verify_sum {
+    int verified, dropped;
+    double worst; /* the largest median ratio kept; 0: none */
+} verify_sum;
+
+/* The point a table row was measured at. */
+static void row_point(const run *R, const weft_tune_section *s, const weft_tune_row *row,
+                      tune_point *p) {
+    uint64_t mult = mult_of(s->coll, R->b->nranks);
+    memset(p, 0, sizeof *p);
+    p->coll = s->coll;
+    p->nranks = R->b->nranks;
+    p->inplace = s->inplace;
+    p->flags = s->flags;
+    p->count = (size_t)(row->bytes / 4 / mult);
+    p->bytes = row->bytes;
+}
+
+static int section_kind(const weft_tune_section *s) {
+    return (s->flags & WEFT_CALL_REGISTERED) ? 1 : 0;
+}
+
+/* Whether registry algorithm a is table algorithm ta (what the range names). */
+static int is_table_algo(const weft_algo *a, const weft_tune_algo *ta) {
+    return a->name && strcmp(a->name, ta->name) == 0 && strcmp(file_base(a->file), ta->file) == 0 &&
+           weft_tune_algo_hash(a) == ta->hash;
+}
+
+/* Drops row's choice (NCCL serves its size from now on), note saying why: its comment in the
+ * table and a warning in d; measured 0: also the progress line (a measured point has its own). */
+static weft_result drop_choice(run *R, const tune_point *p, weft_tune_row *row, const char *note,
+                               int measured, verify_sum *sum) {
+    char pt[160];
+    point_str(R, p, pt, sizeof pt);
+    if (R->progress && !measured) {
+        if (R->tty) fputs("\r\033[K", R->progress);
+        fprintf(R->progress, "[%s%d/%d] %s: %s\n", R->phase, R->done + 1, R->total, pt, note);
+        fflush(R->progress);
+    }
+    weft_diag_add(R->d, WEFT_SEV_WARNING, NULL, 0, 0, "%s: %s", pt, note);
+    row->choice = -1;
+    sum->dropped++;
+    return weft_tune_add_note(row, note);
+}
+
+/* Verifies one row the table gives to weft: the shim's lookup for its point, then that
+ * algorithm timed against NCCL as weft tune measures. */
+static weft_result verify_row(run *R, const weft_registry *vreg, const weft_tune_table *t,
+                              const weft_tune_section *ts, weft_tune_row *row, point_result *pr,
+                              verify_sum *sum, double left) {
+    weft_result res = WEFT_OK;
+    const tune_opts *o = R->o;
+    tune_point p;
+    row_point(R, ts, row, &p);
+    const weft_tune_algo *ta = &t->algos[row->choice];
+    char *note = NULL, other[160] = "";
+    /* what libweft_nccl.so selects for this call: the same function, the same registry */
+    weft_call c = {p.coll, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, p.count, p.inplace,
+                   0,      p.nranks,         p.flags,     0};
+    const char *why = NULL;
+    int ai = weft_registry_select(vreg, &c, &why);
+    sum->verified++;
+    if (ai < 0) {
+        note = weft_asprintf("through the shim: '%s' is not what it selects here (%s): dropped, "
+                             "NCCL serves this size",
+                             ta->id, why ? why : "no algorithm fits");
+        WEFT_CHECK_ALLOC(note);
+        WEFT_CHECK(drop_choice(R, &p, row, note, 0, sum));
+        goto fail;
+    }
+    const weft_algo *a = weft_registry_get(vreg, (size_t)ai);
+    if (!is_table_algo(a, ta))
+        snprintf(other, sizeof other, " (where the table names '%s')", ta->id);
+    plan_sec vs = {p.coll, p.inplace, p.flags, &ai, 1};
+    WEFT_CHECK(measure(R, &vs, &p, o->verify_max, pr));
+    const tune_stat *st = &pr->st[1];
+    int drop = 1;
+    if (pr->status[1] == WEFT_TUNE_WRONG)
+        note = weft_asprintf("through the shim: '%s'%s computed a result different from NCCL's: "
+                             "dropped, NCCL serves this size",
+                             a->name, other);
+    else if (pr->status[1] != WEFT_TUNE_OK)
+        note = weft_asprintf("through the shim: '%s'%s could not run as the shim runs it: "
+                             "dropped, NCCL serves this size",
+                             a->name, other);
+    else {
+        drop = tune_verify_drops(st, o->verify_max);
+        note = weft_asprintf("through the shim: '%s'%s %.2f us, NCCL %.2f us: %.3fx (95%% interval "
+                             "%.3f-%.3f, %d rounds), %s %g: %s",
+                             a->name, other, st->us, pr->st[0].us, st->ratio, st->lo, st->hi,
+                             pr->rounds, drop ? "above" : "not above", o->verify_max,
+                             drop ? "dropped, NCCL serves this size" : "kept");
+    }
+    WEFT_CHECK_ALLOC(note);
+    if (R->progress) {
+        char pt[160], e[32] = "--";
+        point_str(R, &p, pt, sizeof pt);
+        if (left >= 0) fmt_duration(left, e, sizeof e);
+        if (R->tty) fputs("\r\033[K", R->progress);
+        fprintf(R->progress, "[%s%d/%d] %s: NCCL %.2f us, %s through the shim", R->phase,
+                R->done + 1, R->total, pt, pr->st[0].us, a->name);
+        if (pr->status[1] == WEFT_TUNE_OK)
+            fprintf(R->progress, " %.2f (%.2fx +-%.1f%%)", st->us, st->ratio,
+                    100 * (st->hi - st->lo) / 2);
+        else
+            fprintf(R->progress, " %s",
+                    pr->status[1] == WEFT_TUNE_WRONG ? "WRONG RESULT" : "unsupported");
+        fprintf(R->progress, " -> %s; %d rounds; ETA %s\n", drop ? "dropped: NCCL" : "kept",
+                pr->rounds, e);
+        fflush(R->progress);
+    }
+    if (drop) {
+        WEFT_CHECK(drop_choice(R, &p, row, note, 1, sum));
+    } else {
+        if (st->ratio > sum->worst) sum->worst = st->ratio;
+        WEFT_CHECK(weft_tune_add_note(row, note));
+    }
+fail:
+    free(note);
+    return res;
+}
+
+/* Seconds the verification's points left should take, from those done. */
+static double verify_eta(const run *R, double t0) {
+    if (R->done == 0) return -1;
+    return (R->b->now(R->b->ctx) - t0) / R->done * (R->total - R->done);
+}
+
+/* verify's points on buffers of one kind (registered or not), which are allocated for them. */
+static weft_result verify_kind(run *R, const weft_registry *vreg, weft_tune_table *t, int kind,
+                               point_result *pr, verify_sum *sum, double t0) {
+    weft_result res = WEFT_OK;
+    const tune_backend *b = R->b;
+    char why[256] = "";
+    uint64_t most = 0;
+    int here = 0;
+    for (size_t i = 0; i < t->nsecs; i++) {
+        const weft_tune_section *ts = &t->secs[i];
+        if (section_kind(ts) != kind) continue;
+        for (size_t j = 0; j < ts->nrows; j++) {
+            tune_point p;
+            if (ts->rows[j].choice < 0) continue;
+            row_point(R, ts, &ts->rows[j], &p);
+            if (buffer_bytes(&p) > most) most = buffer_bytes(&p);
+            here++;
+        }
+    }
+    if (here == 0) return WEFT_OK;
+    int br = b->buffers(b->ctx, kind, most, why, sizeof why);
+    if (br < 0) {
+        weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "allocating buffers failed%s%s",
+                      *why ? ": " : "", why);
+        return WEFT_ERR_SYSTEM;
+    }
+    for (size_t i = 0; i < t->nsecs; i++) {
+        weft_tune_section *ts = &t->secs[i];
+        if (section_kind(ts) != kind) continue;
+        int before = sum->dropped;
+        for (size_t j = 0; j < ts->nrows; j++) {
+            weft_tune_row *row = &ts->rows[j];
+            if (row->choice < 0) continue;
+            if (br != WEFT_TUNE_OK) { /* measured before, cannot be now: not verified */
+                tune_point p;
+                row_point(R, ts, row, &p);
+                char *note = weft_asprintf("through the shim: cannot be verified (%s buffers: "
+                                           "%s): dropped, NCCL serves this size",
+                                           kind ? "registered" : "unregistered", why);
+                WEFT_CHECK_ALLOC(note);
+                sum->verified++;
+                res = drop_choice(R, &p, row, note, 0, sum);
+                free(note);
+                WEFT_CHECK(res);
+            } else {
+                WEFT_CHECK(verify_row(R, vreg, t, ts, row, pr, sum, verify_eta(R, t0)));
+            }
+            R->done++;
+        }
+        if (sum->dropped > before) WEFT_CHECK(weft_tune_ranges_from_rows(ts));
+    }
+fail:
+    return res;
+}
+
+/* The decided table through the shim: every size a range gives to weft, timed again as
+ * libweft_nccl.so would serve it with this table; a choice above o->verify_max beyond the noise
+ * goes to NCCL and the ranges follow. Collective. */
+static weft_result verify(run *R, weft_tune_table *t, point_result *pr) {
+    weft_result res = WEFT_OK;
+    const tune_opts *o = R->o;
+    const tune_backend *b = R->b;
+    weft_registry *vbase = NULL, *vreg = NULL;
+    const weft_registry *measured = R->reg;
+    verify_sum sum = {0, 0, 0};
+    int through = 0, npts = 0;
+    char why[256] = "", buf[256];
+    double t0 = b->now(b->ctx);
+    for (size_t i = 0; i < t->nsecs; i++)
+        for (size_t j = 0; j < t->secs[i].nrows; j++)
+            npts += t->secs[i].rows[j].choice >= 0;
+    if (npts == 0) {
+        snprintf(buf, sizeof buf, "nothing to verify: NCCL serves every size measured");
+        goto done;
+    }
+    int gpn = weft_tune_shape(b->nranks, weft_registry_gpus_per_node(R->reg));
+    WEFT_CHECK(tune_shim_registry(o->paths, t, b->nranks, gpn, &vbase, &vreg, R->d));
+    if (b->through(b->ctx, vreg, why, sizeof why) < 0) {
+        weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0,
+                      "verifying the table: weft could not be attached as the shim attaches it%s%s",
+                      *why ? ": " : "", why);
+        WEFT_FAIL(WEFT_ERR_SYSTEM);
+    }
+    through = 1;
+    R->reg = vreg;
+    R->phase = "verify ";
+    R->done = 0;
+    R->total = npts;
+    if (R->progress) {
+        fprintf(R->progress,
+                "weft tune: verifying the %d sizes the table gives to weft through the shim (the "
+                "table loaded as libweft_nccl.so loads it, each against NCCL again; above %gx "
+                "NCCL's time beyond the noise, NCCL serves that size)\n",
+                npts, o->verify_max);
+        fflush(R->progress);
+    }
+    for (int kind = 0; kind < 2; kind++)
+        WEFT_CHECK(verify_kind(R, vreg, t, kind, pr, &sum, t0));
+    char worst[64] = "none kept";
+    if (sum.verified > sum.dropped)
+        snprintf(worst, sizeof worst, "worst ratio kept %.3fx", sum.worst);
+    if (sum.dropped == 0)
+        snprintf(buf, sizeof buf,
+                 "%d choices verified through the shim: all kept (none above %gx NCCL's time "
+                 "beyond the noise); %s",
+                 sum.verified, o->verify_max, worst);
+    else
+        snprintf(buf, sizeof buf,
+                 "%d choices verified through the shim: %d kept, %d dropped (above %gx NCCL's "
+                 "time beyond the noise: NCCL serves those sizes); %s",
+                 sum.verified, sum.verified - sum.dropped, sum.dropped, o->verify_max, worst);
+done:
+    WEFT_CHECK(weft_tune_set_run(t, "verified", buf));
+    if (R->progress) {
+        if (R->tty) fputs("\r\033[K", R->progress);
+        fprintf(R->progress, "weft tune: %s\n", buf);
+        fflush(R->progress);
+    }
+fail:
+    if (through && b->through(b->ctx, NULL, why, sizeof why) < 0 && res == WEFT_OK) {
+        weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "ending the verification failed%s%s",
+                      *why ? ": " : "", why);
+        res = WEFT_ERR_SYSTEM;
+    }
+    R->reg = measured;
+    R->phase = "";
+    weft_registry_free(vreg);
+    weft_registry_free(vbase);
+    return res;
+}
+
 static weft_result record_run(const tune_opts *o, weft_tune_table *t) {
     weft_result res = WEFT_OK;
     char buf[512], lo[32], hi[32];
@@ -579,6 +881,8 @@ static weft_result record_run(const tune_opts *o, weft_tune_table *t) {
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->defines[i]);
     WEFT_CHECK(weft_tune_set_run(t, "defines", buf));
     WEFT_CHECK(weft_tune_set_run(t, "check", o->check ? "yes" : "no"));
+    snprintf(buf, sizeof buf, "%g", o->verify_max);
+    WEFT_CHECK(weft_tune_set_run(t, "verify", o->verify ? buf : "no"));
 fail:
     return res;
 }
@@ -598,6 +902,7 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
     R.progress = progress;
     R.tty = tty;
     R.d = d;
+    R.phase = "";
     R.t0 = b->now(b->ctx);
     *out = NULL;
     WEFT_CHECK(plan(&R));
@@ -690,7 +995,7 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
             tune_point p;
             if (!make_point(&R, s, si, &p)) continue;
             double start = b->now(b->ctx);
-            WEFT_CHECK(measure(&R, s, &p, &pr));
+            WEFT_CHECK(measure(&R, s, &p, 1 - o->margin, &pr));
             double took = b->now(b->ctx) - start, per = took / (s->ncands + 1);
             R.seen[si] = R.seen[si] < 0 ? per : 0.5 * (R.seen[si] + per);
             R.took += per;
@@ -735,6 +1040,10 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
     }
     /* every rank built its table from the same gathered numbers; make sure */
     WEFT_CHECK(tune_agree(b, t, d));
+    if (o->verify) {
+        WEFT_CHECK(verify(&R, t, &pr));
+        WEFT_CHECK(tune_agree(b, t, d));
+    }
     {
         char date[64];
         time_t now = time(NULL);

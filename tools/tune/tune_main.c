@@ -52,6 +52,7 @@ typedef struct gpu {
     ncclComm_t comms[C_COUNT]; /* weft's, NCCL's eager, NCCL's graph */
     weft_comm *wc;
     const weft_registry *reg;
+    int through; /* verifying: wc is attached to the shim's registry (g_through) */
     cudaStream_t st;
     /* the buffers every implementation runs on, registered as symmetric windows or not */
     int registered;
@@ -197,6 +198,26 @@ static int launch_at(gpu *g, const tune_point *p, int impl, unsigned flags, int 
     }
     weft_call c = {p->coll, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, p->count, p->inplace,
                    0,       p->nranks,        flags,       impl + 1};
+    if (g->through && flags == p->flags) {
+        /* verifying: the call goes as the shim sends it (shim.c's serve): the runtime selects
+         * for it from the stream's capture state and the buffers' windows, then launches what
+         * it selected. The eager warm-up of a graph point names its algorithm as measuring does. */
+        const char *why = NULL;
+        c.flags = 0;
+        c.algo = 0;
+        int ai = weft_comm_select(g->wc, &c, in, out, g->st, &why);
+        if (ai != impl) {
+            const char *sel = ai < 0 ? "NCCL" : weft_registry_get(g->reg, (size_t)ai)->name;
+            fprintf(stderr,
+                    "weft tune: rank %d: through the shim, %s at %llu bytes selects '%s'%s%s%s, "
+                    "not '%s' as the table's lookup did\n",
+                    g->rank, weft_coll_name(p->coll), (unsigned long long)p->bytes, sel,
+                    why ? " (" : "", why ? why : "", why ? ")" : "",
+                    weft_registry_get(g->reg, (size_t)impl)->name);
+            return WEFT_TUNE_UNSUPPORTED;
+        }
+        c.algo = ai + 1;
+    }
     weft_result r = weft_comm_launch(g->wc, &c, in, out, g->st, NULL);
     if (r == WEFT_OK) return WEFT_TUNE_OK;
     if (r == WEFT_ERR_UNSUPPORTED) return WEFT_TUNE_UNSUPPORTED;
@@ -362,6 +383,32 @@ static double g_now(void *ctx) {
     return MPI_Wtime();
 }
 
+/* Verification: weft attached to the shim's registry on its communicator, as libweft_nccl.so
+ * attaches it (one weft_comm_attach per communicator, the registry for its shape); NULL goes
+ * back to no weft at all (measuring is over). The buffers go either way: their windows belong
+ * to the weft_comm they were registered with. */
+static int g_through(void *ctx, const weft_registry *reg, char *why, size_t len) {
+    gpu *g = ctx;
+    free_buffers(g);
+    if (g->wc) weft_comm_detach(g->wc);
+    g->wc = NULL;
+    g->through = reg != NULL;
+    g->reg = reg; /* impl names its algorithms from now on */
+    if (reg == NULL) return 0;
+    weft_diag *d = weft_diag_new();
+    int bad = d == NULL || weft_comm_attach(1, &g->comms[C_WEFT], reg, &g->wc, d) != WEFT_OK;
+    if (bad) {
+        snprintf(why, len, "rank %d: weft_comm_attach failed", g->rank);
+        if (d) weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        g->wc = NULL;
+    }
+    weft_diag_free(d);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->mpi);
+    if (any && !bad) snprintf(why, len, "weft_comm_attach failed on another rank");
+    return any ? -1 : 0;
+}
+
 /* ---- the program ------------------------------------------------------------------------- */
 
 /* Problems loading the folder, without the `require`s that rule instances out on purpose
@@ -491,7 +538,7 @@ int main(int argc, char **argv) {
     g.reg = reg;
     CU(cudaStreamCreateWithFlags(&g.st, cudaStreamNonBlocking));
     tune_backend b = {&g,        rank,     world,     g_buffers,   g_check, g_warm,
-                      g_capture, g_sample, g_release, g_allgather, g_now};
+                      g_capture, g_sample, g_release, g_allgather, g_now,   g_through};
 
     weft_machine m;
     weft_machine_detect(&m);
@@ -526,6 +573,9 @@ int main(int argc, char **argv) {
                     sizes++;
                     weft += t->secs[i].rows[j].choice >= 0;
                 }
+            for (size_t i = 0; i < t->nrun; i++) /* the verification's summary */
+                if (strcmp(t->run[i].key, "verified") == 0)
+                    printf("weft tune: %s\n", t->run[i].value);
             printf("weft tune: wrote %s: %zu sections; weft serves %zu of the %zu measured "
                    "points, NCCL the rest.\nUse it: WEFT_TUNE_FILE=%s (or save it as "
                    "weft-tune.txt in the algorithm folder) with LD_PRELOAD=libweft_nccl.so\n",
@@ -540,7 +590,7 @@ int main(int argc, char **argv) {
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free_buffers(&g);
-    weft_comm_detach(wc);
+    if (g.wc) weft_comm_detach(g.wc); /* verification may have detached it already */
     for (int c = 0; c < C_COUNT; c++)
         ncclCommDestroy(comms[c]);
     weft_tune_table_free(t);

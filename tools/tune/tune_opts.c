@@ -11,7 +11,7 @@ const char tune_usage[] =
     "                     [--modes out,in] [--launch eager,graph]\n"
     "                     [--buffers unregistered,registered] [-D NAME=VALUE]... [-n ITERS]\n"
     "                     [--calls K] [-w WARMUP] [--precision P] [--max-rounds X] [--margin M]\n"
-    "                     [--no-check] [--merge] [--plot] [-q]\n"
+    "                     [--no-check] [--verify-max R] [--no-verify] [--merge] [--plot] [-q]\n"
     "       weft tune --plot-only TABLE [-o PICTURE.svg]\n"
     "\n"
     "Measures, on this machine, which algorithm of PATHS serves each collective call fastest,\n"
@@ -26,8 +26,10 @@ const char tune_usage[] =
     "the stream's end, on the host clock; NCCL on communicators weft is not attached to):\n"
     "warm-up, then rounds until at least ITERS calls each, repeated until the spread of each\n"
     "candidate's time ratio to NCCL is known. A candidate serves a size only when it beats\n"
-    "NCCL by more than that noise (and M); every rank decides from the same numbers.\n"
-    "docs/tune.md.\n"
+    "NCCL by more than that noise (and M); every rank decides from the same numbers. Before\n"
+    "the table is written, each size it gives to weft is timed against NCCL again through the\n"
+    "shim's selection (the table loaded as libweft_nccl.so loads it); one slower than R x NCCL\n"
+    "beyond the noise goes back to NCCL. docs/tune.md.\n"
     "\n"
     "  -d PATHS          folders and files of algorithms, as WEFT_ALGO_DIR (default: its value)\n"
     "  -o TABLE          the table to write (rank 0 writes it)\n"
@@ -48,6 +50,9 @@ const char tune_usage[] =
     "  --max-rounds X    at most X times the first rounds (default 4)\n"
     "  --margin M        a candidate must also beat NCCL by M, a fraction (default 0)\n"
     "  --no-check        do not compare each candidate's result with NCCL's first\n"
+    "  --verify-max R    the verification keeps a choice unless weft's time through the shim\n"
+    "                    is above R x NCCL's beyond the noise (default 1.02)\n"
+    "  --no-verify       write the table as decided, without timing it through the shim\n"
     "  --merge           keep the sections of an existing TABLE this run does not measure\n"
     "  --plot            also draw the table: time and bus bandwidth against size (TABLE.svg)\n"
     "  -q                no progress output\n"
@@ -68,6 +73,8 @@ void tune_opts_default(tune_opts *o) {
     o->max_factor = 4;
     o->margin = 0;
     o->check = 1;
+    o->verify = 1;
+    o->verify_max = 1.02; /* the promise: preloaded, weft is never more than 2% slower */
 }
 
 static int parse_size(const char *s, uint64_t *out) {
@@ -139,6 +146,10 @@ int tune_opts_parse(int argc, char **argv, tune_opts *o, char *err, size_t errle
         }
         if (!strcmp(a, "--no-check")) {
             o->check = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-verify")) {
+            o->verify = 0;
             continue;
         }
         if (!strcmp(a, "--merge")) {
@@ -214,6 +225,9 @@ int tune_opts_parse(int argc, char **argv, tune_opts *o, char *err, size_t errle
         } else if (!strcmp(a, "--margin")) {
             if (parse_frac(v, 0, 0.5, &o->margin) != 0)
                 BAD("--margin %s: a fraction between 0 and 0.5", v);
+        } else if (!strcmp(a, "--verify-max")) {
+            if (parse_frac(v, 0.5, 2, &o->verify_max) != 0)
+                BAD("--verify-max %s: a ratio of weft's time to NCCL's between 0.5 and 2", v);
         } else {
             BAD("unknown option '%s'", a);
         }
