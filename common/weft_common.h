@@ -209,6 +209,31 @@ WEFT_API weft_result weft_read_file_max(const char *path, size_t max_bytes, unsi
 WEFT_API weft_result weft_read_file(const char *path, char **data, size_t *len, weft_diag *d);
 /* What kind of file st_mode is, for messages: "a directory", "a FIFO", "a character device"... */
 const char *weft_file_kind(unsigned st_mode);
+/* Output files, as every writer of weft writes them. weft_out_open follows symbolic links to
+ * the file they name; a FIFO, device or socket there is written as a stream (never replaced);
+ * a regular file, new or old, is written to a new temporary beside it (created with O_EXCL, so
+ * no link planted at its name is followed) that weft_out_close renames over it: the file is
+ * never seen half-written, an input that is also the output is read whole before it changes, a
+ * new file gets 0666 less the umask and an old one keeps its mode (and owner where allowed).
+ * With WEFT_OUT_STDOUT, "-" (or NULL) is standard output. Errors go to d as
+ * `path: error: cannot write: ...` (weft_out_close reports a full disk or /dev/full). */
+#define WEFT_OUT_STDOUT 1u
+typedef struct weft_out weft_out;
+weft_result weft_out_open(const char *path, unsigned flags, weft_out **out, weft_diag *d);
+FILE *weft_out_file(const weft_out *o);
+const char *weft_out_path(const weft_out *o); /* as given, "<stdout>" for standard output */
+/* Flushes, puts the file in place and frees o (also on failure: the temporary is removed). */
+weft_result weft_out_close(weft_out *o, weft_diag *d);
+/* Frees o leaving the target as it was (a stream keeps what was written). */
+void weft_out_abort(weft_out *o);
+/* Opens, writes len bytes of data, closes. */
+weft_result weft_write_file(const char *path, unsigned flags, const void *data, size_t len,
+                            weft_diag *d);
+/* The temporary file of weft_out_open: "TARGET.tmp.XXXXXXXX" from r, and a new one created
+ * with O_CREAT | O_EXCL | O_NOFOLLOW and mode (before the umask) from seed's names in turn;
+ * the fd, or -1 with errno (*name malloc'd). For the tests. */
+char *weft_out_tmp_name(const char *target, uint64_t r);
+int weft_out_tmp_create(const char *target, unsigned mode, uint64_t seed, char **name);
 WEFT_API char *weft_strdup(const char *s);
 WEFT_API char *weft_asprintf(const char *fmt, ...) WEFT_PRINTF(1, 2);
 char *weft_vasprintf(const char *fmt, va_list ap);

@@ -1,8 +1,10 @@
-/* test_common.c — diagnostics formatting, the environment cache and aliases, result strings. */
+/* test_common.c — diagnostics formatting, the environment cache and aliases, result strings,
+ * output files. */
 #include "check.h"
 #include "weft_common.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_diag(void) {
@@ -72,6 +74,79 @@ static void test_log_file(void) {
     weft_env_reset();
 }
 
+/* Output files: a link planted at a temporary's name is never followed, a new file gets 0666
+ * less the umask, an old one keeps its mode, a link is written through, an abort leaves the
+ * target as it was. */
+static void test_out(void) {
+    char dir[] = "/tmp/weft-out-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *target = weft_asprintf("%s/t.txt", dir), *victim = weft_asprintf("%s/victim", dir);
+    char *planted[3], *name = NULL, *data = NULL;
+    size_t len = 0;
+    CHECK(weft_write_file(victim, 0, "keep\n", 5, NULL) == WEFT_OK);
+    /* the names seed 42 tries first, each a link to the victim */
+    for (int i = 0; i < 3; i++) {
+        planted[i] = weft_out_tmp_name(target, weft_hash64(42 + (uint64_t)i));
+        CHECK(symlink(victim, planted[i]) == 0);
+    }
+    int fd = weft_out_tmp_create(target, 0600, 42, &name);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, "new\n", 4) == 4);
+        close(fd);
+    }
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        CHECK(lstat(planted[i], &st) == 0 && S_ISLNK(st.st_mode));
+        CHECK(name == NULL || strcmp(name, planted[i]) != 0);
+        unlink(planted[i]);
+        free(planted[i]);
+    }
+    CHECK(weft_read_file(victim, &data, &len, NULL) == WEFT_OK);
+    CHECK_STR(data, "keep\n");
+    WEFT_FREE(data);
+    if (name) unlink(name);
+    free(name);
+
+    /* modes: new from the umask, old kept */
+    mode_t old = umask(027);
+    CHECK(weft_write_file(target, 0, "a", 1, NULL) == WEFT_OK);
+    struct stat st;
+    CHECK(stat(target, &st) == 0 && (st.st_mode & 0777) == 0640);
+    CHECK(chmod(target, 0604) == 0);
+    CHECK(weft_write_file(target, 0, "b", 1, NULL) == WEFT_OK);
+    CHECK(stat(target, &st) == 0 && (st.st_mode & 0777) == 0604);
+    umask(old);
+
+    /* through a link (relative, two hops) to its target; the links stay links */
+    char *l1 = weft_asprintf("%s/l1", dir), *l2 = weft_asprintf("%s/l2", dir);
+    CHECK(symlink("t.txt", l2) == 0 && symlink("l2", l1) == 0);
+    CHECK(weft_write_file(l1, 0, "c", 1, NULL) == WEFT_OK);
+    CHECK(lstat(l1, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(weft_read_file(target, &data, &len, NULL) == WEFT_OK);
+    CHECK_STR(data, "c");
+    WEFT_FREE(data);
+
+    /* an abandoned output: the target as it was, no temporary left */
+    weft_out *o = NULL;
+    CHECK(weft_out_open(target, 0, &o, NULL) == WEFT_OK);
+    if (o) fputs("half", weft_out_file(o));
+    weft_out_abort(o);
+    CHECK(weft_read_file(target, &data, &len, NULL) == WEFT_OK);
+    CHECK_STR(data, "c");
+    WEFT_FREE(data);
+
+    /* a directory cannot be the output */
+    weft_diag *d = weft_diag_new();
+    CHECK(weft_write_file(dir, 0, "x", 1, d) == WEFT_ERR_SYSTEM);
+    CHECK(weft_diag_size(d) == 1 && strstr(weft_diag_get(d, 0)->msg, "directory") != NULL);
+    weft_diag_free(d);
+
+    unlink(l1), unlink(l2), unlink(target), unlink(victim);
+    CHECK(rmdir(dir) == 0); /* nothing else left behind */
+    free(l1), free(l2), free(target), free(victim);
+}
+
 int main(void) {
     CHECK_STR(weft_result_str(WEFT_OK), "success");
     CHECK_STR(weft_result_str(WEFT_ERR_TIMEOUT), "timed out");
@@ -79,5 +154,6 @@ int main(void) {
     test_diag();
     test_env();
     test_log_file();
+    test_out();
     CHECK_DONE();
 }
