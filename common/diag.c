@@ -45,8 +45,9 @@ void weft_diag_free(weft_diag *d) {
     free(d);
 }
 
-static void add_entry(weft_diag *d, weft_severity sev, const char *file, int line, int col,
-                      const char *src, int caret_col, int caret_len, const char *fmt, va_list ap) {
+static void add_entry(weft_diag *d, weft_severity sev, unsigned flags, const char *file, int line,
+                      int col, const char *src, int caret_col, int caret_len, const char *fmt,
+                      va_list ap) {
     if (d == NULL) return;
     if ((unsigned)sev < 4) d->counts[sev]++;
     if (d->n >= WEFT_DIAG_MAX) return;
@@ -60,6 +61,7 @@ static void add_entry(weft_diag *d, weft_severity sev, const char *file, int lin
     if (len < 0 || (e->msg = malloc((size_t)len + 1)) == NULL) return;
     vsnprintf(e->msg, (size_t)len + 1, fmt, ap);
     e->sev = sev;
+    e->flags = flags;
     e->file = weft_strdup(file);
     e->line = line;
     e->col = col;
@@ -73,14 +75,14 @@ static void add_entry(weft_diag *d, weft_severity sev, const char *file, int lin
 
 void weft_diag_vadd(weft_diag *d, weft_severity sev, const char *file, int line, int col,
                     const char *fmt, va_list ap) {
-    add_entry(d, sev, file, line, col, NULL, 0, 0, fmt, ap);
+    add_entry(d, sev, 0, file, line, col, NULL, 0, 0, fmt, ap);
 }
 
 void weft_diag_add(weft_diag *d, weft_severity sev, const char *file, int line, int col,
                    const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_entry(d, sev, file, line, col, NULL, 0, 0, fmt, ap);
+    add_entry(d, sev, 0, file, line, col, NULL, 0, 0, fmt, ap);
     va_end(ap);
 }
 
@@ -88,20 +90,20 @@ void weft_diag_add_src(weft_diag *d, weft_severity sev, const char *file, int li
                        const char *source_line, int caret_len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    add_entry(d, sev, file, line, col, source_line, 0, caret_len, fmt, ap);
+    add_entry(d, sev, 0, file, line, col, source_line, 0, caret_len, fmt, ap);
     va_end(ap);
 }
 
 void weft_diag_vadd_src(weft_diag *d, weft_severity sev, const char *file, int line, int col,
                         const char *source, int caret_col, int caret_len, const char *fmt,
                         va_list ap) {
-    add_entry(d, sev, file, line, col, source, caret_col, caret_len, fmt, ap);
+    add_entry(d, sev, 0, file, line, col, source, caret_col, caret_len, fmt, ap);
 }
 
 static void add_copy(weft_diag *d, const weft_diag_entry *e, ...) {
     va_list ap;
     va_start(ap, e);
-    add_entry(d, e->sev, e->file, e->line, e->col, e->source, e->caret_col, e->caret_len, "%s", ap);
+    add_entry(d, e->sev, e->flags, e->file, e->line, e->col, e->source, e->caret_col, e->caret_len, "%s", ap);
     va_end(ap);
 }
 
@@ -115,6 +117,28 @@ void weft_diag_append(weft_diag *d, const weft_diag *from) {
         if ((unsigned)from->v[i].sev < 4) stored[from->v[i].sev]++;
     for (int s = 0; s < 4; s++)
         d->counts[s] += from->counts[s] - stored[s];
+}
+
+void weft_diag_add_flags(weft_diag *d, weft_severity sev, unsigned flags, const char *file,
+                         int line, int col, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_entry(d, sev, flags, file, line, col, NULL, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
+void weft_diag_drop(weft_diag *d, unsigned flags) {
+    if (d == NULL) return;
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i].flags & flags) {
+            if ((unsigned)d->v[i].sev < 4) d->counts[d->v[i].sev]--;
+            entry_free(&d->v[i]);
+        } else {
+            d->v[k++] = d->v[i];
+        }
+    }
+    d->n = k;
 }
 
 int weft_diag_full(const weft_diag *d) {

@@ -88,7 +88,13 @@ typedef struct weft_diag_entry {
     /* 1-based column of the caret in source when source is an excerpt of a long line (it then
      * begins and ends with "..."); 0: the caret is under col */
     int caret_col;
+    unsigned flags; /* WEFT_DIAG_COMPAT... */
 } weft_diag_entry;
+
+/* Entry flags. COMPAT: a warning about a limit of MSCCL's or RCCL's loaders (channels, thread
+ * blocks, steps, cnt), which weft's own runtime does not have; `weft select` shows them only
+ * with --compat. */
+#define WEFT_DIAG_COMPAT 1u
 
 /* A collector of diagnostics. Every library function that can reject input takes a weft_diag*;
  * NULL is allowed and discards messages. Stores at most WEFT_DIAG_MAX entries so that garbage
@@ -111,6 +117,11 @@ WEFT_API void weft_diag_add_src(weft_diag *d, weft_severity sev, const char *fil
 WEFT_API void weft_diag_vadd_src(weft_diag *d, weft_severity sev, const char *file, int line,
                                  int col, const char *source, int caret_col, int caret_len,
                                  const char *fmt, va_list ap);
+/* As weft_diag_add, the entry carrying flags. */
+void weft_diag_add_flags(weft_diag *d, weft_severity sev, unsigned flags, const char *file,
+                         int line, int col, const char *fmt, ...) WEFT_PRINTF(7, 8);
+/* Removes the stored entries that have any of flags, and their counts. */
+WEFT_API void weft_diag_drop(weft_diag *d, unsigned flags);
 /* Adds every entry of from to d, in order, and counts what from counted past its cap. */
 WEFT_API void weft_diag_append(weft_diag *d, const weft_diag *from);
 WEFT_API size_t weft_diag_size(const weft_diag *d);

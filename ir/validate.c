@@ -20,6 +20,7 @@ typedef struct vctx {
     const weft_algo *a;
     weft_diag *d;
     int nerr;
+    unsigned flags; /* of the reports being made: WEFT_DIAG_COMPAT for the MSCCL limits */
 } vctx;
 
 /* Reports at the element's line, prefixed with "rank R tb T step S: " as far as known (-1 =
@@ -42,7 +43,7 @@ static void vreport(vctx *v, weft_severity sev, int32_t line, int32_t r, int32_t
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *file = v->a->file;
-    weft_diag_add(v->d, sev, file, file ? line : 0, 0, "%s%s", where, msg);
+    weft_diag_add_flags(v->d, sev, v->flags, file, file ? line : 0, 0, "%s%s", where, msg);
 }
 
 static int32_t buf_chunks(const weft_gpu *g, weft_buf b) {
@@ -70,10 +71,13 @@ static void check_algo(vctx *v) {
     if (a->nchannels < 1 || a->nchannels > WEFT_IR_MAX_CHANNELS)
         vreport(v, WEFT_SEV_ERROR, a->line, -1, -1, -1, "nchannels=\"%d\" must be 1..%d",
                 a->nchannels, WEFT_IR_MAX_CHANNELS);
-    else if (a->nchannels > MSCCL_MAX_CHANNELS)
+    else if (a->nchannels > MSCCL_MAX_CHANNELS) {
+        v->flags = WEFT_DIAG_COMPAT;
         vreport(v, WEFT_SEV_WARNING, a->line, -1, -1, -1,
                 "nchannels=\"%d\": the MSCCL runtimes support at most %d channels", a->nchannels,
                 MSCCL_MAX_CHANNELS);
+        v->flags = 0;
+    }
     if (a->nchunksperloop < 1 || a->nchunksperloop > WEFT_IR_MAX_CHUNKS)
         vreport(v, WEFT_SEV_ERROR, a->line, -1, -1, -1, "nchunksperloop=\"%d\" must be 1..%d",
                 a->nchunksperloop, WEFT_IR_MAX_CHUNKS);
@@ -301,7 +305,7 @@ int weft_ir_is_valid(const weft_algo *a) {
 
 weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
     weft_result res = WEFT_OK;
-    vctx v = {a, d, 0};
+    vctx v = {a, d, 0, 0};
     if (a == NULL) return WEFT_ERR_INPUT;
     if (a->ngpus < 1 || a->ngpus > WEFT_IR_MAX_RANKS || a->gpus == NULL) {
         vreport(&v, WEFT_SEV_ERROR, a->line, -1, -1, -1, "ngpus=\"%d\" must be 1..%d", a->ngpus,
@@ -384,6 +388,7 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
         vreport(&v, WEFT_SEV_WARNING, a->line, -1, -1, -1,
                 "nchannels=\"%d\" but the highest chan used is %d", a->nchannels, maxchan);
     /* MSCCL runtime limits. */
+    v.flags = WEFT_DIAG_COMPAT;
     if (maxsteps > MSCCL_MAX_STEPS_EXECUTOR)
         vreport(&v, WEFT_SEV_WARNING, a->gpus[maxsteps_r].tbs[maxsteps_t].line, maxsteps_r,
                 maxsteps_t, -1, "%d steps: the MSCCL executor loads at most %d steps per tb%s",
@@ -404,6 +409,7 @@ weft_result weft_ir_validate(const weft_algo *a, weft_diag *d) {
                 (int32_t)first_big[2], "cnt=\"%d\"%s: the MSCCL runtimes accept cnt below %d only",
                 st->cnt, more, MSCCL_MAX_CNT);
     }
+    v.flags = 0;
     if (v.nerr) res = WEFT_ERR_INPUT;
     if (res == WEFT_OK) weft_proven_set_valid(a);
 fail:
