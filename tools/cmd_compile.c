@@ -6,36 +6,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void compile_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft compile FILE.weft [-D NAME=VALUE]... [-I DIR]... [-o OUT]\n"
-            "                    [--emit=xml|ops|ast]\n\n"
-            "Evaluates a weft program for the given parameters, checks that it computes its\n"
-            "collective (every rank, every chunk, each contribution once), and writes the MSCCL\n"
-            "XML schedule. docs/language.md describes the language.\n\n"
-            "options:\n"
-            "  -D NAME=VALUE   set parameter NAME (an integer; suffixes K, M, G); repeatable\n"
-            "  -I DIR          also look for included files in DIR; repeatable\n"
-            "  -o OUT          write the result to OUT instead of standard output\n"
-            "  --emit=xml      the MSCCL XML schedule (default)\n"
-            "  --emit=ops      the evaluated operations in program order, one per line\n"
-            "  --emit=ast      the syntax tree\n"
-            "  -v, --verbose   also print info notes\n"
-            "  -h, --help      this text\n\n"
-            "Diagnostics go to standard error as file:line:col: error: message, with the\n"
-            "source line and a caret. Exit codes: 0 ok (warnings allowed), 1 the program is\n"
-            "wrong, 2 usage error.\n");
-}
-
+static const char *const emit_words[] = {"xml", "ops", "ast", NULL};
 enum { EMIT_XML, EMIT_OPS, EMIT_AST };
 
-static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "weft compile: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    compile_usage(stderr);
-    return WEFT_EXIT_USAGE;
-}
+static const weft_opt compile_opts[] = {
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set parameter NAME (an integer; suffixes K, M, G);\nrepeatable"},
+    {.id = 'I',
+     .shortname = 'I',
+     .name = "include",
+     .arg = WEFT_ARG_DIR,
+     .meta = "DIR",
+     .help = "also look for included files in DIR; repeatable"},
+    {.id = 'o',
+     .shortname = 'o',
+     .name = "output",
+     .arg = WEFT_ARG_OUT,
+     .meta = "OUT",
+     .help = "write the result to OUT (default, or -: standard\noutput)"},
+    {.id = 'e',
+     .name = "emit",
+     .arg = WEFT_ARG_WORD,
+     .meta = "WHAT",
+     .help = "xml: the MSCCL XML schedule (default); ops: the\nevaluated operations in program "
+             "order, one per\nline; ast: the syntax tree",
+     .words = emit_words},
+    {.id = 'v',
+     .shortname = 'v',
+     .name = "verbose",
+     .arg = WEFT_ARG_NONE,
+     .help = "also print info notes"},
+    {0}};
+
+const weft_cmd_spec weft_spec_compile = {
+    .name = "compile",
+    .summary = "compile a .weft program to MSCCL XML",
+    .synopsis = "FILE.weft [-D NAME=VALUE]... [-I DIR]... [-o OUT] [--emit=xml|ops|ast]",
+    .description =
+        "Evaluates a weft program for the given parameters, checks that it computes its\n"
+        "collective (every rank, every chunk, each contribution once), and writes the MSCCL\n"
+        "XML schedule. FILE - reads standard input. docs/language.md describes the language.\n"
+        "\n"
+        "Diagnostics go to standard error as file:line:col: error: message, with the source\n"
+        "line and a caret.",
+    .opts = compile_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok (warnings allowed), 1 the program is wrong, 2 usage error.",
+};
 
 int weft_cmd_compile(int argc, char **argv) {
     const char *file = NULL, *outpath = NULL;
@@ -49,53 +70,26 @@ int weft_cmd_compile(int argc, char **argv) {
         fprintf(stderr, "weft compile: out of memory\n");
         return WEFT_EXIT_INPUT;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            compile_usage(stdout);
-            goto done;
-        } else if (strcmp(a, "-D") == 0 || strcmp(a, "-I") == 0 || strcmp(a, "-o") == 0) {
-            if (i + 1 >= argc) {
-                rc = usage_error("%s needs an argument", a);
-                goto done;
-            }
-            if (a[1] == 'D')
-                defines[ndef++] = argv[++i];
-            else if (a[1] == 'I')
-                dirs[ndirs++] = argv[++i];
-            else
-                outpath = argv[++i];
-        } else if (strncmp(a, "-D", 2) == 0) {
-            defines[ndef++] = a + 2;
-        } else if (strncmp(a, "-I", 2) == 0) {
-            dirs[ndirs++] = a + 2;
-        } else if (strncmp(a, "--emit=", 7) == 0) {
-            if (strcmp(a + 7, "xml") == 0)
-                emit = EMIT_XML;
-            else if (strcmp(a + 7, "ops") == 0)
-                emit = EMIT_OPS;
-            else if (strcmp(a + 7, "ast") == 0)
-                emit = EMIT_AST;
-            else {
-                rc = usage_error("unknown --emit '%s' (expected xml, ops or ast)", a + 7);
-                goto done;
-            }
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            rc = usage_error("unknown option '%s'", a);
-            goto done;
-        } else if (file) {
-            rc = usage_error("one input file at a time (got '%s' too)", a);
-            goto done;
-        } else {
-            file = a;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_compile, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
+        case 'D': defines[ndef++] = g.arg; break;
+        case 'I': dirs[ndirs++] = g.arg; break;
+        case 'o': outpath = g.arg; break;
+        case 'e': emit = (int)g.num; break;
+        case 'v': verbose = 1; break;
         }
     }
-    if (file == NULL) {
-        rc = usage_error("%s", "no input file");
+    if (g.noperands != 1) {
+        rc = g.noperands ? weft_usage_error(&weft_spec_compile,
+                                            "one input file at a time (got '%s' and '%s')",
+                                            g.operands[0], g.operands[1])
+                         : weft_usage_error(&weft_spec_compile, "no input file");
         goto done;
     }
+    file = g.operands[0];
 
     weft_diag *d = weft_diag_new();
     weft_lang_program *prog = NULL;
@@ -109,20 +103,23 @@ int weft_cmd_compile(int argc, char **argv) {
     if (r == WEFT_OK && emit == EMIT_XML) r = weft_cc_lower(cp, &algo, d);
     if (r == WEFT_OK && emit == EMIT_XML) r = weft_ir_validate(algo, d);
     if (r == WEFT_OK && emit == EMIT_XML) r = weft_ir_write_string(algo, &text);
-    /* the one output: the XML, the operations or the syntax tree */
-    FILE *f = NULL;
-    if (r == WEFT_OK && (f = outpath ? fopen(outpath, "w") : stdout) == NULL) {
-        perror(outpath);
-        r = WEFT_ERR_SYSTEM;
-    }
+    /* the one output: the XML, the operations or the syntax tree; a write error (a full disk)
+     * is said by weft_out_close */
+    weft_out *out = NULL;
+    if (r == WEFT_OK && weft_out_open(outpath, WEFT_OUT_STDOUT, &out, d) != WEFT_OK)
+        r = WEFT_ERR_INPUT;
     if (r == WEFT_OK) {
+        FILE *f = weft_out_file(out);
         if (emit == EMIT_AST)
             r = weft_lang_dump(prog, f);
         else if (emit == EMIT_OPS)
             r = weft_cc_write_ops(cp, f);
         else
             fputs(text, f);
-        if ((f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0)) r = WEFT_ERR_SYSTEM;
+        if (r != WEFT_OK && r != WEFT_ERR_SYSTEM)
+            weft_out_abort(out);
+        else if (weft_out_close(out, d) != WEFT_OK)
+            r = WEFT_ERR_INPUT;
     }
     weft_diag_print(d, stderr, verbose ? WEFT_SEV_INFO : WEFT_SEV_NOTE);
     if (r != WEFT_OK && r != WEFT_ERR_INPUT)

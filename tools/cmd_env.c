@@ -6,16 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const weft_opt env_opts[] = {{0}};
+
+const weft_cmd_spec weft_spec_env = {
+    .name = "env",
+    .summary = "list the environment variables weft reads, with their values",
+    .synopsis = "",
+    .description = "Lists every environment variable weft reads (the runtime and libweft_nccl.so\n"
+                   "included), what it does, and its value in this environment.",
+    .opts = env_opts,
+    .exit_status = "0 ok, 2 usage error.",
+};
+
 int weft_cmd_env(int argc, char **argv) {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: weft env\n\nLists every environment variable weft reads (the runtime and "
-               "libweft_nccl.so included), what it does, and its value in this environment.\n");
-        return WEFT_EXIT_OK;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "weft env: unexpected argument '%s'\n", argv[1]);
-        return WEFT_EXIT_USAGE;
-    }
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_env, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
+        if (c == WEFT_OPT_EXIT) return g.exit_code;
+    if (g.noperands)
+        return weft_usage_error(&weft_spec_env, "unexpected argument '%s'", g.operands[0]);
     static const struct {
         const char *name, *alias, *help;
     } vars[] = {

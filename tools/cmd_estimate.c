@@ -1,6 +1,5 @@
 /* cmd_estimate.c — `weft estimate`: what a schedule costs, without a GPU: the interpreter's timing
  * model (tools/trace/sim.h) per message size, its critical path, a timeline picture. */
-#include "cli.h"
 #include "commands.h"
 #include "sim.h"
 #include "svg.h"
@@ -20,12 +19,12 @@ typedef struct est_params {
         eff[WEFT_PROTO_COUNT];
 } est_params;
 
-#define P1(f, name, help)     {name, offsetof(est_params, f), help},
-#define PP(f, p, name, help)  {name, offsetof(est_params, f) + (p) * sizeof(double), help},
+#define P1(f, name, help)    {name, offsetof(est_params, f), help},
+#define PP(f, p, name, help) {name, offsetof(est_params, f) + (p) * sizeof(double), help},
 #define PROTO_ROWS(p, pn)                                                                          \
-    PP(lat_us, p, pn ".lat_us", "a message: from the end of its send to its data at the peer")      \
-    PP(step_us, p, pn ".step_us", "the fixed cost of one step on one slice")                        \
-    PP(cta_gbps, p, pn ".cta_gbps", "what one CTA moves per second")                                \
+    PP(lat_us, p, pn ".lat_us", "a message: from the end of its send to its data at the peer")     \
+    PP(step_us, p, pn ".step_us", "the fixed cost of one step on one slice")                       \
+    PP(cta_gbps, p, pn ".cta_gbps", "what one CTA moves per second")                               \
     PP(eff, p, pn ".wire_eff", "the payload's share of what crosses the link")
 
 static const struct {
@@ -34,15 +33,15 @@ static const struct {
     const char *help;
 } params[] = {
     P1(launch_us, "launch_us", "from the call to the CTAs' start (kernel launch)")
-    P1(cta_us, "cta_us", "... and this more per CTA the launch starts on a rank")
-    P1(signal_us, "signal_us", "a dependency between tbs of a rank; a FIFO credit's return")
-    P1(link_gbps, "link_gbps", "one direction of one peer pair (0: no limit)")
-    P1(gpu_gbps, "gpu_gbps", "all of a rank's sends together: its ports, a switch (0: no limit)")
-    P1(max_ctas, "max_ctas", "CTAs per rank a launch may take (the runtime's groups)")
-    P1(slots, "slots", "messages a connection holds before its sender waits")
-    PROTO_ROWS(WEFT_PROTO_SIMPLE, "simple") PROTO_ROWS(WEFT_PROTO_LL, "ll")
-    PROTO_ROWS(WEFT_PROTO_LL128, "ll128")
-};
+        P1(cta_us, "cta_us", "... and this more per CTA the launch starts on a rank") P1(
+            signal_us, "signal_us", "a dependency between tbs of a rank; a FIFO credit's return")
+            P1(link_gbps, "link_gbps", "one direction of one peer pair (0: no limit)") P1(
+                gpu_gbps, "gpu_gbps",
+                "all of a rank's sends together: its ports, a switch (0: no limit)")
+                P1(max_ctas, "max_ctas", "CTAs per rank a launch may take (the runtime's groups)")
+                    P1(slots, "slots", "messages a connection holds before its sender waits")
+                        PROTO_ROWS(WEFT_PROTO_SIMPLE, "simple") PROTO_ROWS(WEFT_PROTO_LL, "ll")
+                            PROTO_ROWS(WEFT_PROTO_LL128, "ll128")};
 #define NPARAMS (sizeof params / sizeof *params)
 
 static double *param(est_params *p, size_t i) {
@@ -52,7 +51,8 @@ static double *param(est_params *p, size_t i) {
 static void to_params(const weft_sim_model *m, est_params *p) {
     p->launch_us = (double)m->launch_ns / 1000, p->signal_us = (double)m->sig_ns / 1000;
     p->cta_us = (double)m->cta_ns / 1000;
-    p->link_gbps = m->link_Bpns, p->gpu_gbps = m->gpu_Bpns, p->max_ctas = m->max_ctas, p->slots = m->slots;
+    p->link_gbps = m->link_Bpns, p->gpu_gbps = m->gpu_Bpns, p->max_ctas = m->max_ctas,
+    p->slots = m->slots;
     for (int k = 0; k < WEFT_PROTO_COUNT; k++) {
         p->lat_us[k] = m->proto[k].lat_ns / 1000, p->step_us[k] = m->proto[k].step_ns / 1000;
         p->cta_gbps[k] = m->proto[k].cta_Bpns, p->eff[k] = m->proto[k].wire_eff;
@@ -63,55 +63,135 @@ static void from_params(const est_params *p, weft_sim_model *m) {
     m->launch_ns = (int64_t)(p->launch_us * 1000 + 0.5);
     m->sig_ns = (int64_t)(p->signal_us * 1000 + 0.5);
     m->cta_ns = (int64_t)(p->cta_us * 1000 + 0.5);
-    m->link_Bpns = p->link_gbps, m->gpu_Bpns = p->gpu_gbps, m->max_ctas = (int32_t)p->max_ctas, m->slots = (int32_t)p->slots;
+    m->link_Bpns = p->link_gbps, m->gpu_Bpns = p->gpu_gbps, m->max_ctas = (int32_t)p->max_ctas,
+    m->slots = (int32_t)p->slots;
     for (int k = 0; k < WEFT_PROTO_COUNT; k++)
-        m->proto[k] = (weft_sim_proto){p->lat_us[k] * 1000, p->step_us[k] * 1000, p->cta_gbps[k],
-                                       p->eff[k]};
+        m->proto[k] =
+            (weft_sim_proto){p->lat_us[k] * 1000, p->step_us[k] * 1000, p->cta_gbps[k], p->eff[k]};
 }
 
-static void estimate_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft estimate FILE.xml|FILE.weft [-D NAME=VALUE]... [--sizes LIST]\n"
-            "                     [--type T] [--inplace] [--link-gbps G] [--set NAME=VALUE]...\n"
-            "                     [--path SIZE] [--svg OUT [--at SIZE]] [--model]\n\n"
-            "Estimates, without a GPU, how long one call of the schedule takes at each message\n"
-            "size: the interpreter's timing model (the one the trace tests use) runs every tb\n"
-            "slice by slice as the runtime cuts the call (slots, CTA groups), each step waiting\n"
-            "for its dependency, its message and its FIFO credit, then moving its bytes at its\n"
-            "protocol's rate per CTA and its share of the link. Prints per size the estimated\n"
-            "time, bus bandwidth, the cut (slices x CTAs per tb) and the critical path (steps on\n"
-            "the longest chain of waits, time moving data against time in messages and\n"
-            "signals). The defaults are calibrated on 2 GPUs over NVLink (docs/estimate.md says\n"
-            "against what, and how close they come).\n\n"
-            "options:\n"
-            "  -D NAME=VALUE     set a parameter of a .weft source; repeatable\n"
-            "  --sizes LIST      comma-separated sizes in bytes as nccl-tests prints them (K, M,\n"
-            "                    G: powers of 1024; default 8,32,128,...,128M: x4 from 8 B)\n"
-            "  --type T          element type (default float)\n"
-            "  --inplace         label the calls in-place (the same steps and bytes as\n"
-            "                    out-of-place: the model does not tell them apart)\n"
-            "  --link-gbps G     bandwidth of one direction of a peer pair (--set link_gbps=G)\n"
-            "  --set NAME=VALUE  a model parameter (--model lists them); repeatable\n"
-            "  --path SIZE       list the critical path's steps at SIZE\n"
-            "  --svg OUT         draw the timeline at the last size (or --at SIZE) into OUT\n"
-            "  --model           print the model's parameters and exit\n"
-            "  -h, --help        this text\n\n"
-            "Exit codes: 0 ok, 1 the input is wrong (or the model deadlocks), 2 usage error.\n");
-}
+enum {
+    OPT_SIZES = 256,
+    OPT_TYPE,
+    OPT_INPLACE,
+    OPT_LINK,
+    OPT_SET,
+    OPT_PATH,
+    OPT_SVG,
+    OPT_AT,
+    OPT_MODEL
+};
+static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
 
+static const weft_opt estimate_opts[] = {
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set a parameter of a .weft source; repeatable"},
+    {.id = OPT_SIZES,
+     .name = "sizes",
+     .arg = WEFT_ARG_STR,
+     .meta = "LIST",
+     .help = "comma-separated sizes in bytes as nccl-tests prints\nthem (K, M, G: powers of 1024; "
+             "default\n8,32,128,...,128M: x4 from 8 B)"},
+    {.id = OPT_TYPE,
+     .name = "type",
+     .arg = WEFT_ARG_WORD,
+     .meta = "T",
+     .help = "element type (default float)",
+     .words = type_words,
+     .lookup = weft_dtype_from_name},
+    {.id = OPT_INPLACE,
+     .name = "inplace",
+     .arg = WEFT_ARG_NONE,
+     .help = "label the calls in-place (the same steps and bytes\nas out-of-place: the model does "
+             "not tell them\napart)"},
+    {.id = OPT_LINK,
+     .name = "link-gbps",
+     .arg = WEFT_ARG_REAL,
+     .meta = "G",
+     .help = "bandwidth of one direction of a peer pair (--set\nlink_gbps=G)",
+     .rlo = 0,
+     .rhi = 1e9},
+    {.id = OPT_SET,
+     .name = "set",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "a model parameter (--model lists them); repeatable"},
+    {.id = OPT_PATH,
+     .name = "path",
+     .arg = WEFT_ARG_SIZE,
+     .meta = "SIZE",
+     .help = "list the critical path's steps at SIZE",
+     .lo = 1,
+     .hi = 1ull << 40},
+    {.id = OPT_SVG,
+     .name = "svg",
+     .arg = WEFT_ARG_OUT,
+     .meta = "OUT",
+     .help = "draw the timeline at the last size (or --at SIZE)\ninto OUT"},
+    {.id = OPT_AT,
+     .name = "at",
+     .arg = WEFT_ARG_SIZE,
+     .meta = "SIZE",
+     .help = "the size --svg draws",
+     .lo = 1,
+     .hi = 1ull << 40},
+    {.id = OPT_MODEL,
+     .name = "model",
+     .arg = WEFT_ARG_NONE,
+     .help = "print the model's parameters and exit"},
+    {0}};
+
+const weft_cmd_spec weft_spec_estimate = {
+    .name = "estimate",
+    .summary = "what a schedule costs per message size: timing model, critical path, timeline",
+    .synopsis =
+        "FILE.xml|FILE.weft [-D NAME=VALUE]... [--sizes LIST]\n"
+        "                     [--type T] [--inplace] [--link-gbps G] [--set NAME=VALUE]...\n"
+        "                     [--path SIZE] [--svg OUT [--at SIZE]] [--model]",
+    .description =
+        "Estimates, without a GPU, how long one call of the schedule takes at each message\n"
+        "size: the interpreter's timing model (the one the trace tests use) runs every tb\n"
+        "slice by slice as the runtime cuts the call (slots, CTA groups), each step waiting\n"
+        "for its dependency, its message and its FIFO credit, then moving its bytes at its\n"
+        "protocol's rate per CTA and its share of the link. Prints per size the estimated\n"
+        "time, bus bandwidth, the cut (slices x CTAs per tb) and the critical path (steps on\n"
+        "the longest chain of waits, time moving data against time in messages and\n"
+        "signals). The defaults are calibrated on 2 GPUs over NVLink (docs/estimate.md says\n"
+        "against what, and how close they come).",
+    .opts = estimate_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 the input is wrong (or the model deadlocks), 2 usage error.",
+};
+
+/* A size as --sizes takes it: 1 B to 1 TB. */
 static int parse_size(const char *s, unsigned long long *out) {
+    return weft_parse_size(s, 1, 1ull << 40, out);
+}
+
+/* --set NAME=VALUE (or --link-gbps: name given) into ep; 0 or a usage error said. */
+static int set_param(weft_getopt *g, est_params *ep, const char *name, const char *val) {
+    size_t p = 0;
+    while (p < NPARAMS && strcmp(params[p].name, name) != 0)
+        p++;
+    if (p == NPARAMS) {
+        const char *names[NPARAMS];
+        for (size_t k = 0; k < NPARAMS; k++)
+            names[k] = params[k].name;
+        const char *dym = weft_did_you_mean(name, names, (int)NPARAMS);
+        if (dym) return weft_opt_error(g, "no model parameter '%s'; did you mean '%s'?", name, dym);
+        return weft_opt_error(g, "no model parameter '%s' (weft estimate --model lists them)",
+                              name);
+    }
     char *end;
-    if (*s < '0' || *s > '9') return -1;
-    unsigned long long v = strtoull(s, &end, 10), mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1ull << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1ull << 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1ull << 30, end++;
-    if (*end == 'B') end++;
-    if (*end != '\0' || v == 0 || v > (1ull << 40) / mult) return -1;
-    *out = v * mult;
+    errno = 0;
+    double x = strtod(val, &end);
+    if (end == val || *end != '\0' || errno || !(x >= 0) || x > 1e9)
+        return weft_opt_error(g, "%s wants a number >= 0, not '%s'", name, val);
+    *param(ep, p) = x;
     return 0;
 }
 
@@ -190,12 +270,13 @@ static int draw(const char *path, const weft_algo *a, const weft_sim *s, const w
                                                         : "#7f7f7f";
             double x0 = left + width * (double)(e->t0 - s->start) / span;
             double xw = left + width * (double)(e->t1 - s->start) / span;
-            double xm = left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) /
-                                   span;
+            double xm =
+                left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) / span;
             char tip[160];
-            snprintf(tip, sizeof tip, "rank %d tb %d step %d slice %d %s: %.3f-%.3f us, waited %.3f",
-                     t->rank, t->tb, e->step, e->iter, weft_step_name(xs->type),
-                     (double)(e->t0 - s->start) / 1000, (double)(e->t1 - s->start) / 1000,
+            snprintf(tip, sizeof tip,
+                     "rank %d tb %d step %d slice %d %s: %.3f-%.3f us, waited %.3f", t->rank, t->tb,
+                     e->step, e->iter, weft_step_name(xs->type), (double)(e->t0 - s->start) / 1000,
+                     (double)(e->t1 - s->start) / 1000,
                      (double)(e->dep + e->data + e->credit) / 1000);
             svg_group_begin(g, tip);
             if (xm > x0) svg_rect(g, x0, y + 2, xm - x0, row - 4, "#dddddd", 1, NULL);
@@ -226,7 +307,7 @@ int weft_cmd_estimate(int argc, char **argv) {
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0, nsizes = 0;
     unsigned long long sizes[64], at = 0, path_at = 0;
-    int rc = WEFT_EXIT_USAGE, dtype = WEFT_DTYPE_FLOAT, inplace = -1, show_model = 0, k;
+    int rc = WEFT_EXIT_USAGE, dtype = WEFT_DTYPE_FLOAT, inplace = -1, show_model = 0;
     weft_sim_model model;
     est_params ep;
     weft_diag *d = NULL;
@@ -234,96 +315,69 @@ int weft_cmd_estimate(int argc, char **argv) {
     weft_sim_model_default(&model);
     to_params(&model, &ep);
     if (defines == NULL) return WEFT_EXIT_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            estimate_usage(stdout);
-            rc = WEFT_EXIT_OK;
-            goto done;
-        } else if ((k = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
-            if (k < 0) {
-                fprintf(stderr, "weft estimate: -D needs NAME=VALUE\n");
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_estimate, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
+        case 'D': defines[ndef++] = g.arg; break;
+        case OPT_INPLACE: inplace = 1; break;
+        case OPT_MODEL: show_model = 1; break;
+        case OPT_TYPE: dtype = (int)g.num; break;
+        case OPT_SVG: svg_out = g.arg; break;
+        case OPT_AT: at = g.unum; break;
+        case OPT_PATH: path_at = g.unum; break;
+        case OPT_LINK: ep.link_gbps = g.real; break;
+        case OPT_SET: {
+            const char *eq = strchr(g.arg, '=');
+            char name[64];
+            if (eq == NULL || (size_t)(eq - g.arg) >= sizeof name) {
+                rc = weft_opt_error(&g, "NAME=VALUE, not '%s'", g.arg);
                 goto done;
             }
-        } else if (strcmp(o, "--inplace") == 0) {
-            inplace = 1;
-        } else if (strcmp(o, "--model") == 0) {
-            show_model = 1;
-        } else if (o[0] == '-' && o[1] != '\0' && v == NULL) {
-            fprintf(stderr, "weft estimate: %s needs a value\n", o);
-            goto done;
-        } else if (strcmp(o, "--sizes") == 0) {
-            char *list = strdup(argv[++i]), *save = NULL;
+            snprintf(name, sizeof name, "%.*s", (int)(eq - g.arg), g.arg);
+            if ((rc = set_param(&g, &ep, name, eq + 1)) != 0) goto done;
+            rc = WEFT_EXIT_USAGE;
+            break;
+        }
+        case OPT_SIZES: {
+            char *list = weft_strdup(g.arg), *save = NULL;
             nsizes = 0;
             for (char *t = list ? strtok_r(list, ",", &save) : NULL; t;
                  t = strtok_r(NULL, ",", &save)) {
                 if (nsizes == sizeof sizes / sizeof *sizes || parse_size(t, &sizes[nsizes]) != 0) {
-                    fprintf(stderr, "weft estimate: bad size '%s' (or more than 64)\n", t);
+                    rc = weft_opt_error(&g, "'%s' is not a size from 1 B to 1 TB (or more than 64)",
+                                        t);
                     free(list);
                     goto done;
                 }
                 nsizes++;
             }
             free(list);
-        } else if (strcmp(o, "--at") == 0 || strcmp(o, "--path") == 0) {
-            if (parse_size(argv[++i], o[2] == 'a' ? &at : &path_at) != 0) {
-                fprintf(stderr, "weft estimate: bad size '%s'\n", argv[i]);
+            if (nsizes == 0) {
+                rc = weft_opt_error(&g, "which sizes?");
                 goto done;
             }
-        } else if (strcmp(o, "--svg") == 0) {
-            svg_out = argv[++i];
-        } else if (strcmp(o, "--type") == 0) {
-            if ((dtype = weft_dtype_from_name(argv[++i])) < 0) {
-                fprintf(stderr, "weft estimate: unknown type '%s'\n", argv[i]);
-                goto done;
-            }
-        } else if (strcmp(o, "--set") == 0 || strcmp(o, "--link-gbps") == 0) {
-            char name[64] = "link_gbps";
-            const char *val = argv[++i];
-            if (o[2] == 's') {
-                const char *eq = strchr(val, '=');
-                if (eq == NULL || (size_t)(eq - val) >= sizeof name) {
-                    fprintf(stderr, "weft estimate: --set wants NAME=VALUE, not '%s'\n", val);
-                    goto done;
-                }
-                snprintf(name, sizeof name, "%.*s", (int)(eq - val), val);
-                val = eq + 1;
-            }
-            size_t p = 0;
-            while (p < NPARAMS && strcmp(params[p].name, name) != 0)
-                p++;
-            char *end;
-            errno = 0;
-            double x = strtod(val, &end);
-            if (p == NPARAMS) {
-                fprintf(stderr, "weft estimate: no model parameter '%s' (weft estimate --model "
-                                "lists them)\n", name);
-                goto done;
-            }
-            if (end == val || *end != '\0' || errno || !(x >= 0) || x > 1e9) {
-                fprintf(stderr, "weft estimate: %s wants a number >= 0, not '%s'\n", name, val);
-                goto done;
-            }
-            *param(&ep, p) = x;
-        } else if (o[0] == '-' && o[1] != '\0') {
-            fprintf(stderr, "weft estimate: unknown option '%s'\n", o);
-            estimate_usage(stderr);
-            goto done;
-        } else if (file) {
-            fprintf(stderr, "weft estimate: one file at a time ('%s' and '%s')\n", file, o);
-            goto done;
-        } else {
-            file = o;
+            break;
+        }
         }
     }
+    if (g.noperands > 1) {
+        rc = weft_usage_error(&weft_spec_estimate, "one file at a time ('%s' and '%s')",
+                              g.operands[0], g.operands[1]);
+        goto done;
+    }
+    file = g.noperands ? g.operands[0] : NULL;
     if (ep.slots < 1 || ep.max_ctas < 1) {
         fprintf(stderr, "weft estimate: slots and max_ctas must be at least 1\n");
         goto done;
     }
     for (int p = 0; p < WEFT_PROTO_COUNT; p++)
         if (ep.cta_gbps[p] <= 0 || ep.eff[p] <= 0 || ep.eff[p] > 1) {
-            fprintf(stderr, "weft estimate: %s: cta_gbps must be > 0 and wire_eff in (0, 1] (not %g, "
-                    "%g)\n", weft_proto_name((weft_proto)p), ep.cta_gbps[p], ep.eff[p]);
+            fprintf(stderr,
+                    "weft estimate: %s: cta_gbps must be > 0 and wire_eff in (0, 1] (not %g, "
+                    "%g)\n",
+                    weft_proto_name((weft_proto)p), ep.cta_gbps[p], ep.eff[p]);
             goto done;
         }
     if (show_model) {
@@ -333,8 +387,7 @@ int weft_cmd_estimate(int argc, char **argv) {
         goto done;
     }
     if (file == NULL) {
-        fprintf(stderr, "weft estimate: no input file\n");
-        estimate_usage(stderr);
+        rc = weft_usage_error(&weft_spec_estimate, "no input file");
         goto done;
     }
     if (nsizes == 0)
@@ -360,7 +413,8 @@ int weft_cmd_estimate(int argc, char **argv) {
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     weft_diag_clear(d);
     if (r != WEFT_OK) {
-        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft estimate: %s: %s\n", file, weft_result_str(r));
+        if (r != WEFT_ERR_INPUT)
+            fprintf(stderr, "weft estimate: %s: %s\n", file, weft_result_str(r));
         goto done;
     }
     if (inplace < 0) inplace = !a->outofplace;
@@ -416,7 +470,7 @@ int weft_cmd_estimate(int argc, char **argv) {
             snprintf(title, sizeof title, "%s: %s on %d ranks, %s, modelled %.2f us", a->name, sz,
                      a->ngpus, weft_proto_name(a->proto), us);
             if (draw(svg_out, a, &s, p, np, title) != 0) {
-                fprintf(stderr, "weft estimate: %s: %s\n", svg_out, strerror(errno));
+                fprintf(stderr, "%s: error: cannot write: %s\n", svg_out, strerror(errno));
                 free(p);
                 weft_sim_free(&s);
                 goto done;

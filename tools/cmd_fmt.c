@@ -1,124 +1,89 @@
 /* cmd_fmt.c — `weft fmt`: rewrites an XML algorithm in weft's canonical, MSCCL-loadable shape. */
-#include "cli.h"
 #include "commands.h"
 #include "weft_compiler.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static void fmt_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft fmt [-v] FILE.xml [-o OUT.xml]\n"
-            "       weft fmt [-v] FILE.weft [-D NAME=VALUE]... [-o OUT.xml]\n\n"
-            "Reads an MSCCL XML algorithm, validates it, and writes it in the canonical shape the\n"
-            "MSCCL executor and RCCL parse: one element per line, two-space indentation, all ten\n"
-            "step attributes in a fixed order, no XML declaration, no tabs. Legacy files gain\n"
-            "outofplace, minBytes and maxBytes. Writes to standard output, or to OUT (replaced\n"
-            "atomically; OUT may be FILE itself). A .weft source is compiled (with the -D\n"
-            "parameters) and its schedule written the same way, as `weft compile` does.\n\n"
-            "options:\n"
-            "  -o OUT          write to OUT instead of standard output\n"
-            "  -v, --verbose   also print info notes (e.g. defaults applied to legacy files)\n"
-            "  -D NAME=VALUE   set a parameter of a .weft source; repeatable\n"
-            "  -h, --help      this text\n\n"
-            "Exit codes: 0 ok, 1 the input is unreadable or invalid (nothing is written), 2 usage\n"
-            "error.\n");
-}
+static const weft_opt fmt_opts[] = {
+    {.id = 'o',
+     .shortname = 'o',
+     .name = "output",
+     .arg = WEFT_ARG_OUT,
+     .meta = "OUT",
+     .help = "write to OUT instead of standard output"},
+    {.id = 'v',
+     .shortname = 'v',
+     .name = "verbose",
+     .arg = WEFT_ARG_NONE,
+     .help = "also print info notes (e.g. defaults applied to\nlegacy files)"},
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set a parameter of .weft sources; repeatable"},
+    {0}};
 
-/* Writes to a temporary file beside OUT and renames it, so OUT is never left half-written. */
-static int write_atomically(const char *out, const char *text) {
-    size_t n = strlen(out);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL) return -1;
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", out);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "weft fmt: %s: %s\n", out, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    FILE *f = fdopen(fd, "w");
-    size_t len = strlen(text);
-    int bad = f == NULL || fwrite(text, 1, len, f) != len;
-    if (f ? fclose(f) != 0 : close(fd) != 0) bad = 1;
-    if (!bad && rename(tmp, out) != 0) bad = 1;
-    if (bad) {
-        fprintf(stderr, "weft fmt: %s: %s\n", out, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return bad ? -1 : 0;
-}
+const weft_cmd_spec weft_spec_fmt = {
+    .name = "fmt",
+    .summary = "rewrite an XML algorithm in the canonical MSCCL-loadable shape",
+    .synopsis = "[-v] FILE.xml [-o OUT.xml]\n"
+                "[-v] FILE.weft [-D NAME=VALUE]... [-o OUT.xml]",
+    .description =
+        "Reads an MSCCL XML algorithm (- : standard input), validates it, and writes it in the\n"
+        "canonical shape the MSCCL executor and RCCL parse: one element per line, two-space\n"
+        "indentation, all ten step attributes in a fixed order, no XML declaration, no tabs.\n"
+        "Legacy files gain outofplace, minBytes and maxBytes. Writes to standard output, or to\n"
+        "OUT: through a symbolic link to its target, into a FIFO or device as a stream, a\n"
+        "regular file replaced whole (never half-written; OUT may be FILE itself) keeping its\n"
+        "mode. A .weft source is compiled (with the -D parameters) and its schedule written\n"
+        "the same way, as `weft compile` does.",
+    .opts = fmt_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 the input is unreadable or invalid (nothing is written), or OUT\n"
+                   "cannot be written, 2 usage error.",
+};
 
 int weft_cmd_fmt(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
-    int verbose = 0, opts_done = 0, k, rc = WEFT_EXIT_USAGE;
+    int verbose = 0, rc = WEFT_EXIT_INPUT;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0;
     weft_diag *d = NULL;
     weft_algo *a = NULL;
     char *text = NULL;
     if (defines == NULL) return WEFT_EXIT_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (opts_done || a[0] != '-' || a[1] == '\0') {
-            if (in) {
-                fprintf(stderr, "weft fmt: one input file only ('%s' and '%s')\n", in, a);
-                goto done;
-            }
-            in = a;
-        } else if (strcmp(a, "--") == 0) {
-            opts_done = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fmt_usage(stdout);
-            rc = WEFT_EXIT_OK;
-            goto done;
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-        } else if ((k = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
-            if (k < 0) {
-                fprintf(stderr, "weft fmt: -D needs NAME=VALUE\n");
-                goto done;
-            }
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "weft fmt: %s needs a file name\n", a);
-                goto done;
-            }
-            out = argv[++i];
-        } else {
-            fprintf(stderr, "weft fmt: unknown option '%s'\n", a);
-            fmt_usage(stderr);
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_fmt, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        if (c == WEFT_OPT_EXIT) {
+            rc = g.exit_code;
             goto done;
         }
+        if (c == 'o') out = g.arg;
+        if (c == 'v') verbose = 1;
+        if (c == 'D') defines[ndef++] = g.arg;
     }
-    if (in == NULL) {
-        fprintf(stderr, "weft fmt: no input file\n");
-        fmt_usage(stderr);
+    if (g.noperands != 1) {
+        rc = g.noperands ? weft_usage_error(&weft_spec_fmt, "one input file only ('%s' and '%s')",
+                                            g.operands[0], g.operands[1])
+                         : weft_usage_error(&weft_spec_fmt, "no input file");
         goto done;
     }
+    in = g.operands[0];
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
-    rc = WEFT_EXIT_INPUT;
     d = weft_diag_new();
     weft_cc_options co = {defines, ndef, NULL, 0};
     weft_result r = d ? weft_cc_load_file(in, &co, &a, d) : WEFT_ERR_NOMEM;
-    weft_diag_print(d, stderr, level);
     if (r == WEFT_OK) r = weft_ir_write_string(a, &text);
-    if (r != WEFT_OK) {
-        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft fmt: %s: %s\n", in, weft_result_str(r));
-        goto done;
-    }
-    if (out) {
-        if (write_atomically(out, text) != 0) goto done;
-    } else if (fputs(text, stdout) == EOF || fflush(stdout) != 0) {
-        fprintf(stderr, "weft fmt: cannot write standard output\n");
-        goto done;
-    }
-    rc = WEFT_EXIT_OK;
+    if (r == WEFT_OK) r = weft_write_file(out, WEFT_OUT_STDOUT, text, strlen(text), d);
+    weft_diag_print(d, stderr, level);
+    if (r != WEFT_OK && r != WEFT_ERR_INPUT && r != WEFT_ERR_SYSTEM)
+        fprintf(stderr, "weft fmt: %s: %s\n", in, weft_result_str(r));
+    if (r == WEFT_OK) rc = WEFT_EXIT_OK;
 done:
     free(text);
     weft_algo_free(a);

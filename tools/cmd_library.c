@@ -28,6 +28,7 @@ static const lib_run lib_runs[] = {
     {WEFT_DTYPE_UINT8, WEFT_OP_SUM, 0, 5, 0, 0},
 };
 #define LIB_NRUNS ((int)(sizeof lib_runs / sizeof *lib_runs))
+_Static_assert(LIB_NRUNS == 5, "weft library --help says 5 runs per mode");
 
 typedef struct lib_opts {
     const char *shape; /* --shape: replaces the files' test shapes */
@@ -48,28 +49,55 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void library_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft library [options] [DIR|FILE.weft]...\n\n"
-            "Compiles every algorithm file (default: the .weft files in ./algorithms) for each\n"
-            "shape its `// test:` lines list, verifies the XML, runs it on the CPU executor in\n"
-            "every call mode it declares (%d runs per mode: several types, ops, counts and\n"
-            "interleavings), and prints one table row per shape.\n\n"
-            "A test line lists shapes separated by spaces, each NAME=VALUE[,NAME=VALUE...]:\n"
-            "    // test: N=2 N=3 N=8,C=2\n\n"
-            "options:\n"
-            "  --shape S      this shape instead of the files' test lines (e.g. N=8,C=2)\n"
-            "  --count N      elements per segment in every CPU run (default: relative to the\n"
-            "                 chunk count, e.g. 4K, 3K+1, 1)\n"
-            "  -I DIR         include directory for the compiler\n"
-            "  -q, --quiet    print failing rows and the summary only\n"
-            "  -h, --help     this text\n\n"
-            "Columns: steps and tbs over all ranks, tb/rank the most thread blocks on one rank,\n"
-            "depth the critical path in steps, ms the wall time of compiling, verifying and\n"
-            "running.\n"
-            "Exit codes: 0 everything verified and executed, 1 anything failed, 2 usage error.\n",
-            LIB_NRUNS);
-}
+enum { OPT_SHAPE = 256, OPT_COUNT };
+
+static const weft_opt library_opts[] = {
+    {.id = OPT_SHAPE,
+     .name = "shape",
+     .arg = WEFT_ARG_STR,
+     .meta = "S",
+     .help = "this shape instead of the files' test lines (e.g.\nN=8,C=2)"},
+    {.id = OPT_COUNT,
+     .name = "count",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "elements per segment in every CPU run (default:\nrelative to the chunk count, e.g. "
+             "4K, 3K+1, 1)",
+     .lo = 1,
+     .hi = 1ull << 32},
+    {.id = 'I',
+     .shortname = 'I',
+     .name = "include",
+     .arg = WEFT_ARG_DIR,
+     .meta = "DIR",
+     .help = "include directory for the compiler"},
+    {.id = 'q',
+     .shortname = 'q',
+     .name = "quiet",
+     .arg = WEFT_ARG_NONE,
+     .help = "print failing rows and the summary only"},
+    {0}};
+
+const weft_cmd_spec weft_spec_library = {
+    .name = "library",
+    .summary = "compile, verify and CPU-execute the algorithm library; print a table",
+    .synopsis = "[options] [DIR|FILE.weft]...",
+    .description =
+        "Compiles every algorithm file (default: the .weft files in ./algorithms) for each\n"
+        "shape its `// test:` lines list, verifies the XML, runs it on the CPU executor in\n"
+        "every call mode it declares (5 runs per mode: several types, ops, counts and\n"
+        "interleavings), and prints one table row per shape.\n"
+        "\n"
+        "A test line lists shapes separated by spaces, each NAME=VALUE[,NAME=VALUE...]:\n"
+        "    // test: N=2 N=3 N=8,C=2\n"
+        "\n"
+        "Columns: steps and tbs over all ranks, tb/rank the most thread blocks on one rank,\n"
+        "depth the critical path in steps, ms the wall time of compiling, verifying and\n"
+        "running.",
+    .opts = library_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 everything verified and executed, 1 anything failed, 2 usage error.",
+};
 
 /* ---- files -------------------------------------------------------------------------------- */
 static int ends_with(const char *s, const char *suffix) {
@@ -331,49 +359,29 @@ int weft_cmd_library(int argc, char **argv) {
     char **files = NULL;
     size_t nfiles = 0, fcap = 0, icap = 0;
     int rc = WEFT_EXIT_OK, npaths = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            library_usage(stdout);
-            goto out;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o.quiet = 1;
-        } else if (strcmp(a, "--shape") == 0 && val) {
-            if (strchr(val, ' ') || strchr(val, '=') == NULL) {
-                fprintf(stderr, "weft library: --shape takes NAME=VALUE[,NAME=VALUE...]\n");
-                rc = WEFT_EXIT_USAGE;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_library, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: rc = g.exit_code; goto out;
+        case 'q': o.quiet = 1; break;
+        case OPT_SHAPE:
+            if (strchr(g.arg, ' ') || strchr(g.arg, '=') == NULL) {
+                rc = weft_opt_error(&g, "NAME=VALUE[,NAME=VALUE...], not '%s'", g.arg);
                 goto out;
             }
-            o.shape = argv[++i];
-        } else if (strcmp(a, "--count") == 0 && val) {
-            char *end;
-            long long c = strtoll(val, &end, 10);
-            if (*end != '\0' || c < 1 || c > (1LL << 32)) {
-                fprintf(stderr, "weft library: invalid value '%s' for --count\n", val);
-                rc = WEFT_EXIT_USAGE;
-                goto out;
-            }
-            o.count = c;
-            i++;
-        } else if (strcmp(a, "-I") == 0 && val) {
+            o.shape = g.arg;
+            break;
+        case OPT_COUNT: o.count = g.num; break;
+        case 'I':
             if (weft_grow((void **)&o.incs, &icap, o.nincs, sizeof *o.incs)) goto nomem;
-            o.incs[o.nincs++] = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "weft library: unknown option or missing value '%s'\n", a);
-            library_usage(stderr);
-            rc = WEFT_EXIT_USAGE;
-            goto out;
-        } else {
-            npaths++;
+            o.incs[o.nincs++] = g.arg;
+            break;
         }
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (a[0] == '-' && a[1] != '\0') {
-            if (strcmp(a, "--shape") == 0 || strcmp(a, "--count") == 0 || strcmp(a, "-I") == 0) i++;
-            continue;
-        }
-        weft_result r = collect(a, &files, &nfiles, &fcap);
+    npaths = g.noperands;
+    for (int i = 0; i < npaths; i++) {
+        weft_result r = collect(g.operands[i], &files, &nfiles, &fcap);
         if (r == WEFT_ERR_NOMEM) goto nomem;
         if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
     }

@@ -1,6 +1,5 @@
 /* cmd_plan.c — `weft plan`: how a schedule runs on ranks spread over nodes: its GPU phases (CTAs
  * per rank, protocol, messages inside nodes) and network phases (NCCL transfers), proven. */
-#include "cli.h"
 #include "commands.h"
 #include "weft_compiler.h"
 #include "weft_ir.h"
@@ -9,35 +8,70 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void plan_usage(FILE *out) {
-    fprintf(out,
-            "usage: weft plan FILE.xml|FILE.weft --gpus-per-node G [--ranks N] [--steps]\n"
-            "                 [--node-map LIST] [--cpu [--count N]] [-D NAME=VALUE]...\n\n"
-            "Cuts a schedule into the phases libweft_nccl.so runs on a communicator whose\n"
-            "ranks sit on several nodes: GPU phases (weft's kernel, messages inside a node\n"
-            "over NVLink) and network phases between them (one NCCL group of send/recv per\n"
-            "phase, between staging areas), prints them, and proves the cut: the phases,\n"
-            "joined back into one schedule, implement the collective, cannot deadlock and\n"
-            "have no race (docs/runtime.md, \"Across nodes\"). Ranks n*G .. n*G+G-1 share node\n"
-            "n, as NCCL's LSA teams do. A .weft source is compiled with N and G set (when it\n"
-            "declares them).\n\n"
-            "options:\n"
-            "  --gpus-per-node G  GPUs per node (required unless --node-map is given)\n"
-            "  --ranks N          the rank count (an XML file must have N ranks)\n"
-            "  --node-map LIST    the node of each rank, comma-separated (e.g. 0,0,1,1)\n"
-            "  --steps            list every phase's steps and every transfer\n"
-            "  --cpu              also run the phased schedule on the CPU executor with real data\n"
-            "                     (every buffer mode; --count elements, default 1000)\n"
-            "  -D NAME=VALUE      set a parameter of a .weft source; repeatable\n"
-            "  -h, --help         this text\n\n"
-            "Exit codes: 0 the cut is proven, 1 the input or the cut is wrong, 2 usage error.\n");
-}
+enum { OPT_GPN = 256, OPT_RANKS, OPT_NODE_MAP, OPT_STEPS, OPT_CPU, OPT_COUNT };
 
-static int usage_error(const char *msg, const char *arg) {
-    fprintf(stderr, "weft plan: %s%s\n", msg, arg ? arg : "");
-    plan_usage(stderr);
-    return WEFT_EXIT_USAGE;
-}
+static const weft_opt plan_opts[] = {
+    {.id = OPT_GPN,
+     .name = "gpus-per-node",
+     .arg = WEFT_ARG_INT,
+     .meta = "G",
+     .help = "GPUs per node (required unless --node-map is given)",
+     .lo = 1,
+     .hi = 8192},
+    {.id = OPT_RANKS,
+     .name = "ranks",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "the rank count (an XML file must have N ranks)",
+     .lo = 1,
+     .hi = 8192},
+    {.id = OPT_NODE_MAP,
+     .name = "node-map",
+     .arg = WEFT_ARG_STR,
+     .meta = "LIST",
+     .help = "the node of each rank, comma-separated (e.g.\n0,0,1,1)"},
+    {.id = OPT_STEPS,
+     .name = "steps",
+     .arg = WEFT_ARG_NONE,
+     .help = "list every phase's steps and every transfer"},
+    {.id = OPT_CPU,
+     .name = "cpu",
+     .arg = WEFT_ARG_NONE,
+     .help =
+         "also run the phased schedule on the CPU executor\nwith real data (every buffer mode)"},
+    {.id = OPT_COUNT,
+     .name = "count",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "elements per rank for --cpu (default 1000)",
+     .lo = 1,
+     .hi = 1ull << 32},
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set a parameter of a .weft source;\nrepeatable"},
+    {0}};
+
+const weft_cmd_spec weft_spec_plan = {
+    .name = "plan",
+    .summary = "the GPU and network phases a schedule runs in across nodes, proven",
+    .synopsis = "FILE.xml|FILE.weft --gpus-per-node G [--ranks N] [--steps]\n"
+                "                 [--node-map LIST] [--cpu [--count N]] [-D NAME=VALUE]...",
+    .description =
+        "Cuts a schedule into the phases libweft_nccl.so runs on a communicator whose\n"
+        "ranks sit on several nodes: GPU phases (weft's kernel, messages inside a node\n"
+        "over NVLink) and network phases between them (one NCCL group of send/recv per\n"
+        "phase, between staging areas), prints them, and proves the cut: the phases,\n"
+        "joined back into one schedule, implement the collective, cannot deadlock and\n"
+        "have no race (docs/runtime.md, \"Across nodes\"). Ranks n*G .. n*G+G-1 share node\n"
+        "n, as NCCL's LSA teams do. A .weft source is compiled with N and G set (when it\n"
+        "declares them).",
+    .opts = plan_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 the cut is proven, 1 the input or the cut is wrong, 2 usage error.",
+};
 
 /* The schedule to cut: the one loader every command uses; a .weft source also gets N=ranks and
  * G=gpn when it declares them. */
@@ -127,49 +161,29 @@ int weft_cmd_plan(int argc, char **argv) {
         rc = WEFT_EXIT_INPUT;
         goto done;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            plan_usage(stdout);
-            goto done;
-        } else if (strcmp(s, "--steps") == 0) {
-            steps = 1;
-        } else if (strcmp(s, "--cpu") == 0) {
-            cpu = 1;
-        } else if (s[0] == '-' && s[1] != '\0' && strncmp(s, "-D", 2) != 0 && v == NULL) {
-            rc = usage_error("missing value after ", s);
-            goto done;
-        } else if (strcmp(s, "--ranks") == 0 || strcmp(s, "--gpus-per-node") == 0 ||
-                   strcmp(s, "--count") == 0) {
-            char *end;
-            long long x = strtoll(argv[++i], &end, 10);
-            if (*end != '\0' || x < 1 || x > (s[2] == 'c' ? (1ll << 32) : 8192)) {
-                rc = usage_error("bad number: ", argv[i]);
-                goto done;
-            }
-            if (s[2] == 'r')
-                ranks = (int)x;
-            else if (s[2] == 'g')
-                gpn = (int)x;
-            else
-                count = x;
-        } else if (strcmp(s, "--node-map") == 0) {
-            map = argv[++i];
-        } else if (weft_cli_define(argc, argv, &i, defines, &ndef) != 0) {
-            /* (a -D without a value was refused above) */
-        } else if (s[0] == '-' || file) {
-            rc = usage_error("unexpected argument ", s);
-            goto done;
-        } else {
-            file = s;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_plan, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
+        case OPT_STEPS: steps = 1; break;
+        case OPT_CPU: cpu = 1; break;
+        case OPT_RANKS: ranks = (int)g.num; break;
+        case OPT_GPN: gpn = (int)g.num; break;
+        case OPT_COUNT: count = g.num; break;
+        case OPT_NODE_MAP: map = g.arg; break;
+        case 'D': defines[ndef++] = g.arg; break;
         }
     }
-    if (file == NULL) {
-        rc = usage_error("no input file", NULL);
+    if (g.noperands != 1) {
+        rc = g.noperands
+                 ? weft_usage_error(&weft_spec_plan, "unexpected argument '%s'", g.operands[1])
+                 : weft_usage_error(&weft_spec_plan, "no input file");
         goto done;
     }
+    file = g.operands[0];
     if (gpn == 0 && map == NULL) {
-        rc = usage_error("--gpus-per-node G (or --node-map) is required", NULL);
+        rc = weft_usage_error(&weft_spec_plan, "--gpus-per-node G (or --node-map) is required");
         goto done;
     }
     weft_result r = load(file, ranks, gpn, defines, ndef, &a, d);

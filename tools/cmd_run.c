@@ -1,7 +1,6 @@
 /* cmd_run.c — `weft run`: executes an XML algorithm with real data and checks the result against
  * a reference collective. Modes: --cpu (the CPU reference executor); the GPU mode plugs in as
  * another entry of run_modes[]. */
-#include "cli.h"
 #include "commands.h"
 #include "weft_compiler.h"
 
@@ -48,133 +47,151 @@ static int run_cpu(const run_args *ra, const weft_algo *a, int inplace, weft_dia
     return r == WEFT_ERR_USAGE ? WEFT_EXIT_USAGE : WEFT_EXIT_INPUT;
 }
 
-static const struct {
-    const char *flag, *help;
-    run_mode_fn fn;
-} run_modes[] = {
-    {"--cpu", "the CPU reference executor (N ranks over host buffers)", run_cpu},
+/* The modes: one option each; another (the GPU) plugs in as a row here and in run_opts. */
+enum {
+    OPT_CPU = 256,
+    OPT_INPLACE,
+    OPT_OUTOFPLACE,
+    OPT_COUNT,
+    OPT_TYPE,
+    OPT_OP,
+    OPT_SEED,
+    OPT_SCHED_SEED,
+    OPT_FIFO
 };
+static const struct {
+    int id;
+    run_mode_fn fn;
+} run_modes[] = {{OPT_CPU, run_cpu}};
 
-static void run_usage(FILE *out) {
-    fprintf(out, "usage: weft run MODE FILE.xml|FILE.weft [options]\n\nExecutes an XML algorithm "
-                 "(or a compiled .weft source) with real data and compares\nevery rank's result "
-                 "with a reference collective.\n\nmodes:\n");
-    for (size_t i = 0; i < sizeof run_modes / sizeof *run_modes; i++)
-        fprintf(out, "  %-14s %s\n", run_modes[i].flag, run_modes[i].help);
-    fprintf(out,
-            "\noptions:\n"
-            "  --count N      elements per rank segment, NCCL's count (default 1024)\n"
-            "  --type T       int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
-            "                 (default float)\n"
-            "  --op OP        sum prod min max avg (default sum; reductions only)\n"
-            "  --inplace, --outofplace\n"
-            "                 the call mode (default: each mode the file declares)\n"
-            "  --seed S       input data (default 1)\n"
-            "  --sched-seed S interleaving of the tbs: 0 round robin (default), else random\n"
-            "  --fifo N       messages a connection holds before its sender waits (default 0:\n"
-            "                 unbounded)\n"
-            "  -D NAME=VALUE  set a parameter of a .weft source; repeatable\n"
-            "  -q, --quiet    print nothing when the result is right\n"
-            "  -h, --help     this text\n\n"
-            "Counts need not be multiples of the chunk count: chunks are slots of\n"
-            "ceil(count / k) elements and short trailing chunks are handled (docs/verify.md).\n"
-            "Exit codes: 0 right result, 1 wrong result, stall or invalid file, 2 usage error.\n");
-}
+static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
+static const char *const op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
 
-static int parse_u64(const char *s, unsigned long long max, unsigned long long *out) {
-    char *end;
-    if (*s == '-' || *s == '\0') return -1;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end != '\0' || v > max) return -1;
-    *out = v;
-    return 0;
-}
+static const weft_opt run_opts[] = {
+    {.id = OPT_CPU,
+     .name = "cpu",
+     .arg = WEFT_ARG_NONE,
+     .help = "the mode: the CPU reference executor (N ranks over\nhost buffers)"},
+    {.id = OPT_COUNT,
+     .name = "count",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "elements per rank segment, NCCL's count (default\n1024)",
+     .lo = 0,
+     .hi = 1ull << 40},
+    {.id = OPT_TYPE,
+     .name = "type",
+     .arg = WEFT_ARG_WORD,
+     .meta = "T",
+     .help = "the data type (default float)",
+     .words = type_words,
+     .lookup = weft_dtype_from_name},
+    {.id = OPT_OP,
+     .name = "op",
+     .arg = WEFT_ARG_WORD,
+     .meta = "OP",
+     .help = "the reduction (default sum; reductions only)",
+     .words = op_words,
+     .lookup = weft_redop_from_name},
+    {.id = OPT_INPLACE,
+     .name = "inplace",
+     .arg = WEFT_ARG_NONE,
+     .help = "the in-place call (default: each mode the file\ndeclares)"},
+    {.id = OPT_OUTOFPLACE,
+     .name = "outofplace",
+     .arg = WEFT_ARG_NONE,
+     .help = "the out-of-place call"},
+    {.id = OPT_SEED,
+     .name = "seed",
+     .arg = WEFT_ARG_INT,
+     .meta = "S",
+     .help = "input data (default 1)",
+     .lo = 0,
+     .hi = ~0ull >> 1},
+    {.id = OPT_SCHED_SEED,
+     .name = "sched-seed",
+     .arg = WEFT_ARG_INT,
+     .meta = "S",
+     .help = "interleaving of the tbs: 0 round robin (default),\nelse random",
+     .lo = 0,
+     .hi = ~0ull >> 1},
+    {.id = OPT_FIFO,
+     .name = "fifo",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "messages a connection holds before its sender\nwaits (default 0: unbounded)",
+     .lo = 0,
+     .hi = 1u << 30},
+    {.id = 'q',
+     .shortname = 'q',
+     .name = "quiet",
+     .arg = WEFT_ARG_NONE,
+     .help = "print nothing when the result is right"},
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set a parameter of .weft sources; repeatable"},
+    {0}};
+
+const weft_cmd_spec weft_spec_run = {
+    .name = "run",
+    .summary = "execute an XML algorithm with real data and check the result (--cpu)",
+    .synopsis = "--cpu FILE.xml|FILE.weft [options]",
+    .description =
+        "Executes an XML algorithm (- : standard input; or a .weft source, compiled with the -D\n"
+        "parameters) with real data and compares every rank's result with a reference\n"
+        "collective. --cpu, the CPU reference executor, is the\n"
+        "one mode so far.\n"
+        "\n"
+        "Counts need not be multiples of the chunk count: chunks are slots of\n"
+        "ceil(count / k) elements and short trailing chunks are handled (docs/verify.md).",
+    .opts = run_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 right result, 1 wrong result, stall or invalid file, 2 usage error.",
+};
 
 int weft_cmd_run(int argc, char **argv) {
     run_args ra;
     memset(&ra, 0, sizeof ra);
     weft_exec_opts_init(&ra.eo);
     run_mode_fn mode = NULL;
+    weft_diag *d = NULL;
+    weft_algo *a = NULL;
+    int rc = WEFT_EXIT_OK;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0;
-    int rc = WEFT_EXIT_OK;
     if (defines == NULL) return WEFT_EXIT_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        unsigned long long v;
-        int found = 0;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_run, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         for (size_t m = 0; m < sizeof run_modes / sizeof *run_modes; m++)
-            if (strcmp(o, run_modes[m].flag) == 0) mode = run_modes[m].fn, found = 1;
-        if (found) continue;
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            run_usage(stdout);
-            goto out;
-        } else if ((found = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
-            if (found < 0) {
-                fprintf(stderr, "weft run: -D needs NAME=VALUE\n");
-                rc = WEFT_EXIT_USAGE;
-                goto out;
-            }
-        } else if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
-            ra.quiet = 1;
-        } else if (strcmp(o, "--inplace") == 0) {
-            ra.modes |= 1;
-        } else if (strcmp(o, "--outofplace") == 0) {
-            ra.modes |= 2;
-        } else if (strcmp(o, "--count") == 0 && val) {
-            if (parse_u64(val, (1ull << 40), &v)) goto bad_value;
-            ra.eo.count = (int64_t)v;
-            i++;
-        } else if (strcmp(o, "--seed") == 0 && val) {
-            if (parse_u64(val, UINT64_MAX, &v)) goto bad_value;
-            ra.eo.seed = v;
-            i++;
-        } else if (strcmp(o, "--sched-seed") == 0 && val) {
-            if (parse_u64(val, UINT64_MAX, &v)) goto bad_value;
-            ra.eo.sched_seed = v;
-            i++;
-        } else if (strcmp(o, "--fifo") == 0 && val) {
-            if (parse_u64(val, 1u << 30, &v)) goto bad_value;
-            ra.eo.fifo_slots = (int32_t)v;
-            i++;
-        } else if (strcmp(o, "--type") == 0 && val) {
-            int t = weft_dtype_from_name(val);
-            if (t < 0) goto bad_value;
-            ra.eo.dtype = (weft_dtype)t;
-            i++;
-        } else if (strcmp(o, "--op") == 0 && val) {
-            int t = weft_redop_from_name(val);
-            if (t < 0) goto bad_value;
-            ra.eo.op = (weft_redop)t;
-            i++;
-        } else if (o[0] == '-' && o[1] != '\0') {
-            fprintf(stderr, "weft run: unknown option or missing value '%s'\n", o);
-            run_usage(stderr);
-            rc = WEFT_EXIT_USAGE;
-            goto out;
-        } else if (ra.file == NULL) {
-            ra.file = o;
-        } else {
-            fprintf(stderr, "weft run: one file at a time ('%s' and '%s')\n", ra.file, o);
-            rc = WEFT_EXIT_USAGE;
-            goto out;
+            if (c == run_modes[m].id) mode = run_modes[m].fn;
+        switch (c) {
+        case WEFT_OPT_EXIT: rc = g.exit_code; goto out;
+        case 'D': defines[ndef++] = g.arg; break;
+        case 'q': ra.quiet = 1; break;
+        case OPT_INPLACE: ra.modes |= 1; break;
+        case OPT_OUTOFPLACE: ra.modes |= 2; break;
+        case OPT_COUNT: ra.eo.count = g.num; break;
+        case OPT_SEED: ra.eo.seed = (uint64_t)g.num; break;
+        case OPT_SCHED_SEED: ra.eo.sched_seed = (uint64_t)g.num; break;
+        case OPT_FIFO: ra.eo.fifo_slots = (int32_t)g.num; break;
+        case OPT_TYPE: ra.eo.dtype = (weft_dtype)g.num; break;
+        case OPT_OP: ra.eo.op = (weft_redop)g.num; break;
         }
-        continue;
-    bad_value:
-        fprintf(stderr, "weft run: invalid value '%s' for %s\n", val, o);
-        rc = WEFT_EXIT_USAGE;
+    }
+    if (mode == NULL || g.noperands != 1) {
+        rc = mode == NULL ? weft_usage_error(&weft_spec_run, "no mode given (--cpu)")
+             : g.noperands == 0
+                 ? weft_usage_error(&weft_spec_run, "no input file")
+                 : weft_usage_error(&weft_spec_run, "one file at a time ('%s' and '%s')",
+                                    g.operands[0], g.operands[1]);
         goto out;
     }
-    if (mode == NULL || ra.file == NULL) {
-        fprintf(stderr, "weft run: %s\n", mode == NULL ? "no mode given (--cpu)" : "no input file");
-        run_usage(stderr);
-        rc = WEFT_EXIT_USAGE;
-        goto out;
-    }
-    weft_diag *d = weft_diag_new();
-    weft_algo *a = NULL;
-    if (d == NULL) {
+    ra.file = g.operands[0];
+    if ((d = weft_diag_new()) == NULL) {
         rc = WEFT_EXIT_INPUT;
         goto out;
     }
@@ -199,9 +216,9 @@ int weft_cmd_run(int argc, char **argv) {
             if (rm > rc) rc = rm;
         }
     }
+out:
     weft_algo_free(a);
     weft_diag_free(d);
-out:
     free(defines);
     return rc;
 }

@@ -2,64 +2,177 @@
  * libweft_nccl.so decides it, without a GPU. */
 #include "commands.h"
 #include "weft_common.h"
+#include "weft_ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The collectives weft serves (the table's runnable column), for --help and completion. */
+#define SEL_IF_1(x) x,
+#define SEL_IF_0(x)
+#define SEL_COLL_(id, name, a, b, c, d, runnable, e) SEL_IF_##runnable(name)
+static const char *const coll_words[] = {WEFT_COLLS(SEL_COLL_) NULL};
+static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
+static const char *const op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
+
+enum {
+    OPT_RANKS = 256,
+    OPT_GPN,
+    OPT_BYTES,
+    OPT_SWEEP,
+    OPT_TYPE,
+    OPT_OP,
+    OPT_INPLACE,
+    OPT_OUTOFPLACE,
+    OPT_BOTH,
+    OPT_ROOT,
+    OPT_TABLE,
+    OPT_NO_TABLE,
+    OPT_GRAPH,
+    OPT_REGISTERED,
+    OPT_COMPAT
+};
+
+static const weft_opt select_opts[] = {
+    {.id = 'd',
+     .shortname = 'd',
+     .name = "algos",
+     .arg = WEFT_ARG_PATHS,
+     .meta = "PATHS",
+     .help = "colon-separated folders and files of algorithms\n(default $WEFT_ALGO_DIR)"},
+    {.id = OPT_RANKS,
+     .name = "ranks",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "the communicator's rank count (default 2)",
+     .lo = 1,
+     .hi = 8192},
+    {.id = OPT_GPN,
+     .name = "gpus-per-node",
+     .arg = WEFT_ARG_INT,
+     .meta = "G",
+     .help = "ranks n*G .. n*G+G-1 on node n (default: one node)",
+     .lo = 1,
+     .hi = 8192},
+    {.id = OPT_BYTES,
+     .name = "bytes",
+     .arg = WEFT_ARG_SIZE,
+     .meta = "B",
+     .help = "the call's size as nccl-tests prints it (default\n1M)",
+     .lo = 0,
+     .hi = 1ull << 47},
+    {.id = OPT_SWEEP,
+     .name = "sweep",
+     .arg = WEFT_ARG_NONE,
+     .help = "every size from 8 B to 1 GB, doubling"},
+    {.id = OPT_TYPE,
+     .name = "type",
+     .arg = WEFT_ARG_WORD,
+     .meta = "T",
+     .help = "the data type (default float)",
+     .words = type_words,
+     .lookup = weft_dtype_from_name},
+    {.id = OPT_OP,
+     .name = "op",
+     .arg = WEFT_ARG_WORD,
+     .meta = "OP",
+     .help = "the reduction (default sum)",
+     .words = op_words,
+     .lookup = weft_redop_from_name},
+    {.id = OPT_INPLACE, .name = "inplace", .arg = WEFT_ARG_NONE, .help = "an in-place call"},
+    {.id = OPT_OUTOFPLACE,
+     .name = "outofplace",
+     .arg = WEFT_ARG_NONE,
+     .help = "an out-of-place call (default)"},
+    {.id = OPT_BOTH, .name = "both", .arg = WEFT_ARG_NONE, .help = "both"},
+    {.id = OPT_ROOT,
+     .name = "root",
+     .arg = WEFT_ARG_INT,
+     .meta = "R",
+     .help = "the root of a rooted collective (default 0)",
+     .lo = 0,
+     .hi = 8191},
+    {.id = OPT_TABLE,
+     .name = "table",
+     .arg = WEFT_ARG_FILE,
+     .meta = "FILE",
+     .help = "answer from this tuning table, as on the machine\nthat made it"},
+    {.id = OPT_NO_TABLE,
+     .name = "no-table",
+     .arg = WEFT_ARG_NONE,
+     .help = "answer from the files' own size ranges"},
+    {.id = OPT_GRAPH,
+     .name = "graph",
+     .arg = WEFT_ARG_NONE,
+     .help = "a call captured in a CUDA graph"},
+    {.id = OPT_REGISTERED,
+     .name = "registered",
+     .arg = WEFT_ARG_NONE,
+     .help = "a call on buffers registered as symmetric windows"},
+    {.id = OPT_COMPAT,
+     .name = "compat",
+     .arg = WEFT_ARG_NONE,
+     .help = "also warn where a file exceeds what MSCCL's and\nRCCL's loaders accept (channels, "
+             "thread\n"
+             "blocks)"},
+    {.id = 'v',
+     .shortname = 'v',
+     .name = "verbose",
+     .arg = WEFT_ARG_NONE,
+     .help =
+         "say how each choice was made: the ranking of the\nalgorithms that fit, with their keys"},
+    {0}};
+
+const weft_cmd_spec weft_spec_select = {
+    .name = "select",
+    .summary = "which loaded algorithm serves a collective call, or why NCCL does",
+    .synopsis = "[-d PATHS] COLL [--ranks N] [--gpus-per-node G] [--bytes B | --sweep]\n"
+                "                   [--type T] [--op OP] [--inplace | --outofplace | --both] "
+                "[--root R]\n"
+                "                   [--table FILE | --no-table] [--graph] [--registered] "
+                "[--compat] [-v]",
+    .description =
+        "Loads the algorithms of PATHS (colon-separated folders and files; default "
+        "$WEFT_ALGO_DIR;\n"
+        ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
+        "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
+        "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
+        "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
+        "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
+        "--gpus-per-node G puts ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams (default:\n"
+        "one node); sources with a parameter G are compiled with it, and across nodes only\n"
+        "algorithms written for them serve. Given G, each choice also shows how it runs: its\n"
+        "GPU phases (CTAs per rank, protocol) and network phases (NCCL send/recv: peers and\n"
+        "bytes per rank), as `weft plan` does.\n"
+        "A tuning table (weft tune) decides where it covers the call, as in libweft_nccl.so:\n"
+        "$WEFT_TUNE_FILE, or weft-tune.txt in a folder of PATHS (its machine compared with this\n"
+        "one's as far as it can be known here), or --table FILE (answered as on the machine that\n"
+        "made it: not compared); each answer then says which range of the table decided and what\n"
+        "was measured there. --graph and --registered ask about calls captured in CUDA graphs and\n"
+        "on buffers registered as symmetric windows (the table measures them apart); --no-table\n"
+        "answers from the files' own size ranges. --compat adds the warnings about limits of\n"
+        "MSCCL's and RCCL's loaders that weft itself does not have.\n"
+        "Where several algorithms fit a call in their own size ranges, the one with the lowest\n"
+        "estimated time serves (when weft has a cost model), else the one that sends the fewest\n"
+        "bytes across the network (from its cut into phases), else the first in load order.\n"
+        "-v says how each choice was made: that ranking with each candidate's keys, and across\n"
+        "nodes without a table section for the node shape, the policy that applies.\n"
+        "It also says for every file of the collective why it does or does not serve each call: "
+        "the\n"
+        "`require` that rules it out for this communicator (file:line:col and its message, often\n"
+        "a gate such as SERVE), the node shape, or its size range, buffer mode or root; without\n"
+        "-v a last line counts the files ruled out for this communicator.",
+    .opts = select_opts,
+    .operands = WEFT_ARG_WORD,
+    .operand_words = coll_words,
+    .exit_status = "0 ok, 1 an algorithm or table file is wrong (still answers without it), 2 "
+                   "usage.",
+};
+
 #if __has_include("weft_runtime.h")
 #include "registry_internal.h"
 #include "tune_internal.h"
-
-static const char usage_text[] =
-    "usage: weft select [-d PATHS] COLL [--ranks N] [--gpus-per-node G] [--bytes B | --sweep]\n"
-    "                   [--type T] [--op OP] [--inplace | --outofplace | --both] [--root R]\n"
-    "                   [--table FILE | --no-table] [--graph] [--registered] [-v]\n"
-    "\n"
-    "Loads the algorithms of PATHS (colon-separated folders and files; default $WEFT_ALGO_DIR;\n"
-    ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
-    "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
-    "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
-    "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
-    "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
-    "--gpus-per-node G puts ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams (default:\n"
-    "one node); sources with a parameter G are compiled with it, and across nodes only\n"
-    "algorithms written for them serve. Given G, each choice also shows how it runs: its\n"
-    "GPU phases (CTAs per rank, protocol) and network phases (NCCL send/recv: peers and\n"
-    "bytes per rank), as `weft plan` does.\n"
-    "A tuning table (weft tune) decides where it covers the call, as in libweft_nccl.so:\n"
-    "$WEFT_TUNE_FILE, or weft-tune.txt in a folder of PATHS (its machine compared with this\n"
-    "one's as far as it can be known here), or --table FILE (answered as on the machine that\n"
-    "made it: not compared); each answer then says which range of the table decided and what\n"
-    "was measured there. --graph and --registered ask about calls captured in CUDA graphs and\n"
-    "on buffers registered as symmetric windows (the table measures them apart); --no-table\n"
-    "answers from the files' own size ranges.\n"
-    "Where several algorithms fit a call in their own size ranges, the one with the lowest\n"
-    "estimated time serves (when weft has a cost model), else the one that sends the fewest\n"
-    "bytes across the network (from its cut into phases), else the first in load order.\n"
-    "-v says how each choice was made: that ranking with each candidate's keys, and across\n"
-    "nodes without a table section for the node shape, the policy that applies.\n"
-    "It also says for every file of the collective why it does or does not serve each call: the\n"
-    "`require` that rules it out for this communicator (file:line:col and its message, often\n"
-    "a gate such as SERVE), the node shape, or its size range, buffer mode or root; without\n"
-    "-v a last line counts the files ruled out for this communicator.\n"
-    "Exit codes: 0 ok, 1 an algorithm or table file is wrong (still answers without it), 2 "
-    "usage.\n";
-
-static int parse_bytes(const char *s, unsigned long long *out) {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned long long mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1ull << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1ull << 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1ull << 30, end++;
-    if (end == s || *end != '\0' || *s == '-') return -1;
-    *out = v * mult;
-    return 0;
-}
 
 static const char *file_base(const char *path) {
     const char *s = path ? strrchr(path, '/') : NULL;
@@ -239,6 +352,7 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes, i
     weft_select_expl e;
     int i = weft_registry_select_explain(r, &c, NULL, &e);
     const char *why = e.why;
+
     if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
            weft_dtype_name(c.dtype));
@@ -280,79 +394,52 @@ int weft_cmd_select(int argc, char **argv) {
     int ranks = 2, type = WEFT_DTYPE_FLOAT, op = WEFT_OP_SUM, root = 0, sweep = 0, gpn = 0;
     int modes = 2; /* bit 0 in-place, bit 1 out-of-place */
     const char *table = NULL;
-    int no_table = 0, verbose = 0;
+    int no_table = 0;
     unsigned flags = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return WEFT_EXIT_OK;
-        } else if (strcmp(a, "--inplace") == 0) {
-            modes = 1;
-        } else if (strcmp(a, "--outofplace") == 0) {
-            modes = 2;
-        } else if (strcmp(a, "--both") == 0) {
-            modes = 3;
-        } else if (strcmp(a, "--sweep") == 0) {
-            sweep = 1;
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-        } else if (strcmp(a, "--no-table") == 0) {
-            no_table = 1;
-        } else if (strcmp(a, "--graph") == 0) {
-            flags |= WEFT_CALL_GRAPH;
-        } else if (strcmp(a, "--registered") == 0) {
-            flags |= WEFT_CALL_REGISTERED;
-        } else if (a[0] == '-' && v == NULL) {
-            fprintf(stderr, "weft select: %s needs a value\n", a);
-            return WEFT_EXIT_USAGE;
-        } else if (strcmp(a, "-d") == 0) {
-            paths = argv[++i];
-        } else if (strcmp(a, "--table") == 0) {
-            table = argv[++i];
-        } else if (strcmp(a, "--ranks") == 0) {
-            ranks = atoi(argv[++i]);
-        } else if (strcmp(a, "--gpus-per-node") == 0) {
-            gpn = atoi(argv[++i]);
-            if (gpn < 1) {
-                fprintf(stderr, "weft select: --gpus-per-node must be at least 1\n");
-                return WEFT_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--root") == 0) {
-            root = atoi(argv[++i]);
-        } else if (strcmp(a, "--bytes") == 0) {
-            if (parse_bytes(argv[++i], &bytes) != 0) {
-                fprintf(stderr, "weft select: bad size '%s'\n", argv[i]);
-                return WEFT_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--type") == 0) {
-            if ((type = weft_dtype_from_name(argv[++i])) < 0) {
-                fprintf(stderr, "weft select: unknown type '%s'\n", argv[i]);
-                return WEFT_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--op") == 0) {
-            if ((op = weft_redop_from_name(argv[++i])) < 0) {
-                fprintf(stderr, "weft select: unknown op '%s'\n", argv[i]);
-                return WEFT_EXIT_USAGE;
-            }
-        } else if (a[0] == '-' || coll_s) {
-            fprintf(stderr, "weft select: unexpected argument '%s'\n%s", a, usage_text);
-            return WEFT_EXIT_USAGE;
-        } else {
-            coll_s = a;
+    int compat = 0, verbose = 0;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_select, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: return g.exit_code;
+        case OPT_INPLACE: modes = 1; break;
+        case OPT_OUTOFPLACE: modes = 2; break;
+        case OPT_BOTH: modes = 3; break;
+        case OPT_SWEEP: sweep = 1; break;
+        case OPT_NO_TABLE: no_table = 1; break;
+        case OPT_GRAPH: flags |= WEFT_CALL_GRAPH; break;
+        case OPT_REGISTERED: flags |= WEFT_CALL_REGISTERED; break;
+        case OPT_COMPAT: compat = 1; break;
+        case 'v': verbose = 1; break;
+        case 'd': paths = g.arg; break;
+        case OPT_TABLE: table = g.arg; break;
+        case OPT_RANKS: ranks = (int)g.num; break;
+        case OPT_GPN: gpn = (int)g.num; break;
+        case OPT_ROOT: root = (int)g.num; break;
+        case OPT_BYTES: bytes = g.unum; break;
+        case OPT_TYPE: type = (int)g.num; break;
+        case OPT_OP: op = (int)g.num; break;
         }
     }
+    if (g.noperands > 1)
+        return weft_usage_error(&weft_spec_select, "one collective at a time ('%s' and '%s')",
+                                g.operands[0], g.operands[1]);
+    coll_s = g.noperands ? g.operands[0] : NULL;
     int coll = coll_s ? weft_coll_from_name(coll_s) : -1;
     if (coll < 0 || !weft_coll_runnable((weft_coll)coll)) {
-        fprintf(stderr, "weft select: %s '%s'\n%s",
-                coll_s ? "not a collective weft serves:" : "which collective?",
-                coll_s ? coll_s : "", usage_text);
-        return WEFT_EXIT_USAGE;
+        int n = 0;
+        while (coll_words[n])
+            n++;
+        const char *dym = coll_s ? weft_did_you_mean(coll_s, coll_words, n) : NULL;
+        if (coll_s == NULL) return weft_usage_error(&weft_spec_select, "which collective?");
+        if (dym)
+            return weft_usage_error(&weft_spec_select,
+                                    "not a collective weft serves: '%s'; did you mean '%s'?",
+                                    coll_s, dym);
+        return weft_usage_error(&weft_spec_select, "not a collective weft serves: '%s'", coll_s);
     }
-    if (ranks < 1) {
-        fprintf(stderr, "weft select: --ranks must be at least 1\n");
-        return WEFT_EXIT_USAGE;
-    }
+    if (root >= ranks)
+        return weft_usage_error(&weft_spec_select, "--root %d is not a rank of %d", root, ranks);
     if (table && no_table) {
         fprintf(stderr, "weft select: --table and --no-table exclude each other\n");
         return WEFT_EXIT_USAGE;
@@ -399,7 +486,15 @@ int weft_cmd_select(int argc, char **argv) {
         weft_registry_free(base);
         return WEFT_EXIT_INPUT;
     }
-    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+    /* the MSCCL and RCCL loaders' limits are no limits of weft's: only when asked (printed, and
+     * kept for explain_files: dropping shifts the entries after made_from, so print a copy) */
+    weft_diag *shown = weft_diag_new();
+    if (shown) {
+        weft_diag_append(shown, d);
+        if (!compat) weft_diag_drop(shown, WEFT_DIAG_COMPAT);
+        weft_diag_print(shown, stderr, WEFT_SEV_NOTE);
+        weft_diag_free(shown);
+    }
     int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
     if (weft_registry_table(r)) describe_table(weft_registry_table(r), compared);
     unsigned long long per = (unsigned long long)weft_dtype_size((weft_dtype)type);
@@ -424,7 +519,8 @@ int weft_cmd_select(int argc, char **argv) {
         }
         if (b == 0) break;
     }
-    weft_call first = {(weft_coll)coll, (weft_dtype)type, (weft_redop)op, 1, 0, root, ranks, flags, 0};
+    weft_call first = {
+        (weft_coll)coll, (weft_dtype)type, (weft_redop)op, 1, 0, root, ranks, flags, 0};
     size_t out = verbose ? 0 : ruled_out(base, r, &first, d, made_from);
     if (out > 0)
         printf("%zu %s file%s ruled out on %d ranks", out, weft_coll_name((weft_coll)coll),
@@ -439,8 +535,10 @@ int weft_cmd_select(int argc, char **argv) {
 }
 #else
 int weft_cmd_select(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_select, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
+        if (c == WEFT_OPT_EXIT) return g.exit_code;
     fprintf(stderr, "weft select: this weft was built without the runtime layer (no nccl.h)\n");
     return WEFT_EXIT_USAGE;
 }

@@ -11,37 +11,86 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-    "usage: weft trace summarize [--call N] [--path-max N] FILE...\n"
-    "       weft trace check [--tolerance F] FILE...\n"
-    "       weft trace merge [-o OUT] FILE...\n"
-    "\n"
-    "FILEs are traces written with WEFT_TRACE (one per rank, or merged); several are read as\n"
-    "one trace (their clocks are already aligned).\n"
-    "  summarize  time per step type and per connection (waits versus moving data, achieved\n"
-    "             bandwidth), and the critical path of the longest call (--call N: of call N;\n"
-    "             --path-max N: list at most N of its steps, default 40, 0 = all)\n"
-    "  check      slices ordered and non-overlapping per tb and inside their kernel, the\n"
-    "             busiest tb's step time within F (default 0.10) of the kernel time, nothing\n"
-    "             dropped, messages received after they were sent; exit 1 when one fails\n"
-    "  merge      one file with every rank (stdout, or OUT replaced atomically), for Perfetto\n"
-    "             (ui.perfetto.dev) or chrome://tracing\n"
-    "Exit codes: 0 ok, 1 a trace is wrong (or a check failed), 2 usage error.\n";
+enum { OPT_CALL = 256, OPT_PATH_MAX, OPT_TOLERANCE };
 
-static int usage(const char *why) {
-    if (why) fprintf(stderr, "weft trace: %s\n", why);
-    fputs(usage_text, stderr);
-    return WEFT_EXIT_USAGE;
-}
+static const weft_opt summarize_opts[] = {
+    {.id = OPT_CALL,
+     .name = "call",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "the critical path of call N (default: the longest)",
+     .lo = 0,
+     .hi = ~0ull >> 1},
+    {.id = OPT_PATH_MAX,
+     .name = "path-max",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "list at most N steps of the path (default 40, 0:\nall)",
+     .lo = 0,
+     .hi = 1 << 30},
+    {0}};
+static const weft_opt check_opts[] = {
+    {.id = OPT_TOLERANCE,
+     .name = "tolerance",
+     .arg = WEFT_ARG_REAL,
+     .meta = "F",
+     .help = "the busiest tb's step time within F of the kernel\ntime (default 0.10; 0 < F < 1)",
+     .rlo = 0,
+     .rhi = 1},
+    {0}};
+static const weft_opt merge_opts[] = {{.id = 'o',
+                                       .shortname = 'o',
+                                       .name = "output",
+                                       .arg = WEFT_ARG_OUT,
+                                       .meta = "OUT",
+                                       .help = "write to OUT (default, or -: standard output)"},
+                                      {0}};
 
-static int parse_long(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
+static const weft_cmd_spec spec_summarize = {
+    .name = "trace summarize",
+    .summary = "time per step type and connection, and the critical path",
+    .synopsis = "[--call N] [--path-max N] FILE...",
+    .description = "Time per step type and per connection (waits versus moving data, achieved\n"
+                   "bandwidth), and the critical path of the longest call (--call N: of call N).",
+    .opts = summarize_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 a trace is wrong, 2 usage error.",
+};
+static const weft_cmd_spec spec_check = {
+    .name = "trace check",
+    .summary = "check a trace's slices, drops and message order",
+    .synopsis = "[--tolerance F] FILE...",
+    .description =
+        "Slices ordered and non-overlapping per tb and inside their kernel, the busiest tb's\n"
+        "step time within F (default 0.10) of the kernel time, nothing dropped, messages\n"
+        "received after they were sent.",
+    .opts = check_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 a trace is wrong or a check failed, 2 usage error.",
+};
+static const weft_cmd_spec spec_merge = {
+    .name = "trace merge",
+    .summary = "one trace file with every rank, for Perfetto",
+    .synopsis = "[-o OUT] FILE...",
+    .description =
+        "One file with every rank (standard output, or OUT), for Perfetto (ui.perfetto.dev) or\n"
+        "chrome://tracing. OUT is written as every weft output is: through a symbolic link,\n"
+        "into a FIFO as a stream, a regular file replaced whole keeping its mode.",
+    .opts = merge_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 a trace is wrong or OUT cannot be written, 2 usage error.",
+};
+static const weft_cmd_spec *const trace_subs[] = {&spec_summarize, &spec_check, &spec_merge, NULL};
+
+const weft_cmd_spec weft_spec_trace = {
+    .name = "trace",
+    .summary = "summarize, check and merge per-step timeline traces (WEFT_TRACE)",
+    .description =
+        "FILEs are traces written with WEFT_TRACE (one per rank, or merged; - : standard\n"
+        "input); several are read as one trace (their clocks are already aligned).",
+    .exit_status = "0 ok, 1 a trace is wrong (or a check failed), 2 usage error.",
+    .subs = trace_subs,
+};
 
 static int read_all(weft_trace *t, int n, char **files, weft_diag *d) {
     weft_trace_init(t, 0);
@@ -51,97 +100,65 @@ static int read_all(weft_trace *t, int n, char **files, weft_diag *d) {
     return bad;
 }
 
-/* Writes to OUT through a temporary file beside it, renamed over it at the end, so OUT is never
- * left half-written. */
 static int write_merged(const weft_trace *t, const char *path, weft_diag *d) {
-    if (path == NULL) return weft_trace_write(t, stdout) == WEFT_OK && fflush(stdout) == 0 ? 0 : -1;
-    char *tmp = weft_asprintf("%s.tmp.XXXXXX", path);
-    if (tmp == NULL) return -1;
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    int bad = f == NULL;
-    if (f == NULL && fd >= 0) close(fd);
-    if (!bad && weft_trace_write(t, f) != WEFT_OK) bad = 1;
-    if (f && fclose(f) != 0) bad = 1;
-    if (!bad && rename(tmp, path) != 0) bad = 1;
-    if (bad) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "cannot write: %s", strerror(errno));
-        if (fd >= 0) unlink(tmp);
+    weft_out *o = NULL;
+    if (weft_out_open(path, WEFT_OUT_STDOUT, &o, d) != WEFT_OK) return -1;
+    if (weft_trace_write(t, weft_out_file(o)) != WEFT_OK && !ferror(weft_out_file(o))) {
+        weft_out_abort(o);
+        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "cannot write: out of memory");
+        return -1;
     }
-    free(tmp);
-    return bad ? -1 : 0;
+    return weft_out_close(o, d) == WEFT_OK ? 0 : -1;
 }
 
 int weft_cmd_trace(int argc, char **argv) {
-    if (argc < 2) return usage("a subcommand is required");
+    weft_getopt g;
+    if (argc < 2)
+        return weft_usage_error(&weft_spec_trace, "which command? summarize, check or merge");
     const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        fputs(usage_text, stdout);
-        return WEFT_EXIT_OK;
+    const weft_cmd_spec *spec = NULL;
+    const char *names[8];
+    int nsubs = 0;
+    for (const weft_cmd_spec *const *p = trace_subs; *p; p++) {
+        names[nsubs++] = strchr((*p)->name, ' ') + 1;
+        if (strcmp(sub, names[nsubs - 1]) == 0) spec = *p;
     }
-    int is_sum = strcmp(sub, "summarize") == 0, is_check = strcmp(sub, "check") == 0,
-        is_merge = strcmp(sub, "merge") == 0;
-    if (!is_sum && !is_check && !is_merge) {
-        fprintf(stderr, "weft trace: unknown subcommand '%s'\n", sub);
-        return usage(NULL);
+    if (spec == NULL) {
+        /* options before the command: only --help */
+        weft_getopt_init(&g, &weft_spec_trace, argc, argv);
+        for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
+            if (c == WEFT_OPT_EXIT) return g.exit_code;
+        const char *dym = weft_did_you_mean(sub, names, nsubs);
+        if (dym)
+            return weft_usage_error(&weft_spec_trace, "unknown command '%s'; did you mean '%s'?",
+                                    sub, dym);
+        return weft_usage_error(&weft_spec_trace, "unknown command '%s'", sub);
     }
+    int is_sum = spec == &spec_summarize, is_check = spec == &spec_check;
     weft_trace_summary_opts so = {-1, 40};
     weft_trace_check_opts co = {0.10};
     const char *outpath = NULL;
-    char **files = calloc((size_t)argc, sizeof *files);
-    int nfiles = 0, rc = WEFT_EXIT_OK;
-    if (files == NULL) return WEFT_EXIT_INPUT;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        long long v;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            free(files);
-            return WEFT_EXIT_OK;
-        } else if (is_sum && strcmp(a, "--call") == 0) {
-            if (i + 1 >= argc || parse_long(argv[++i], 0, INT64_MAX, &v) != 0) {
-                free(files);
-                return usage("--call needs a call number");
-            }
-            so.call = v;
-        } else if (is_sum && strcmp(a, "--path-max") == 0) {
-            if (i + 1 >= argc || parse_long(argv[++i], 0, 1 << 30, &v) != 0) {
-                free(files);
-                return usage("--path-max needs a number >= 0");
-            }
-            so.path_max = (int)v;
-        } else if (is_check && strcmp(a, "--tolerance") == 0) {
-            char *end;
-            double f = i + 1 < argc ? strtod(argv[++i], &end) : -1;
-            if (f <= 0 || f >= 1 || *end) {
-                free(files);
-                return usage("--tolerance needs a fraction between 0 and 1");
-            }
-            co.tolerance = f;
-        } else if (is_merge && strcmp(a, "-o") == 0) {
-            if (i + 1 >= argc) {
-                free(files);
-                return usage("-o needs a file name");
-            }
-            outpath = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "weft trace %s: unknown option '%s'\n", sub, a);
-            free(files);
-            return usage(NULL);
-        } else {
-            files[nfiles++] = argv[i];
+    int rc = WEFT_EXIT_OK;
+    weft_getopt_init(&g, spec, argc - 1, argv + 1);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: return g.exit_code;
+        case OPT_CALL: so.call = g.num; break;
+        case OPT_PATH_MAX: so.path_max = (int)g.num; break;
+        case OPT_TOLERANCE:
+            if (g.real <= 0 || g.real >= 1)
+                return weft_opt_error(&g, "a fraction between 0 and 1, not %s", g.arg);
+            co.tolerance = g.real;
+            break;
+        case 'o': outpath = g.arg; break;
         }
     }
-    if (nfiles == 0) {
-        free(files);
-        return usage("no trace file given");
-    }
+    int nfiles = g.noperands;
+    char **files = g.operands;
+    if (nfiles == 0) return weft_usage_error(spec, "no trace file given");
     weft_diag *d = weft_diag_new();
     weft_trace t;
-    if (d == NULL) {
-        free(files);
-        return WEFT_EXIT_INPUT;
-    }
+    if (d == NULL) return WEFT_EXIT_INPUT;
     if (read_all(&t, nfiles, files, d) != 0) {
         rc = WEFT_EXIT_INPUT;
     } else if (is_sum) {
@@ -160,6 +177,5 @@ int weft_cmd_trace(int argc, char **argv) {
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);
     weft_trace_free(&t);
     weft_diag_free(d);
-    free(files);
     return rc;
 }

@@ -50,13 +50,9 @@ done:
 
 int weft_cmd_tune(int argc, char **argv) {
     tune_opts o;
-    char err[512];
-    int pr = tune_opts_parse(argc, argv, &o, err, sizeof err);
+    int pr = tune_opts_parse(argc, argv, &o, stderr);
     if (pr == 1) return WEFT_EXIT_OK;
-    if (pr != 0) {
-        fprintf(stderr, "weft tune: %s (weft tune --help lists the options)\n", err);
-        return WEFT_EXIT_USAGE;
-    }
+    if (pr != 0) return WEFT_EXIT_USAGE;
     if (o.plot_only) return plot_only(&o);
     char *prog = measuring_program();
     if (prog == NULL) {
@@ -75,8 +71,10 @@ int weft_cmd_tune(int argc, char **argv) {
 }
 #else
 int weft_cmd_tune(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_tune, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
+        if (c == WEFT_OPT_EXIT) return g.exit_code;
     fprintf(stderr, "weft tune: this weft was built without the runtime layer (no nccl.h)\n");
     return WEFT_EXIT_USAGE;
 }

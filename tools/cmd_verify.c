@@ -1,6 +1,5 @@
 /* cmd_verify.c — `weft verify`: proves XML algorithms correct, deadlock-free and race-free
  * offline, or says exactly where they go wrong. */
-#include "cli.h"
 #include "commands.h"
 #include "weft_compiler.h"
 
@@ -8,104 +7,94 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void verify_usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: weft verify [options] FILE.xml|FILE.weft...\n\n"
+enum { OPT_FIFO = 256, OPT_MAX_REPORTS, OPT_ZERO_COPY };
+
+static const weft_opt verify_opts[] = {
+    {.id = OPT_FIFO,
+     .name = "fifo",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "connection buffers of N messages for the bounded-\nbuffer deadlock check (default 2; "
+             "1 is the\nstrictest, 0 skips it)",
+     .lo = 0,
+     .hi = 1000000},
+    {.id = OPT_MAX_REPORTS,
+     .name = "max-reports",
+     .arg = WEFT_ARG_INT,
+     .meta = "N",
+     .help = "findings shown per kind and mode (default 8)",
+     .lo = 1,
+     .hi = 1000000},
+    {.id = OPT_ZERO_COPY,
+     .name = "zero-copy",
+     .arg = WEFT_ARG_NONE,
+     .help =
+         "also prove it safe when transfers read the\nsender's source and write the receiver's\n"
+         "destination in place, at any time between the\nstart of the send and the end of the "
+         "receive"},
+    {.id = 'q',
+     .shortname = 'q',
+     .name = "quiet",
+     .arg = WEFT_ARG_NONE,
+     .help = "print nothing for files that verify"},
+    {.id = 'v',
+     .shortname = 'v',
+     .name = "verbose",
+     .arg = WEFT_ARG_NONE,
+     .help = "also print info notes, and every peer pair in the\nsummary"},
+    {.id = 'D',
+     .shortname = 'D',
+     .name = "define",
+     .arg = WEFT_ARG_STR,
+     .meta = "NAME=VALUE",
+     .help = "set a parameter of .weft sources; repeatable"},
+    {0}};
+
+const weft_cmd_spec weft_spec_verify = {
+    .name = "verify",
+    .summary = "prove XML algorithms correct, deadlock-free and race-free, offline",
+    .synopsis = "[options] FILE.xml|FILE.weft...",
+    .description =
         "Proves for every rank and each call mode a file declares (in-place, out-of-place)\n"
         "that the schedule computes its collective (every output chunk holds each required\n"
         "input chunk exactly once), cannot deadlock in any interleaving, has no data race\n"
         "between thread blocks, and stays inside its buffers. Findings name the rank, tb and\n"
         "step with its line; in(q,x) is input chunk x of rank q, out(q,y) and scratch(q,x)\n"
-        "what an output or scratch chunk held before the call. A .weft source is compiled\n"
-        "first (with the -D parameters). See docs/verify.md.\n\n"
-        "options:\n"
-        "  -D NAME=VALUE     set a parameter of .weft sources; repeatable\n"
-        "  --fifo N          connection buffers of N messages for the bounded-buffer deadlock\n"
-        "                    check (default 2; 1 is the strictest, 0 skips it)\n"
-        "  --max-reports N   findings shown per kind and mode (default 8)\n"
-        "  --zero-copy       also prove it safe when transfers read the sender's source and\n"
-        "                    write the receiver's destination in place, at any time between\n"
-        "                    the start of the send and the end of the receive\n"
-        "  -q, --quiet       print nothing for files that verify\n"
-        "  -v, --verbose     also print info notes, and every peer pair in the summary\n"
-        "  -h, --help        this text\n\n"
-        "Exit codes: 0 every file verified, 1 a file failed or is unreadable, 2 usage error.\n");
-}
-
-static int parse_int(const char *s, int lo, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > 1000000) return -1;
-    *out = (int)v;
-    return 0;
-}
+        "what an output or scratch chunk held before the call. FILE - reads standard input; a\n"
+        ".weft source is compiled first (with the -D parameters).\n"
+        "See docs/verify.md.",
+    .opts = verify_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 every file verified, 1 a file failed or is unreadable, 2 usage error.",
+};
 
 int weft_cmd_verify(int argc, char **argv) {
-    int quiet = 0, verbose = 0, nfiles = 0, rc = WEFT_EXIT_OK, opts_done = 0;
+    int quiet = 0, verbose = 0, rc = WEFT_EXIT_OK;
     weft_verify_opts vo;
     weft_verify_opts_init(&vo);
-    char **files = calloc((size_t)argc + 1, sizeof *files);
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0;
-    if (files == NULL || defines == NULL) {
-        free(defines);
-        fprintf(stderr, "weft verify: out of memory\n");
-        return WEFT_EXIT_INPUT;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int v;
-        if (opts_done || a[0] != '-' || a[1] == '\0') {
-            files[nfiles++] = argv[i];
-        } else if (strcmp(a, "--") == 0) {
-            opts_done = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            verify_usage(stdout);
-            free(files);
-            free(defines);
-            return WEFT_EXIT_OK;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-        } else if ((v = weft_cli_define(argc, argv, &i, defines, &ndef)) != 0) {
-            if (v < 0) {
-                fprintf(stderr, "weft verify: -D needs NAME=VALUE\n");
-                free(files);
-                free(defines);
-                return WEFT_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--zero-copy") == 0) {
-            vo.direct_transfers = 1;
-        } else if ((strcmp(a, "--fifo") == 0 || strcmp(a, "--max-reports") == 0) && i + 1 < argc) {
-            int is_fifo = strcmp(a, "--fifo") == 0;
-            if (parse_int(argv[++i], is_fifo ? 0 : 1, &v) != 0) {
-                fprintf(stderr, "weft verify: %s wants a number %s, not '%s'\n", a,
-                        is_fifo ? ">= 0" : ">= 1", argv[i]);
-                free(files);
-                free(defines);
-                return WEFT_EXIT_USAGE;
-            }
-            if (is_fifo)
-                vo.fifo_slots = v;
-            else
-                vo.max_reports = v;
-        } else {
-            fprintf(stderr, "weft verify: unknown option or missing value '%s'\n", a);
-            verify_usage(stderr);
-            free(files);
-            free(defines);
-            return WEFT_EXIT_USAGE;
+    if (defines == NULL) return WEFT_EXIT_INPUT;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_verify, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
+        switch (c) {
+        case WEFT_OPT_EXIT: free(defines); return g.exit_code;
+        case 'D': defines[ndef++] = g.arg; break;
+        case 'q': quiet = 1; break;
+        case 'v': verbose = 1; break;
+        case OPT_ZERO_COPY: vo.direct_transfers = 1; break;
+        case OPT_FIFO: vo.fifo_slots = (int)g.num; break;
+        case OPT_MAX_REPORTS: vo.max_reports = (int)g.num; break;
         }
     }
+    int nfiles = g.noperands;
+    char **files = g.operands;
     if (nfiles == 0) {
-        fprintf(stderr, "weft verify: no input file\n");
-        verify_usage(stderr);
-        free(files);
         free(defines);
-        return WEFT_EXIT_USAGE;
+        return weft_usage_error(&weft_spec_verify, "no input file");
     }
+    weft_cc_options co = {defines, ndef, NULL, 0};
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
     for (int i = 0; i < nfiles; i++) {
@@ -114,7 +103,6 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_algo *a = NULL;
         weft_verify_summary sum;
         memset(&sum, 0, sizeof sum);
-        weft_cc_options co = {defines, ndef, NULL, 0};
         weft_result r = d ? weft_cc_load_file(path, &co, &a, d) : WEFT_ERR_NOMEM;
         if (r == WEFT_OK) r = weft_ir_verify(a, &vo, d, &sum);
         fflush(stdout);
@@ -148,7 +136,6 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_algo_free(a);
         weft_diag_free(d);
     }
-    free(files);
     free(defines);
     return rc;
 }

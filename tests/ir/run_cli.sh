@@ -65,10 +65,13 @@ grep -q "^==> $legacy <==" "$tmp/out" || fail "show: good file after a bad one n
 expect 1 "$weft" show "$tmp/missing.xml"
 grep -q "missing.xml: error: cannot open" "$tmp/err" || fail "show missing: message"
 
-# Usage errors: exit 2, a usage line on stderr.
+# Usage errors: exit 2 and one line on stderr (the help only when asked).
 expect 2 "$weft" show
 expect 2 "$weft" show --bogus "$legacy"
-grep -q '^usage: weft show' "$tmp/err" || fail "show --bogus: no usage"
+grep -q "^weft show: unknown option '--bogus'" "$tmp/err" || fail "show --bogus: message"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "show --bogus: more than one line: $(cat "$tmp/err")"
+expect 2 "$weft" show --summay "$legacy"
+grep -q "did you mean '--summary'?" "$tmp/err" || fail "show --summay: no did-you-mean"
 expect 2 "$weft" fmt
 expect 2 "$weft" fmt "$legacy" "$legacy"
 expect 2 "$weft" fmt "$legacy" -o

@@ -20,19 +20,20 @@ expect() {
     echo "weft $*: output lacks \"$pat\":"; echo "$out" | head -5; fail=1
   fi
 }
-expect 2 "a subcommand is required" trace
-expect 2 "unknown subcommand 'sum'" trace sum data/min.json
+expect 2 "weft trace: which command? summarize, check or merge" trace
+expect 2 "unknown command 'sum'; did you mean 'summarize'?" trace sum data/min.json
 expect 2 "no trace file given" trace summarize
-expect 2 "--call needs a call number" trace summarize --call x data/min.json
-expect 2 "--call needs a call number" trace summarize --call
-expect 2 "--path-max needs a number" trace summarize --path-max -1 data/min.json
-expect 2 "--tolerance needs a fraction" trace check --tolerance 2 data/min.json
-expect 2 "--tolerance needs a fraction" trace check --tolerance 0.1x data/min.json
+expect 2 "--call: 'x' is not a whole number" trace summarize --call x data/min.json
+expect 2 "--call needs a value (N)" trace summarize --call
+expect 2 "--path-max: -1 is out of range (0 to" trace summarize --path-max -1 data/min.json
+expect 2 "--tolerance: 2 is out of range (0 to 1)" trace check --tolerance 2 data/min.json
+expect 2 "--tolerance: '0.1x' is not a number" trace check --tolerance 0.1x data/min.json
+expect 2 "--tolerance: a fraction between 0 and 1, not 0" trace check --tolerance=0 data/min.json
 expect 2 "unknown option '--bogus'" trace summarize --bogus data/min.json
 expect 2 "unknown option '-o'" trace summarize -o x data/min.json
-expect 2 "-o needs a file name" trace merge data/min.json -o
+expect 2 "-o needs a value (OUT)" trace merge data/min.json -o
 expect 0 "usage: weft trace summarize" trace --help
-expect 0 "usage: weft trace summarize" trace check --help
+expect 0 "usage: weft trace check" trace check --help
 expect 1 "nonexistent.json: error: cannot open" trace summarize nonexistent.json
 expect 1 "weft trace: call 99 is not in the trace" trace summarize --call 99 data/min.json
 expect 1 "cannot write" trace merge -o /nonexistent-dir/m.json data/min.json

@@ -40,10 +40,10 @@ typedef struct tune_opts {
     const char *plot_only; /* --plot-only TABLE: draw it, measure nothing */
 } tune_opts;
 
-extern const char tune_usage[];
 void tune_opts_default(tune_opts *o);
-/* 0: run; 1: --help was given (usage printed to stdout); 2: usage error (message in err). */
-int tune_opts_parse(int argc, char **argv, tune_opts *o, char *err, size_t errlen);
+/* 0: run; 1: --help was given (printed to stdout); 2: usage error (said on err). err NULL: say
+ * nothing (every MPI rank but the first). */
+int tune_opts_parse(int argc, char **argv, tune_opts *o, FILE *err);
 /* "TABLE.svg" for "TABLE.txt" (or TABLE + ".svg"), malloc'd. */
 char *tune_plot_path(const char *table);
 

@@ -437,11 +437,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     g_rank = rank;
     tune_opts o;
-    char err[512];
-    int pr = tune_opts_parse(argc, argv, &o, err, sizeof err);
+    int pr = tune_opts_parse(argc, argv, &o, rank == 0 ? stderr : NULL);
     if (pr != 0 || o.plot_only) {
-        if (pr == 2 && rank == 0)
-            fprintf(stderr, "weft tune: %s (weft tune --help lists the options)\n", err);
         if (pr == 0 && rank == 0)
             fprintf(stderr, "weft tune: --plot-only needs no GPU: run `weft tune --plot-only %s`\n",
                     o.plot_only);

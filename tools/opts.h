@@ -1,0 +1,116 @@
+/* opts.h — the weft CLI's option tables: one table per command, read by one parser (--opt=value,
+ * --opt value, -ovalue, -abc, --, range-checked numbers, did-you-mean), by --help, and by the
+ * generators of the man pages and the bash completion, so that the four cannot disagree. */
+#ifndef WEFT_TOOLS_OPTS_H
+#define WEFT_TOOLS_OPTS_H
+
+#include <stdio.h>
+
+/* What an option's value (or a command's operands) is: how it is checked, what the parser
+ * stores, and what the completion offers. */
+#define WEFT_ARGS(X)                                                                               \
+    X(NONE, "")      /* a flag: no value */                                                        \
+    X(STR, "")       /* any text, unchecked */                                                     \
+    X(FILE, "file")  /* a file read ("-": standard input where the command says so) */             \
+    X(OUT, "file")   /* a file written ("-": standard output) */                                   \
+    X(DIR, "dir")    /* a folder */                                                                \
+    X(PATHS, "file") /* colon-separated folders and files */                                       \
+    X(INT, "")       /* an integer in [lo, hi]: g->num */                                          \
+    X(SIZE, "")      /* bytes, K/M/G suffixes (powers of 1024), in [lo, hi]: g->unum */            \
+    X(REAL, "")      /* a number in [rlo, rhi]: g->real */                                         \
+    X(WORD, "words") /* one of words: g->num is its index */                                       \
+    X(LIST, "words") /* comma-separated words: g->num has bit i for words[i] */
+
+typedef enum weft_arg {
+#define WEFT_X_(n, c) WEFT_ARG_##n,
+    WEFT_ARGS(WEFT_X_)
+#undef WEFT_X_
+} weft_arg;
+
+/* One option. id is what the parser returns for it: the short letter when there is one,
+ * else a number >= 256. A table ends with an entry whose id is 0. */
+typedef struct weft_opt {
+    int id;
+    char shortname;   /* 0: none */
+    const char *name; /* the long name without "--"; NULL: none */
+    weft_arg arg;
+    const char *meta;         /* the value's name in --help and man ("FILE", "N"); NULL for flags */
+    const char *help;         /* lines separated by '\n', each at most 56 columns */
+    long long lo;             /* INT: smallest; SIZE: smallest (unsigned) */
+    unsigned long long hi;    /* INT and SIZE: largest */
+    double rlo, rhi;          /* REAL: the range, inclusive */
+    const char *const *words; /* WORD, LIST: the choices, NULL-terminated */
+    /* WORD: the value of a name when the names have aliases or ignore case (the IR's
+     * weft_dtype_from_name...), -1 when unknown; NULL: the index in words */
+    int (*lookup)(const char *name);
+} weft_opt;
+
+/* One command (or subcommand: "trace merge"). Texts are pre-wrapped at 80 columns: --help
+ * prints them as they are; the man page joins each paragraph's lines, keeping lines that start
+ * with two spaces as they are. */
+typedef struct weft_cmd_spec {
+    const char *name;        /* "compile", "trace merge" */
+    const char *summary;     /* one line, lower case, no period (weft --help, man NAME) */
+    const char *synopsis;    /* after "weft NAME ": options and operands; '\n' starts another
+                                usage line */
+    const char *description; /* paragraphs separated by a blank line */
+    const weft_opt *opts;    /* ends with {0}; --help (-h) is added by the parser */
+    weft_arg operands;       /* what the operands are, for the completion */
+    const char *const *operand_words;        /* WORD operands (collectives) */
+    const char *exit_status;                 /* "0 ok, 1 ..., 2 usage error." */
+    const struct weft_cmd_spec *const *subs; /* subcommands, NULL-terminated, or NULL */
+} weft_cmd_spec;
+
+/* The parser's state: weft_getopt_init, then weft_getopt_next until it returns WEFT_OPT_END
+ * (operands are then argv[1 .. 1 + noperands), in their order) or WEFT_OPT_EXIT (return
+ * exit_code: 0 after --help, 2 after a usage error already reported on err). */
+enum { WEFT_OPT_END = -1, WEFT_OPT_EXIT = -2 };
+
+typedef struct weft_getopt {
+    const weft_cmd_spec *spec;
+    int argc;
+    char **argv;
+    FILE *out, *err; /* --help and messages; NULL discards them (ranks but the first) */
+    int i, bundle;   /* next argv index; position inside a bundle of short options */
+    int done;        /* after "--": everything is an operand */
+    char **operands; /* argv + 1; operands are moved there as they are met */
+    int noperands;
+    int exit_code;
+    const weft_opt *opt;     /* the option just returned */
+    int as_short; /* it was written -x, not --name */
+    const char *arg;         /* its value as written (NULL for flags) */
+    long long num;           /* INT, WORD, LIST */
+    unsigned long long unum; /* SIZE */
+    double real;             /* REAL */
+} weft_getopt;
+
+void weft_getopt_init(weft_getopt *g, const weft_cmd_spec *spec, int argc, char **argv);
+int weft_getopt_next(weft_getopt *g);
+
+/* A usage error found after parsing: prints "weft NAME: message (weft NAME --help ...)" on one
+ * line to stderr and returns 2 (WEFT_EXIT_USAGE). */
+int weft_usage_error(const weft_cmd_spec *spec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* As weft_usage_error, said on g->err (nothing when it is NULL). */
+int weft_getopt_usage(weft_getopt *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* As weft_usage_error for the value of the option just returned (g->opt), from inside the loop:
+ * "weft NAME: --opt: message" to g->err; returns 2 (WEFT_EXIT_USAGE), for the command to
+ * return. */
+int weft_opt_error(weft_getopt *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a size as the SIZE options do ("64K", "1M", "3G"): 0 when it is one in [lo, hi]. */
+int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
+                    unsigned long long *out);
+
+/* The closest of names (n of them) to s when it is close enough to be a likely typo, else
+ * NULL. */
+const char *weft_did_you_mean(const char *s, const char *const *names, int n);
+
+/* --help of a command, to out. */
+void weft_cmd_help(const weft_cmd_spec *spec, FILE *out);
+/* The man page weft-NAME(1) (spaces in NAME become '-'), to out; version and date go into .TH. */
+void weft_cmd_man(const weft_cmd_spec *spec, const char *version, FILE *out);
+/* The bash completion of every command of specs (NULL-terminated), to out. */
+void weft_cmd_completion(const weft_cmd_spec *const *specs, FILE *out);
+
+#endif
