@@ -144,7 +144,8 @@ weft_result weft_tune_read_file(const char *path, weft_tune_table **out, weft_di
 weft_result weft_tune_read_string(const char *text, size_t len, const char *name,
                                   weft_tune_table **out, weft_diag *d);
 /* The format docs/tune.md describes; deterministic, so a table read and written again is the
- * same text. write_file replaces path atomically (a temporary file, then rename). */
+ * same text. write_file writes path as every weft output is (weft_out_open: through links, into
+ * FIFOs, a regular file replaced whole keeping its mode; "-" is standard output). */
 weft_result weft_tune_write(const weft_tune_table *t, FILE *out);
 weft_result weft_tune_write_file(const weft_tune_table *t, const char *path, weft_diag *d);
 /* The same checks the reader makes, for a table built in memory. */

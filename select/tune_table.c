@@ -559,26 +559,15 @@ weft_result weft_tune_write(const weft_tune_table *t, FILE *f) {
 }
 
 weft_result weft_tune_write_file(const weft_tune_table *t, const char *path, weft_diag *d) {
-    weft_result res = WEFT_OK;
-    char *tmp = weft_asprintf("%s.tmp.%ld", path, (long)getpid());
-    FILE *f = NULL;
-    WEFT_CHECK_ALLOC(tmp);
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "cannot write: %s", strerror(errno));
-        WEFT_FAIL(WEFT_ERR_SYSTEM);
+    weft_out *o = NULL;
+    weft_result res = weft_out_open(path, WEFT_OUT_STDOUT, &o, d);
+    if (res != WEFT_OK) return res;
+    res = weft_tune_write(t, weft_out_file(o));
+    if (res != WEFT_OK && res != WEFT_ERR_SYSTEM) {
+        weft_out_abort(o);
+        return res;
     }
-    res = weft_tune_write(t, f);
-    if (fclose(f) != 0 && res == WEFT_OK) res = WEFT_ERR_SYSTEM;
-    f = NULL;
-    if (res == WEFT_OK && rename(tmp, path) != 0) res = WEFT_ERR_SYSTEM;
-    if (res != WEFT_OK) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "cannot write: %s", strerror(errno));
-        remove(tmp);
-    }
-fail:
-    free(tmp);
-    return res;
+    return weft_out_close(o, d); /* a write error is said here */
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */

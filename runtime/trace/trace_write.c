@@ -16,7 +16,7 @@
 
 struct weft_trace_writer {
     FILE *f;
-    int owned;
+    weft_out *owned; /* the file weft_trace_writer_open made; NULL when writing the caller's */
     int nevents;
     uint64_t *named; /* (rank << 32 | tid) keys already given names, sorted */
     size_t nnamed, cap_named;
@@ -238,7 +238,7 @@ static void put_slice(weft_trace_writer *w, const weft_trace *t, const weft_trac
 }
 
 /* ---- the writer ----------------------------------------------------------------------------- */
-static weft_result writer_start(FILE *f, int owned, int64_t base, weft_trace_writer **out) {
+static weft_result writer_start(FILE *f, weft_out *owned, int64_t base, weft_trace_writer **out) {
     weft_trace_writer *w = calloc(1, sizeof *w);
     if (w == NULL) return WEFT_ERR_NOMEM;
     w->f = f;
@@ -255,13 +255,12 @@ static weft_result writer_start(FILE *f, int owned, int64_t base, weft_trace_wri
 weft_result weft_trace_writer_open(const char *path, int64_t time_base_ns, weft_trace_writer **out,
                                    weft_diag *d) {
     *out = NULL;
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        weft_diag_add(d, WEFT_SEV_ERROR, path, 0, 0, "cannot write the trace: %s", strerror(errno));
-        return WEFT_ERR_SYSTEM;
-    }
-    weft_result res = writer_start(f, 1, time_base_ns, out);
-    if (res != WEFT_OK) fclose(f);
+    /* as every weft output: the file appears whole when the writer closes */
+    weft_out *o = NULL;
+    weft_result res = weft_out_open(path, 0, &o, d);
+    if (res != WEFT_OK) return res;
+    res = writer_start(weft_out_file(o), o, time_base_ns, out);
+    if (res != WEFT_OK) weft_out_abort(o);
     return res;
 }
 
@@ -300,8 +299,11 @@ weft_result weft_trace_writer_close(weft_trace_writer *w) {
     if (w == NULL) return WEFT_OK;
     weft_result res = w->err;
     fputs("\n]}\n", w->f);
-    if (fflush(w->f) != 0 || ferror(w->f)) res = WEFT_ERR_SYSTEM;
-    if (w->owned && fclose(w->f) != 0) res = WEFT_ERR_SYSTEM;
+    if (w->owned) {
+        if (weft_out_close(w->owned, NULL) != WEFT_OK) res = WEFT_ERR_SYSTEM;
+    } else if (fflush(w->f) != 0 || ferror(w->f)) {
+        res = WEFT_ERR_SYSTEM;
+    }
     free(w->named);
     free(w);
     return res;
@@ -309,7 +311,7 @@ weft_result weft_trace_writer_close(weft_trace_writer *w) {
 
 weft_result weft_trace_write(const weft_trace *t, FILE *out) {
     weft_trace_writer *w = NULL;
-    weft_result res = writer_start(out, 0, t->time_base_ns, &w);
+    weft_result res = writer_start(out, NULL, t->time_base_ns, &w);
     if (res != WEFT_OK) return res;
     res = weft_trace_writer_append(w, t);
     weft_result r2 = weft_trace_writer_close(w);

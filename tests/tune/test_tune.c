@@ -1534,7 +1534,10 @@ done:
 /* The table the `weft select --table` golden reads. */
 static int write_golden_table(const char *path) {
     weft_tune_table *t = registry_table();
-    int rc = weft_tune_write_file(t, path, NULL) == WEFT_OK ? 0 : 1;
+    weft_diag *d = weft_diag_new();
+    int rc = weft_tune_write_file(t, path, d) == WEFT_OK ? 0 : 1;
+    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+    weft_diag_free(d);
     weft_tune_table_free(t);
     return rc;
 }

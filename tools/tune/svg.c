@@ -6,6 +6,7 @@
 
 struct svg {
     FILE *f;
+    weft_out *o; /* written as every weft output (weft_common.h): links, FIFOs, mode */
 };
 
 static void put_escaped(FILE *f, const char *t) {
@@ -25,11 +26,11 @@ static void put_escaped(FILE *f, const char *t) {
 svg *svg_open(const char *path, double w, double h) {
     svg *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
-    s->f = fopen(path, "w");
-    if (s->f == NULL) {
+    if (weft_out_open(path, WEFT_OUT_STDOUT, &s->o, NULL) != WEFT_OK) {
         free(s);
         return NULL;
     }
+    s->f = weft_out_file(s->o);
     fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -43,8 +44,7 @@ svg *svg_open(const char *path, double w, double h) {
 int svg_close(svg *s) {
     if (s == NULL) return -1;
     fputs("</svg>\n", s->f);
-    int bad = ferror(s->f);
-    if (fclose(s->f) != 0) bad = 1;
+    int bad = weft_out_close(s->o, NULL) != WEFT_OK;
     free(s);
     return bad ? -1 : 0;
 }

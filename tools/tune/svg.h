@@ -13,7 +13,8 @@ extern "C" {
 
 typedef struct svg svg;
 
-/* Opens path for a w x h picture; NULL (with errno) when it cannot be created. */
+/* Opens path ("-": standard output) for a w x h picture, written as every weft output is
+ * (weft_out_open); NULL (with errno) when it cannot be created. */
 svg *svg_open(const char *path, double w, double h);
 /* Completes the file; 0 when every byte was written. */
 int svg_close(svg *s);
