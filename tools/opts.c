@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const weft_opt help_opt = {
-    .id = 'h', .shortname = 'h', .name = "help", .arg = WEFT_ARG_NONE, .help = "this text"};
+/* --help, which every command takes: a table of its own (man_options reads to its end) */
+static const weft_opt help_opts[] = {{.id = 'h',
+                                      .shortname = 'h',
+                                      .name = "help",
+                                      .arg = WEFT_ARG_NONE,
+                                      .help = "print the help and exit"},
+                                     {0}};
+#define help_opt (help_opts[0])
 
 /* ---- did you mean ------------------------------------------------------------------------ */
 /* Edit distance with adjacent transpositions (a typo's usual shapes), capped at 99. */
@@ -542,7 +548,7 @@ void weft_cmd_man(const weft_cmd_spec *s, const char *version, FILE *out) {
         fputs(".SH OPTIONS\n", out);
         man_options(out, s->opts);
     }
-    man_options(out, &help_opt);
+    man_options(out, help_opts);
     if (s->exit_status) {
         fputs(".SH EXIT STATUS\n", out);
         roff_text(out, s->exit_status, strlen(s->exit_status));
