@@ -6,7 +6,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=${WEFT_SHARED_DIR:-$root/../shared}
-bash "$root/tools/setup.sh" "$root/build" >/dev/null
+# The build: one line per finished target, so that the minutes of a first build show progress;
+# the whole log when it fails.
+echo "demo: building weft in $root/build (minutes the first time; the CUDA kernels take longest)"
+log=$(mktemp)
+if ! bash "$root/tools/setup.sh" "$root/build" 2>&1 | tee "$log" |
+  sed -u -n -e 's/^\[ *\([0-9]*\)%\] Built target \(.*\)/  build: \1% \2/p' -e '/^setup:/p'; then
+  echo "demo: the build failed; its last lines:"
+  tail -40 "$log"
+  rm -f "$log"
+  exit 1
+fi
+rm -f "$log"
 weft="$root/build/tools/weft"
 "$weft" env
 
