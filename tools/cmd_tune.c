@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#if __has_include("tune.h")
+#if __has_include("tune.h") && __has_include("registry_internal.h") /* weft_svg shows tune/ anyway */
 #include "tune.h"
 
 /* weft-tune in the folder of this executable (build/tools, or the install's bin), or NULL. */
