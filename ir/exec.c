@@ -248,29 +248,35 @@ static int exec_step(void *user, int32_t sid) {
 }
 
 /* ---- buffers and the reference -------------------------------------------------------- */
+/* The user memories of rank r (weft_buf_mem: in place, input and output are one), each as
+ * large as the largest buffer in it (-1: none); the buffers' sizes, memories and segments. */
+static void rank_memories(const ex *x, int32_t r, int64_t size[2], int64_t elems[2], int has[2],
+                          int mem[2], int32_t seg[2]) {
+    const weft_sg *g = x->g;
+    const int inplace = x->o->inplace;
+    has[0] = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_INPUT);
+    has[1] = weft_sg_buf_exists(g, inplace, r, WEFT_BUF_OUTPUT);
+    elems[0] = has[0] ? (int64_t)(g->nin / x->k) * x->count : 0;
+    elems[1] = has[1] ? (int64_t)(g->nout / x->k) * x->count : 0;
+    int alias = weft_sg_aliased(g, inplace, r);
+    size[0] = size[1] = -1;
+    for (int b = 0; b < 2; b++) {
+        mem[b] = weft_buf_mem(x->a->coll, alias, r, (weft_buf)b, &seg[b]);
+        if (has[b] && elems[b] > size[mem[b]]) size[mem[b]] = elems[b];
+    }
+}
+
 static weft_result alloc_buffers(ex *x) {
     weft_result res = WEFT_OK;
-    const weft_sg *g = x->g;
     const weft_algo *a = x->a;
-    const int inplace = x->o->inplace;
     for (int32_t r = 0; r < x->N; r++) {
         rbufs *rb = &x->rb[r];
-        int has[2] = {weft_sg_buf_exists(g, inplace, r, WEFT_BUF_INPUT),
-                      weft_sg_buf_exists(g, inplace, r, WEFT_BUF_OUTPUT)};
-        int64_t elems[2] = {has[0] ? (int64_t)(g->nin / x->k) * x->count : 0,
-                            has[1] ? (int64_t)(g->nout / x->k) * x->count : 0};
+        int has[2], mem[2];
+        int32_t seg[2];
+        int64_t size[2], elems[2];
+        rank_memories(x, r, size, elems, has, mem, seg);
         rb->in_elems = elems[0];
         rb->out_elems = elems[1];
-        /* each memory the buffers live in (weft_buf_mem: in place, input and output are one),
-         * as large as the largest buffer in it */
-        int alias = weft_sg_aliased(g, inplace, r);
-        int32_t seg[2];
-        int mem[2];
-        int64_t size[2] = {-1, -1};
-        for (int b = 0; b < 2; b++) {
-            mem[b] = weft_buf_mem(a->coll, alias, r, (weft_buf)b, &seg[b]);
-            if (has[b] && elems[b] > size[mem[b]]) size[mem[b]] = elems[b];
-        }
         char **own[2] = {&rb->own_a, &rb->own_b};
         for (int m = 0; m < 2; m++)
             if (size[m] >= 0) {
@@ -295,22 +301,93 @@ fail:
 }
 
 /* The expected output of rank r into out (out_elems elements) from the saved inputs, segment
- * by segment as weft_coll_source says; 0 when the rank's output is not part of the call. */
-static int reference(const ex *x, char **in, int32_t r, char *out, int64_t out_elems) {
+ * by segment as weft_coll_source says; 0 when the rank's output is not part of the call. A
+ * reduced input segment is computed once, into red[src] (count elements each, NULL until
+ * then), and copied for every rank that wants it: ranks x count work, not ranks^2 x count. */
+static weft_result reference(const ex *x, char **in, char **red, int32_t r, char *out,
+                             int64_t out_elems, int *constrained) {
     const int64_t n = x->count;
     const size_t es = x->es;
     int64_t nseg = n ? out_elems / n : 1;
+    *constrained = 0;
     for (int32_t seg = 0; seg < nseg; seg++) {
         int32_t from, src;
-        if (!weft_coll_source(x->a->coll, x->N, x->a->root, r, seg, &from, &src)) return 0;
+        if (!weft_coll_source(x->a->coll, x->N, x->a->root, r, seg, &from, &src)) return WEFT_OK;
         char *o = out + (size_t)((int64_t)seg * n) * es;
         size_t at = (size_t)((int64_t)src * n) * es;
-        memcpy(o, in[from < 0 ? 0 : from] + at, (size_t)n * es);
-        for (int32_t q = 1; from < 0 && q < x->N; q++)
-            weft_elem_reduce(x->o->dtype, x->o->op, o, o, in[q] + at, n);
-        if (from < 0 && x->o->op == WEFT_OP_AVG) weft_elem_div(x->o->dtype, o, n, x->N);
+        if (from >= 0) {
+            memcpy(o, in[from] + at, (size_t)n * es);
+            continue;
+        }
+        if (red[src] == NULL) {
+            char *v = malloc((size_t)n * es + 1);
+            if (v == NULL) return WEFT_ERR_NOMEM;
+            memcpy(v, in[0] + at, (size_t)n * es);
+            for (int32_t q = 1; q < x->N; q++)
+                weft_elem_reduce(x->o->dtype, x->o->op, v, v, in[q] + at, n);
+            if (x->o->op == WEFT_OP_AVG) weft_elem_div(x->o->dtype, v, n, x->N);
+            red[src] = v;
+        }
+        memcpy(o, red[src], (size_t)n * es);
     }
-    return 1;
+    *constrained = 1;
+    return WEFT_OK;
+}
+
+/* ---- what a run needs ------------------------------------------------------------------ *
+ * The most chunks in flight at once (sent, not yet received) in the run the executor will
+ * make: the same schedule, interleaving and connection buffers, without data. With unbounded
+ * buffers a schedule that sends everything before it receives keeps every message. */
+typedef struct inflight {
+    const weft_sg *g;
+    int64_t now, peak;
+} inflight;
+
+static int count_inflight(void *user, int32_t sid) {
+    inflight *f = user;
+    const weft_sg_step *gs = &f->g->steps[sid];
+    const weft_step *st = weft_sg_ir_step(f->g, sid);
+    if ((gs->flags & WEFT_STEP_F_RECV) && gs->match >= 0) f->now -= st->cnt;
+    if (gs->flags & WEFT_STEP_F_SEND) f->now += st->cnt;
+    if (f->now > f->peak) f->peak = f->now;
+    return 0;
+}
+
+/* The memory the executor will hold: every rank's buffers and scratch, the saved inputs, the
+ * reference and its reduced segments, the messages in flight at their peak and the step's
+ * values, in bytes (as a double: the sizes of a hostile file overflow 64 bits). */
+static weft_result plan_memory(const ex *x, double *bytes) {
+    weft_result res = WEFT_OK;
+    const weft_sg *g = x->g;
+    weft_sg_run run = {0};
+    inflight f = {g, 0, 0};
+    run.fifo = x->o->fifo_slots;
+    run.seed = x->o->sched_seed;
+    run.fire = count_inflight;
+    run.user = &f;
+    WEFT_CHECK(weft_sg_run_exec(g, &run));
+    double elems = 0, C = (double)x->C;
+    for (int32_t r = 0; r < x->N; r++) {
+        int has[2], mem[2];
+        int32_t seg[2];
+        int64_t size[2], e[2];
+        rank_memories(x, r, size, e, has, mem, seg);
+        for (int m = 0; m < 2; m++)
+            if (size[m] > 0) elems += (double)size[m];
+        elems += (double)x->a->gpus[r].s_chunks * C; /* scratch */
+        elems += (double)e[0];                       /* the saved input */
+    }
+    double in_max = (double)(g->nin / g->k) * (double)x->count,
+           out_max = (double)(g->nout / g->k) * (double)x->count;
+    int32_t maxcnt = 1;
+    for (int32_t s = 0; s < g->nsteps; s++)
+        if (weft_sg_ir_step(g, s)->cnt > maxcnt) maxcnt = weft_sg_ir_step(g, s)->cnt;
+    elems += (out_max > in_max ? out_max : in_max) + in_max; /* the reference, reduced segments */
+    elems += (double)f.peak * C + (double)(maxcnt + 1) * C;  /* messages, the step's values */
+    *bytes = elems * (double)x->es;
+fail:
+    weft_sg_run_free(&run);
+    return res;
 }
 
 static int32_t elem_chunk(const ex *x, int64_t e) {
@@ -349,7 +426,7 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     weft_exec_report *rep = report ? report : &local_rep;
     weft_sg *g = NULL;
     weft_sg_run run = {0};
-    char **saved = NULL, *want = NULL;
+    char **saved = NULL, **red = NULL, *want = NULL;
     ex x;
     memset(&x, 0, sizeof x);
     memset(rep, 0, sizeof *rep);
@@ -387,14 +464,19 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
     x.C = weft_chunk_elems(o->count, g->k);
     x.es = (size_t)weft_dtype_size(o->dtype);
     {
-        /* refuse sizes this machine cannot hold rather than fail half-way */
-        double total = (double)x.count * (double)(g->nin / g->k + g->nout / g->k) * x.N * x.es +
-                       (double)x.C * g->smax * x.N * x.es;
-        if (total > 64.0 * (1 << 30)) {
-            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
-                          "count %lld needs %.0f GiB of buffers: too large for the CPU executor",
-                          (long long)x.count, total / (1 << 30));
-            WEFT_FAIL(WEFT_ERR_USAGE);
+        /* refuse what this machine should not be asked to hold rather than fail half-way */
+        double total;
+        WEFT_CHECK(plan_memory(&x, &total));
+        if (total > (double)WEFT_EXEC_MAX_BYTES) {
+            weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                          "count %lld needs %.1f GiB (buffers, saved inputs, the reference and "
+                          "the messages in flight), more than the CPU executor's limit of %d GiB "
+                          "(a smaller count%s)",
+                          (long long)x.count, total / (1 << 30), (int)(WEFT_EXEC_MAX_BYTES >> 30),
+                          o->fifo_slots == 0 ? ", or bounded connection buffers, which keep fewer "
+                                               "messages in flight"
+                                             : "");
+            WEFT_FAIL(WEFT_ERR_INPUT);
         }
     }
     int32_t maxcnt = 1;
@@ -457,10 +539,15 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
         for (int32_t r = 0; r < x.N; r++)
             if (x.rb[r].out) weft_elem_div(o->dtype, x.rb[r].out, x.rb[r].out_elems, x.N);
     want = malloc((size_t)(out_max > in_max ? out_max : in_max) * x.es + 1);
+    red = calloc((size_t)(g->nin / g->k) + 1, sizeof *red);
     WEFT_CHECK_ALLOC(want);
+    WEFT_CHECK_ALLOC(red);
     int64_t reported = 0;
     for (int32_t r = 0; r < x.N; r++) {
-        if (x.rb[r].out && reference(&x, saved, r, want, x.rb[r].out_elems))
+        int constrained = 0;
+        if (x.rb[r].out)
+            WEFT_CHECK(reference(&x, saved, red, r, want, x.rb[r].out_elems, &constrained));
+        if (constrained)
             rep->mismatches +=
                 compare(&x, d, r, "output", x.rb[r].out, want, 0, x.rb[r].out_elems, &reported);
         /* NCCL's send buffer is const: an out-of-place call must leave it unchanged, an in-place
@@ -493,6 +580,10 @@ fail:
         for (int32_t r = 0; r < x.N; r++)
             free(saved[r]);
     free(saved);
+    if (red)
+        for (int32_t s = 0; s < g->nin / g->k; s++)
+            free(red[s]);
+    free(red);
     free(want);
     free(x.rb);
     free(x.tv);

@@ -253,6 +253,12 @@ typedef struct weft_exec_opts {
 
 WEFT_API void weft_exec_opts_init(weft_exec_opts *o);
 
+/* The most memory one weft_ir_exec run may hold: every rank's buffers and scratch, the saved
+ * inputs, the reference and the messages in flight at their peak (found by a run without
+ * data first, so that a schedule which keeps every message in flight is counted as such).
+ * A larger run is refused before anything is allocated. */
+#define WEFT_EXEC_MAX_BYTES ((int64_t)16 << 30)
+
 typedef struct weft_exec_report {
     int64_t steps_run, steps_total;
     int64_t mismatches; /* elements that differ from the reference, over all ranks */

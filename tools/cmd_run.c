@@ -119,7 +119,7 @@ static const weft_opt run_opts[] = {
      .name = "fifo",
      .arg = WEFT_ARG_INT,
      .meta = "N",
-     .help = "messages a connection holds before its sender\nwaits (default 0: unbounded)",
+     .help = "messages a connection holds before its sender\nwaits (default 2, what weft verify checks;\n0: unbounded)",
      .lo = 0,
      .hi = 1u << 30},
     {.id = 'q',
@@ -156,6 +156,9 @@ int weft_cmd_run(int argc, char **argv) {
     run_args ra;
     memset(&ra, 0, sizeof ra);
     weft_exec_opts_init(&ra.eo);
+    /* bounded as weft verify's default: unbounded buffers hide schedules that deadlock on any
+     * runtime, and keep every message of one that sends everything first in memory */
+    ra.eo.fifo_slots = 2;
     run_mode_fn mode = NULL;
     weft_diag *d = NULL;
     weft_algo *a = NULL;

@@ -182,6 +182,38 @@ awk 'BEGIN {
 check verify_values_cap 1 "values.xml:1: error: the schedule's symbolic values need more than 256 MiB" -- \
   "$weft" verify values.xml
 
+# ---- run --cpu: the reference and the messages in flight (issue 30) ------------------------
+# 8192 ranks and no steps: the reference reduces once for all ranks (it was ranks^2 x count)
+nosteps() { # nosteps COLL N: an N-rank in-place schedule of COLL without steps
+  awk -v coll="$1" -v N="$2" 'BEGIN {
+    printf "<algo name=\"n\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"0\">\n", coll == "allreduce" ? 1 : N, N, coll
+    for (r = 0; r < N; r++)
+      printf " <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"0\"/>\n", r, coll == "allreduce" ? 1 : N, coll == "allreduce" ? 0 : 1
+    print "</algo>" }'
+}
+nosteps allreduce 8192 >ar8192.xml
+check run_cpu_8192_ranks 1 'ar8192.xml: cpu: allreduce in-place, count 1024, float sum: wrong result' -- \
+  "$weft" run --cpu ar8192.xml
+# 2000 ranks of reducescatter: 2000 x 2000 x count elements of input, refused before allocating
+nosteps reducescatter 2000 >rs2000.xml
+check run_cpu_too_large 1 'rs2000.xml: error: count 1024 needs 30.5 GiB' "more than the CPU executor's limit" -- \
+  "$weft" run --cpu rs2000.xml
+# every message sent before any is received: with unbounded buffers all of them are in flight
+# at once, which the executor counts before it allocates; by default it buffers 2 (and stalls)
+awk -v M=20000 'BEGIN {
+  printf "<algo name=\"pile\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" coll=\"allreduce\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">\n"
+  f = "   <step s=\"%d\" type=\"%s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+  for (r = 0; r < 2; r++) {
+    printf " <gpu id=\"%d\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\">\n  <tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", r, 1 - r, 1 - r
+    for (i = 0; i < M; i++) printf f, i, "s"
+    for (i = 0; i < M; i++) printf f, M + i, "r"
+    print "  </tb>\n </gpu>"
+  }
+  print "</algo>" }' >pile.xml
+check run_cpu_messages 1 'pile.xml: error: count 1000000 needs 149.' 'the messages in flight' -- \
+  "$weft" run --cpu pile.xml --fifo 0 --count 1000000
+check run_cpu_messages_fifo 1 'stalled: 4 of 80000 steps ran' -- "$weft" run --cpu pile.xml --count 1000000
+
 # ---- the compiler's output stays within what verify accepts --------------------------------
 printf 'param N = 1024;\nalgorithm a { collective allgather; ranks N; inplace; }\nfor r in 0..N { for q in 0..N { if q != r { copy input[r][0] -> output[q][r]; } } }\n' >n1024.weft
 check compile_n1024 1 'n1024.weft:3:45: error: the schedule would be too large' -- \
@@ -200,7 +232,7 @@ ln -s /nonexistent/x.weft algos/dangling.weft
 check select_hostile_folder 1 'algos/index.weft:2:12: error: rank 9223372036854775807' \
   'algos/calls.weft:2:34: error: evaluation stopped' 'algos/nul.weft:1:1: error: 1048576 invalid' -- \
   "$weft" select -d algos allreduce --ranks 2 --bytes 16
-grep -q "weft 'ar2_small'" select_hostile_folder.out ||
+wanted select_hostile_folder && ! grep -q "weft 'ar2_small'" select_hostile_folder.out &&
   { echo "FAIL select_hostile_folder: the good algorithm was not selected"; failed=$((failed + 1)); }
 
 echo "$ran cases, $failed failed"
