@@ -21,8 +21,9 @@ void weft_verify_opts_init(weft_verify_opts *o) {
 
 void weft_verify_summary_free(weft_verify_summary *s) {
     if (s == NULL) return;
-    free(s->pair_chunks);
-    s->pair_chunks = NULL;
+    free(s->pairs);
+    s->pairs = NULL;
+    s->npairs = 0;
 }
 
 /* ---- a bump allocator for symbolic values ---------------------------------------------- */
@@ -626,9 +627,11 @@ typedef struct rnode {
 typedef struct races {
     rquery *q;
     size_t nq, capq;
-    rnode *pool;
+    rnode *pool; /* a node whose location was written since has step -1 */
     size_t npool, cappool;
     int32_t *lastw, *rhead; /* per (rank, loc) */
+    weft_map tbread;        /* (rank, loc) x tb -> its node in pool + 1: one lookup per read,
+                             * however many tbs read the chunk */
 } races;
 
 static int add_query(ctx *c, races *R, int32_t a, int32_t b, int32_t loc, int aw, int bw) {
@@ -652,11 +655,19 @@ static int access_loc(ctx *c, races *R, int32_t sid, int32_t loc, int write) {
         if (add_query(c, R, w, sid, loc, 1, write)) return -1;
     if (!write) {
         /* keep one read per tb: the latest, which follows the earlier ones in program order */
-        for (int32_t n = R->rhead[at]; n >= 0; n = R->pool[n].next)
-            if (g->steps[R->pool[n].step].tb == s->tb) {
-                R->pool[n].step = sid;
-                return 0;
-            }
+        int32_t h = R->rhead[at];
+        if (h >= 0 && g->steps[R->pool[h].step].tb == s->tb) {
+            R->pool[h].step = sid;
+            return 0;
+        }
+        uint64_t *node = weft_map_put(&R->tbread, (uint64_t)at * (uint64_t)g->ntbs + (uint64_t)s->tb,
+                                      NULL);
+        if (node == NULL) return (int)(c->res = WEFT_ERR_NOMEM);
+        if (*node > 0 && R->pool[*node - 1].step >= 0) {
+            R->pool[*node - 1].step = sid;
+            return 0;
+        }
+        *node = R->npool + 1;
         if (weft_grow((void **)&R->pool, &R->cappool, R->npool, sizeof *R->pool) != 0)
             return (int)(c->res = WEFT_ERR_NOMEM);
         R->pool[R->npool] = (rnode){sid, R->rhead[at]};
@@ -665,6 +676,7 @@ static int access_loc(ctx *c, races *R, int32_t sid, int32_t loc, int write) {
     }
     for (int32_t n = R->rhead[at]; n >= 0; n = R->pool[n].next) {
         int32_t rs = R->pool[n].step;
+        R->pool[n].step = -1;
         if (g->steps[rs].tb != s->tb && rs != sid)
             if (add_query(c, R, rs, sid, loc, 0, 1)) return -1;
     }
@@ -702,26 +714,54 @@ static int cmp_run_order(const void *x, const void *y) {
     return weft_cmp_keys((int64_t[]){p->bpos, p->apos}, (int64_t[]){q->bpos, q->apos}, 2);
 }
 
+/* Whether a happens before b through one edge into b's tb: a dependency (or, not local, a
+ * message) of b or of one of the few steps before it in its tb, from a step of a's tb at or
+ * after a. Answers the common pairs (a block that waits for the block it conflicts with)
+ * without clocks. Steps before a in the run cannot follow a, which ends the walk early. */
+static int ordered_nearby(const ctx *c, int32_t a, int32_t b, int local) {
+    const weft_sg *g = c->g;
+    const weft_sg_step *sa = &g->steps[a];
+    int32_t q = b;
+    for (int hops = 0; hops < 64 && c->pos[q] > c->pos[a]; hops++) {
+        const weft_sg_step *s = &g->steps[q];
+        int32_t preds[2] = {s->dep, local ? -1 : s->match};
+        for (int k = 0; k < 2; k++) {
+            int32_t p = preds[k];
+            if (p >= 0 && g->steps[p].tb == sa->tb && g->steps[p].idx >= sa->idx) return 1;
+        }
+        if (s->idx == 0) break;
+        q--;
+    }
+    return 0;
+}
+
 /* Answers queries q[0..n) (all with source tbs in `tbs`, sorted by source tb) with clocks
- * over the steps in `steps` (a linearization); local: only program order and dependencies.
+ * over the steps in `steps` (a linearization; row: each step's index in it); local: only
+ * program order and dependencies. Only the stretch of the run from the earliest source to
+ * the latest target can order them: clocks are kept for that window alone (a chain of
+ * blocks, each waiting for the previous one, costs its length, not its length squared).
  * Clears `open` of every answered query. */
 static int resolve_batch(ctx *c, rquery *q, size_t n, uint8_t *open, const int32_t *tbs,
-                         int32_t ntb, const int32_t *steps, int32_t nsteps, int32_t *row,
-                         int32_t *clk, int local) {
+                         int32_t ntb, const int32_t *steps, const int32_t *row, int32_t *clk,
+                         int local) {
     const weft_sg *g = c->g;
-    for (int32_t i = 0; i < nsteps; i++)
-        row[steps[i]] = i;
-    for (int32_t i = 0; i < nsteps; i++) {
+    int32_t lo = INT32_MAX, hi = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (row[q[i].a] < lo) lo = row[q[i].a];
+        if (row[q[i].b] > hi) hi = row[q[i].b];
+    }
+    for (int32_t i = lo; i <= hi; i++) {
         int32_t sid = steps[i];
         const weft_sg_step *s = &g->steps[sid];
-        int32_t *cl = clk + (size_t)i * ntb;
+        int32_t *cl = clk + (size_t)(i - lo) * ntb;
         memset(cl, 0, (size_t)ntb * sizeof *cl);
         int32_t preds[3], np = 0;
         if (s->idx > 0) preds[np++] = sid - 1;
         if (s->dep >= 0) preds[np++] = s->dep;
         if (!local && s->match >= 0) preds[np++] = s->match;
         for (int32_t p = 0; p < np; p++) {
-            const int32_t *pc = clk + (size_t)row[preds[p]] * ntb;
+            if (row[preds[p]] < lo) continue; /* before every source: orders none of them */
+            const int32_t *pc = clk + (size_t)(row[preds[p]] - lo) * ntb;
             for (int32_t w = 0; w < ntb; w++)
                 if (pc[w] > cl[w]) cl[w] = pc[w];
         }
@@ -731,7 +771,7 @@ static int resolve_batch(ctx *c, rquery *q, size_t n, uint8_t *open, const int32
     size_t qi = 0;
     for (int32_t w = 0; w < ntb; w++)
         for (; qi < n && q[qi].atb == tbs[w]; qi++) {
-            const int32_t *cl = clk + (size_t)row[q[qi].b] * ntb;
+            const int32_t *cl = clk + (size_t)(row[q[qi].b] - lo) * ntb;
             if (cl[w] >= g->steps[q[qi].a].idx + 1) open[qi] = 0;
         }
     return 0;
@@ -753,6 +793,10 @@ static int resolve(ctx *c, rquery *q, size_t n, uint8_t *open, const int32_t *st
         c->res = WEFT_ERR_NOMEM;
         goto done;
     }
+    for (size_t i = 0; i < n; i++)
+        if (open[i] && ordered_nearby(c, q[i].a, q[i].b, local)) open[i] = 0;
+    for (int32_t i = 0; i < nsteps; i++)
+        row[steps[i]] = i;
     size_t i = 0;
     while (i < n) {
         /* the next batch: up to `width` distinct source tbs among the open queries */
@@ -773,7 +817,7 @@ static int resolve(ctx *c, rquery *q, size_t n, uint8_t *open, const int32_t *st
             subidx[m++] = i++;
         }
         if (m == 0) break;
-        resolve_batch(c, sub, m, subopen, tbs, ntb, steps, nsteps, row, clk, local);
+        resolve_batch(c, sub, m, subopen, tbs, ntb, steps, row, clk, local);
         for (size_t j = 0; j < m; j++)
             if (!subopen[j]) open[subidx[j]] = 0;
     }
@@ -940,6 +984,7 @@ done:
     free(R.lastw);
     free(R.pool);
     free(R.q);
+    weft_map_free(&R.tbread);
 }
 
 /* ---- zero-copy transfers (opts->direct_transfers) ------------------------------------ *
@@ -1134,23 +1179,39 @@ fail:
     return res;
 }
 
+static int cmp_pair(const void *x, const void *y) {
+    const struct weft_verify_pair *p = x, *q = y;
+    return weft_cmp_keys((int64_t[]){p->src, p->dst}, (int64_t[]){q->src, q->dst}, 2);
+}
+
 static void summarize(ctx *c) {
     const weft_sg *g = c->g;
     weft_verify_summary *s = c->sum;
     int32_t *cp = malloc(((size_t)g->nsteps + 1) * sizeof *cp);
-    s->pair_chunks = calloc((size_t)c->N * c->N, sizeof *s->pair_chunks);
-    if (cp == NULL || s->pair_chunks == NULL) {
+    /* one entry per connection that carries chunks, then merged per rank pair */
+    s->pairs = malloc(((size_t)g->nconns + 1) * sizeof *s->pairs);
+    if (cp == NULL || s->pairs == NULL) {
         free(cp);
         c->res = WEFT_ERR_NOMEM;
         return;
     }
+    int64_t np = 0;
     for (int32_t ci = 0; ci < g->nconns; ci++) {
         const weft_sg_conn *cn = &g->conns[ci];
-        for (int32_t m = 0; m < cn->nsend; m++) {
-            int32_t cnt = weft_sg_ir_step(g, cn->sends[m])->cnt;
-            s->pair_chunks[(size_t)cn->src * c->N + cn->dst] += cnt;
-            s->chunks_moved += cnt;
-        }
+        int64_t chunks = 0;
+        for (int32_t m = 0; m < cn->nsend; m++)
+            chunks += weft_sg_ir_step(g, cn->sends[m])->cnt;
+        s->chunks_moved += chunks;
+        if (chunks > 0) s->pairs[np++] = (struct weft_verify_pair){cn->src, cn->dst, chunks};
+    }
+    qsort(s->pairs, (size_t)np, sizeof *s->pairs, cmp_pair);
+    s->npairs = 0;
+    for (int64_t i = 0; i < np; i++) {
+        struct weft_verify_pair *last = s->npairs ? &s->pairs[s->npairs - 1] : NULL;
+        if (last && last->src == s->pairs[i].src && last->dst == s->pairs[i].dst)
+            last->chunks += s->pairs[i].chunks;
+        else
+            s->pairs[s->npairs++] = s->pairs[i];
     }
     int64_t best = 0;
     for (int32_t i = 0; i < g->nsteps; i++) {
@@ -1319,16 +1380,13 @@ void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_
     if (s->min_fifo > 0)
         fprintf(out, "  needs connection buffers of %d message%s\n", s->min_fifo,
                 s->min_fifo == 1 ? "" : "s");
-    if (s->pair_chunks == NULL) return;
-    int64_t npairs = 0, lo = INT64_MAX, hi = 0;
-    for (int32_t i = 0; i < s->nranks; i++)
-        for (int32_t j = 0; j < s->nranks; j++) {
-            int64_t v = s->pair_chunks[(size_t)i * s->nranks + j];
-            if (v == 0) continue;
-            npairs++;
-            if (v < lo) lo = v;
-            if (v > hi) hi = v;
-        }
+    if (s->pairs == NULL) return;
+    int64_t npairs = s->npairs, lo = INT64_MAX, hi = 0;
+    for (int64_t i = 0; i < npairs; i++) {
+        int64_t v = s->pairs[i].chunks;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
     if (npairs == 0) {
         fprintf(out, "  no chunks move between ranks\n");
         return;
@@ -1341,15 +1399,9 @@ void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_
         fprintf(out, " (%lld to %lld)\n", (long long)lo, (long long)hi);
     if (npairs > max_pairs) return;
     fprintf(out, "  chunks per pair:");
-    int64_t shown = 0;
-    for (int32_t i = 0; i < s->nranks; i++)
-        for (int32_t j = 0; j < s->nranks; j++) {
-            int64_t v = s->pair_chunks[(size_t)i * s->nranks + j];
-            if (v == 0) continue;
-            fprintf(out, "%s%d->%d:%lld", shown % 8 == 0 && shown ? "\n                   " : " ",
-                    i, j, (long long)v);
-            shown++;
-        }
+    for (int64_t i = 0; i < npairs; i++)
+        fprintf(out, "%s%d->%d:%lld", i % 8 == 0 && i ? "\n                   " : " ",
+                s->pairs[i].src, s->pairs[i].dst, (long long)s->pairs[i].chunks);
     fprintf(out, "\n");
 }
 

@@ -205,9 +205,14 @@ typedef struct weft_verify_summary {
     /* The fewest messages per connection buffer with which the schedule cannot deadlock
      * (0: not computed, e.g. it deadlocks even unbounded). */
     int32_t min_fifo;
-    /* nranks x nranks: chunks sent from rank i to rank j at [i * nranks + j]; owned by the
-     * summary (weft_verify_summary_free), NULL when not computed. */
-    int64_t *pair_chunks;
+    /* The rank pairs that exchange chunks, sorted by (src, dst), each once: npairs entries
+     * (one per pair that sends, not nranks^2: 8192 ranks stay small); owned by the summary
+     * (weft_verify_summary_free), NULL when not computed. */
+    struct weft_verify_pair {
+        int32_t src, dst;
+        int64_t chunks;
+    } *pairs;
+    int64_t npairs;
     int64_t errors[WEFT_VERIFY_CLASS_COUNT]; /* findings per class, reported or not */
     uint8_t modes;                           /* bit 0: in-place checked, bit 1: out-of-place */
 } weft_verify_summary;

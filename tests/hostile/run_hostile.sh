@@ -214,6 +214,33 @@ check run_cpu_messages 1 'pile.xml: error: count 1000000 needs 149.' 'the messag
   "$weft" run --cpu pile.xml --fifo 0 --count 1000000
 check run_cpu_messages_fifo 1 'stalled: 4 of 80000 steps ran' -- "$weft" run --cpu pile.xml --count 1000000
 
+# ---- verify: many thread blocks (issue 30) -------------------------------------------------
+# 60000 blocks reading one chunk (each read was checked against every earlier reader's block)
+mkdir -p tbs
+printf 'algorithm reads { collective allgather; ranks 1; chunks 1; outofplace; }\nscratch s[60000];\nfor t in 0..60000 { copy input[0][0] -> s[0][t] tb=t; }\ncopy input[0][0] -> output[0][0];\n' >tbs/reads.weft
+# 60000 blocks, each writing the chunk the previous one wrote, after it (clocks over the whole
+# run for every 64 of them)
+printf 'algorithm chain { collective allgather; ranks 1; chunks 1; outofplace; }\nfor t in 0..60000 { copy input[0][0] -> output[0][0] tb=t; }\n' >tbs/chain.weft
+check select_many_tbs 0 -- "$weft" select -d tbs allgather --ranks 1 --bytes 16
+grep -q "weft 'chain'" select_many_tbs.out || ! wanted select_many_tbs ||
+  { echo "FAIL select_many_tbs: not selected"; failed=$((failed + 1)); }
+# 8192 ranks: the summary keeps the pairs that exchange chunks, not an 8192 x 8192 matrix
+# (512 MiB of address space; the limit below is on address space, not resident memory)
+awk -v N=8192 'BEGIN {
+  printf "<algo name=\"ring1\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"%d\" coll=\"allreduce\" inplace=\"1\" outofplace=\"0\" minBytes=\"0\" maxBytes=\"0\">\n", N
+  f = "   <step s=\"%d\" type=\"%s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+  for (r = 0; r < N; r++) {
+    printf " <gpu id=\"%d\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n  <tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", r, (r + 1) % N, (r + N - 1) % N
+    if (r == 0) { printf f, 0, "s"; printf f, 1, "rcs" }
+    else if (r < N - 2) { printf f, 0, "rrs"; printf f, 1, "rcs" }
+    else if (r == N - 2) { printf f, 0, "rrs"; printf f, 1, "r" }
+    else printf f, 0, "rrcs"
+    print "  </tb>\n </gpu>" }
+  print "</algo>" }' >ring8192.xml
+check verify_8192_ranks 0 -- bash -c 'ulimit -v 400000 && exec "$@"' - "$weft" verify ring8192.xml
+grep -q '16382 chunks moved over 8192 peer pairs (1 to 2)' verify_8192_ranks.out || ! wanted verify_8192_ranks ||
+  { echo "FAIL verify_8192_ranks: no summary"; failed=$((failed + 1)); }
+
 # ---- the compiler's output stays within what verify accepts --------------------------------
 printf 'param N = 1024;\nalgorithm a { collective allgather; ranks N; inplace; }\nfor r in 0..N { for q in 0..N { if q != r { copy input[r][0] -> output[q][r]; } } }\n' >n1024.weft
 check compile_n1024 1 'n1024.weft:3:45: error: the schedule would be too large' -- \

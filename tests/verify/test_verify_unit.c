@@ -182,8 +182,10 @@ static void test_summary(void) {
     CHECK(sum.critical_path == 2 * N - 1);
     CHECK(sum.min_fifo == 2);
     CHECK(sum.chunks_moved == N * (2 * N - 2));
-    CHECK(sum.pair_chunks && sum.pair_chunks[0 * N + 1] == 2 * N - 2 &&
-          sum.pair_chunks[1 * N + 0] == 0);
+    /* a ring: N pairs, i -> i+1, sorted */
+    CHECK(sum.pairs && sum.npairs == N && sum.pairs[0].src == 0 && sum.pairs[0].dst == 1 &&
+          sum.pairs[0].chunks == 2 * N - 2 && sum.pairs[N - 1].src == N - 1 &&
+          sum.pairs[N - 1].dst == 0);
     weft_verify_summary_free(&sum);
     /* one message of buffering is not enough for a ring that sends before it receives */
     weft_verify_opts vo;
