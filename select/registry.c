@@ -23,6 +23,9 @@ typedef struct reg_meta {
     char *recipe;
     /* built only because a tuning table names it: never selected by its own byte range */
     int table_only;
+    /* weft_tune_algo_hash of the algorithm, 0 until a tuning table asked (one clone and write
+     * per algorithm, not one per table line that names it) */
+    uint64_t tune_hash;
 } reg_meta;
 
 /* A source whose default build its own `require`s rule out (not an algorithm of the registry). */
@@ -214,7 +217,7 @@ static weft_result prove(const weft_algo *a, weft_diag *d) {
 static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_meta *m,
                           weft_diag *d) {
     weft_result res = WEFT_OK;
-    reg_meta mine = {0, NULL, NULL, 0};
+    reg_meta mine = {0, NULL, NULL, 0, 0};
     weft_phased *p = NULL;
     if (r == NULL || a == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     if (checks == CHECK_ALL) WEFT_CHECK(weft_ir_validate(a, d));
@@ -228,6 +231,7 @@ static weft_result append(weft_registry *r, weft_algo *a, int checks, const reg_
         if (m->declared && mine.declared == NULL) WEFT_FAIL(WEFT_ERR_NOMEM);
     }
     mine.recipe = weft_strdup(m && m->recipe ? m->recipe : "");
+    mine.tune_hash = 0;
     WEFT_CHECK_ALLOC(mine.recipe);
     if (r->gpus_per_node > 0 && r->gpus_per_node < a->ngpus) WEFT_CHECK(cut_for_nodes(r, a, &p, d));
     if (weft_grow((void **)&r->algos, &r->cap, r->n, sizeof *r->algos) != 0 ||
@@ -306,7 +310,7 @@ static int only_requirements(const weft_diag *d) {
 static weft_result load_file(weft_registry *r, const char *path, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_algo *a = NULL;
-    reg_meta m = {0, NULL, NULL, 0};
+    reg_meta m = {0, NULL, NULL, 0, 0};
     int dormant = 0;
     if (has_suffix(path, ".xml")) {
         res = weft_cc_load_file(path, NULL, &a, d); /* validates */
@@ -634,13 +638,80 @@ static int same_key(const weft_algo *a, const weft_tune_algo *ta) {
 
 /* The index of r's algorithm that is table algorithm ta (same file, name and rank count, its
  * root for rooted collectives, same schedule hash) from index `from` on, or -1. */
-static int find_measured(const weft_registry *r, const weft_tune_algo *ta, size_t from) {
+static int find_measured(weft_registry *r, const weft_tune_algo *ta, size_t from) {
     for (size_t i = from; i < r->n; i++) {
         const weft_algo *a = r->algos[i];
         if (!same_key(a, ta) || (weft_coll_rooted(a->coll) && a->root != ta->root)) continue;
-        if (weft_tune_algo_hash(a) == ta->hash) return (int)i;
+        if (r->meta[i].tune_hash == 0) r->meta[i].tune_hash = weft_tune_algo_hash(a);
+        if (r->meta[i].tune_hash == ta->hash) return (int)i;
     }
     return -1;
+}
+
+/* A source built with a table's recorded defines during one table_resolve: what it gave (the
+ * algorithms' name, root and hash, kept also when they were dropped) or why it gave nothing,
+ * so that another table line naming it is answered without compiling and verifying again. */
+typedef struct built_inst {
+    char *name;
+    int32_t root;
+    uint64_t hash;
+} built_inst;
+typedef struct built_src {
+    const char *file, *defines;
+    built_inst *inst;
+    size_t ninst;
+    char *why; /* the first error when nothing was built, else NULL */
+} built_src;
+
+static void built_free(built_src *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < b[i].ninst; j++)
+            free(b[i].inst[j].name);
+        free(b[i].inst);
+        free(b[i].why);
+    }
+    free(b);
+}
+
+/* Whether an earlier build of the source gave table algorithm ta (then building it again
+ * makes it; else it is stale). */
+static int built_has(const built_src *b, const weft_tune_algo *ta) {
+    for (size_t j = 0; j < b->ninst; j++)
+        if (strcmp(b->inst[j].name, ta->name) == 0 && b->inst[j].hash == ta->hash &&
+            (b->inst[j].root < 0 || b->inst[j].root == ta->root))
+            return 1;
+    return 0;
+}
+
+/* Records what r[before..] holds after a build of (file, defines) as entry *out. */
+static weft_result built_record(weft_registry *r, size_t before, const char *file,
+                                const char *defines, const weft_diag *cd, built_src *out) {
+    memset(out, 0, sizeof *out);
+    out->file = file;
+    out->defines = defines;
+    out->inst = calloc(r->n - before + 1, sizeof *out->inst);
+    if (out->inst == NULL) return WEFT_ERR_NOMEM;
+    for (size_t i = before; i < r->n; i++) {
+        const weft_algo *a = r->algos[i];
+        if (r->meta[i].tune_hash == 0) r->meta[i].tune_hash = weft_tune_algo_hash(a);
+        built_inst *bi = &out->inst[out->ninst];
+        bi->name = weft_strdup(a->name ? a->name : "");
+        if (bi->name == NULL) return WEFT_ERR_NOMEM;
+        bi->root = weft_coll_rooted(a->coll) ? a->root : -1;
+        bi->hash = r->meta[i].tune_hash;
+        out->ninst++;
+    }
+    /* the first error; else what instantiate said instead (a `require` ruling it out) */
+    for (int pass = 0; pass < 2 && out->ninst == 0; pass++)
+        for (size_t i = 0; i < weft_diag_size(cd) && out->why == NULL; i++) {
+            const weft_diag_entry *e = weft_diag_get(cd, i);
+            if (pass == 0 && e->sev != WEFT_SEV_ERROR) continue;
+            out->why = e->line > 0 ? weft_asprintf("%s:%d:%d: %s", e->file ? e->file : file,
+                                                   e->line, e->col, e->msg)
+                                   : weft_asprintf("%s", e->msg);
+            if (out->why == NULL) return WEFT_ERR_NOMEM;
+        }
+    return WEFT_OK;
 }
 
 /* Table algorithm k is served by `found` and, for rooted collectives, by the instances for the
@@ -668,16 +739,15 @@ static int table_shape(const weft_registry *r, int nranks) {
     return weft_tune_shape(nranks, r->gpus_per_node);
 }
 
-/* Whether table algorithm k serves a range of a section for nranks ranks in nodes of gpn (0:
- * of any section). */
-static int table_uses(const weft_tune_table *t, int k, int nranks, int gpn) {
+/* Marks in used[k] each table algorithm a range of a section for nranks ranks in nodes of gpn
+ * (nranks 0: of any section) chooses: one pass over the ranges, not one per algorithm. */
+static void table_uses(const weft_tune_table *t, int nranks, int gpn, uint8_t *used) {
     for (size_t i = 0; i < t->nsecs; i++) {
         const weft_tune_section *s = &t->secs[i];
         if (nranks && (s->ranks != nranks || s->gpn != gpn)) continue;
         for (size_t j = 0; j < s->nranges; j++)
-            if (s->ranges[j].choice == k) return 1;
+            if (s->ranges[j].choice >= 0) used[s->ranges[j].choice] = 1;
     }
-    return 0;
 }
 
 /* Finds (and, with base, builds from its source with the recorded defines) the algorithms r's
@@ -689,15 +759,19 @@ static weft_result table_resolve(weft_registry *r, const weft_registry *base, in
     weft_result res = WEFT_OK;
     const weft_tune_table *t = r->table;
     size_t na = t->nalgos ? t->nalgos : 1;
+    built_src *built = NULL;
+    size_t nbuilt = 0, capbuilt = 0;
+    weft_map seen = {0}; /* (source, defines) -> index in built + 1 */
+    uint8_t *used = calloc(na, 1);
     r->tmap = calloc(na, sizeof *r->tmap);
     r->ntmap = calloc(na, sizeof *r->ntmap);
+    WEFT_CHECK_ALLOC(used);
     WEFT_CHECK_ALLOC(r->tmap);
     WEFT_CHECK_ALLOC(r->ntmap);
+    table_uses(t, nranks, nranks ? table_shape(r, nranks) : 0, used);
     for (size_t k = 0; k < t->nalgos; k++) {
         const weft_tune_algo *ta = &t->algos[k];
-        if ((nranks && ta->ranks != nranks) ||
-            !table_uses(t, (int)k, nranks, nranks ? table_shape(r, nranks) : 0))
-            continue;
+        if ((nranks && ta->ranks != nranks) || !used[k]) continue;
         int found = find_measured(r, ta, 0);
         if (found < 0 && nranks && base) {
             /* not among the default instances: build it as weft tune did */
@@ -718,18 +792,53 @@ static weft_result table_resolve(weft_registry *r, const weft_registry *base, in
                               ta->id, ta->file, ta->ranks);
                 continue;
             }
-            size_t before = r->n;
-            reg_meta m = {src.params, (char *)declared, ta->defines, 1};
-            WEFT_CHECK(instances(r, &src, nranks, ta->defines, &m, NULL));
-            found = find_measured(r, ta, before);
+            /* built before with these defines (one compile and proof per source and defines,
+             * however many table lines name it) */
+            uint64_t key = weft_hash_bytes(src.file, strlen(src.file)) ^
+                           weft_hash64(weft_hash_bytes(ta->defines, strlen(ta->defines)));
+            uint64_t *slot = weft_map_get(&seen, key);
+            const built_src *b = NULL;
+            if (slot && strcmp(built[*slot - 1].file, src.file) == 0 &&
+                strcmp(built[*slot - 1].defines, ta->defines) == 0)
+                b = &built[*slot - 1];
+            if (b == NULL || built_has(b, ta)) {
+                size_t before = r->n;
+                reg_meta m = {src.params, (char *)declared, ta->defines, 1, 0};
+                weft_diag *cd = weft_diag_new();
+                WEFT_CHECK_ALLOC(cd);
+                res = instances(r, &src, nranks, ta->defines, &m, cd);
+                if (res == WEFT_OK && b == NULL &&
+                    weft_grow((void **)&built, &capbuilt, nbuilt, sizeof *built) != 0)
+                    res = WEFT_ERR_NOMEM;
+                if (res == WEFT_OK && b == NULL) {
+                    res = built_record(r, before, src.file, ta->defines, cd, &built[nbuilt]);
+                    nbuilt++; /* also when half recorded: built_free frees it */
+                    b = &built[nbuilt - 1];
+                    slot = weft_map_put(&seen, key, NULL);
+                    if (slot == NULL)
+                        res = WEFT_ERR_NOMEM;
+                    else if (*slot == 0) /* else another source has this key: rebuilt each time */
+                        *slot = nbuilt;
+                }
+                weft_diag_free(cd);
+                WEFT_CHECK(res);
+                found = find_measured(r, ta, before);
+                if (found < 0) truncate_to(r, before);
+            }
             if (found < 0) {
-                truncate_to(r, before);
-                weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
-                              "tuning table: '%s' is not what was measured (%s%s%s for %d ranks "
-                              "changed since weft tune ran: run it again); the sizes the table "
-                              "gives it use the files' own ranges",
-                              ta->id, ta->file, *ta->defines ? " with " : "", ta->defines,
-                              ta->ranks);
+                if (b->why)
+                    weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
+                                  "tuning table: '%s': %s%s%s does not build for %d ranks (%s); "
+                                  "the sizes the table gives it use the files' own ranges",
+                                  ta->id, ta->file, *ta->defines ? " with " : "", ta->defines,
+                                  ta->ranks, b->why);
+                else
+                    weft_diag_add(d, WEFT_SEV_NOTE, t->path, ta->line, 0,
+                                  "tuning table: '%s' is not what was measured (%s%s%s for %d "
+                                  "ranks changed since weft tune ran: run it again); the sizes "
+                                  "the table gives it use the files' own ranges",
+                                  ta->id, ta->file, *ta->defines ? " with " : "", ta->defines,
+                                  ta->ranks);
                 continue;
             }
         }
@@ -750,6 +859,9 @@ static weft_result table_resolve(weft_registry *r, const weft_registry *base, in
         }
     }
 fail:
+    built_free(built, nbuilt);
+    weft_map_free(&seen);
+    free(used);
     return res;
 }
 
@@ -873,7 +985,7 @@ static weft_result for_shape(const weft_registry *base, int nranks, int gpn,
         extra = source ? shape_defines(base->meta[i].declared, params, gpn, defines, ndefines)
                        : weft_strdup("");
         WEFT_CHECK_ALLOC(extra);
-        reg_meta m = {params, base->meta[i].declared, extra, 0};
+        reg_meta m = {params, base->meta[i].declared, extra, 0, 0};
         src_info s = src_of_algo(base, i);
         WEFT_CHECK(instances(r, &s, nranks, extra, &m, d));
         free(extra);
@@ -887,7 +999,7 @@ static weft_result for_shape(const weft_registry *base, int nranks, int gpn,
         extra = shape_defines(base->srcs[i].declared, base->srcs[i].params, gpn, defines, ndefines);
         WEFT_CHECK_ALLOC(extra);
         if (*extra) {
-            reg_meta m = {base->srcs[i].params, base->srcs[i].declared, extra, 0};
+            reg_meta m = {base->srcs[i].params, base->srcs[i].declared, extra, 0, 0};
             src_info s = src_of_dormant(base, i);
             WEFT_CHECK(instances(r, &s, nranks, extra, &m, d));
         }

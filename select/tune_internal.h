@@ -16,6 +16,10 @@ extern "C" {
  * one-node tables stay readable by earlier weft; version 1 tables are read as one node. */
 #define WEFT_TUNE_VERSION       2
 #define WEFT_TUNE_VERSION_NODES 2
+/* The largest table read: weft tune writes some kilobytes per collective and rank count, and
+ * every process that loads an algorithm folder reads its table (a larger file is refused with
+ * its size, not copied into each of them). */
+#define WEFT_TUNE_MAX_BYTES ((size_t)64 << 20)
 /* The file the registry looks for in each algorithm folder. */
 #define WEFT_TUNE_FOLDER_FILE "weft-tune.txt"
 /* A range's upper end when it has none. */

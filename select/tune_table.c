@@ -581,7 +581,23 @@ typedef struct reader {
     int errors;
     char *tok[MAX_TOKENS];
     int ntok;
+    /* the table's algorithm ids (hash -> index + 1) and sections (key -> index + 1), so that
+     * each line costs one lookup however many came before (a table of many `algo` and
+     * `section` lines is read in time linear in its size) */
+    weft_map ids, secs;
 } reader;
+
+static int rd_find_id(const reader *r, const weft_tune_table *t, const char *id) {
+    const uint64_t *v = weft_map_get(&r->ids, weft_hash_bytes(id, strlen(id)));
+    if (v == NULL) return -1;
+    if (strcmp(t->algos[*v - 1].id, id) == 0) return (int)(*v - 1);
+    return find_id(t, id); /* two ids with one hash */
+}
+
+static uint64_t section_key(int coll, int ranks, int gpn, int inplace, unsigned flags) {
+    return (uint64_t)(uint8_t)coll | (uint64_t)(uint16_t)ranks << 8 | (uint64_t)(uint16_t)gpn << 24 |
+           (uint64_t)(inplace != 0) << 40 | (uint64_t)flags << 41;
+}
 
 static void rd_err(reader *r, const char *fmt, ...) WEFT_PRINTF(2, 3);
 static void rd_err(reader *r, const char *fmt, ...) {
@@ -676,7 +692,7 @@ static int parse_choice(reader *r, const weft_tune_table *t, const char *s, int 
         *choice = -1;
         return 0;
     }
-    *choice = find_id(t, s);
+    *choice = rd_find_id(r, t, s);
     if (*choice < 0) {
         rd_err(r, "'%s' is neither nccl nor an algorithm declared by an earlier `algo` line", s);
         return -1;
@@ -749,9 +765,9 @@ static void line_algo(reader *r, weft_tune_table *t) {
         rd_err(r, "'%s' cannot be an algorithm id", id);
         return;
     }
-    if (find_id(t, id) >= 0) {
-        rd_err(r, "algorithm id '%s' is declared twice (line %d)", id,
-               t->algos[find_id(t, id)].line);
+    int twice = rd_find_id(r, t, id);
+    if (twice >= 0) {
+        rd_err(r, "algorithm id '%s' is declared twice (line %d)", id, t->algos[twice].line);
         return;
     }
     for (int i = 2; i + 1 < r->ntok; i += 2) {
@@ -787,7 +803,12 @@ static void line_algo(reader *r, weft_tune_table *t) {
         rd_err(r, "algo %s: root %d is not a rank of %d", id, root, ranks);
         return;
     }
-    if (add_algo_id(t, id, file, name, defines, ranks, root, hash, r->line) < 0) r->errors++;
+    int k = add_algo_id(t, id, file, name, defines, ranks, root, hash, r->line);
+    uint64_t *slot = k < 0 ? NULL : weft_map_put(&r->ids, weft_hash_bytes(id, strlen(id)), NULL);
+    if (slot == NULL)
+        r->errors++;
+    else if (*slot == 0) /* else another id with this hash came first: found by the scan */
+        *slot = (uint64_t)k + 1;
 }
 
 static int word_index(const char *s, const char *a, const char *b) {
@@ -835,12 +856,17 @@ static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
         return NULL;
     }
     unsigned flags = (graph ? WEFT_CALL_GRAPH : 0u) | (reg ? WEFT_CALL_REGISTERED : 0u);
-    for (size_t i = 0; i < t->nsecs; i++)
-        if ((int)t->secs[i].coll == coll && t->secs[i].ranks == ranks && t->secs[i].gpn == gpn &&
-            t->secs[i].inplace == mode && t->secs[i].flags == flags) {
-            rd_err(r, "this section is already given at line %d", t->secs[i].line);
-            return NULL;
-        }
+    int added = 0;
+    uint64_t *slot = weft_map_put(&r->secs, section_key(coll, ranks, gpn, mode, flags), &added);
+    if (slot == NULL) {
+        r->errors++;
+        return NULL;
+    }
+    if (!added) {
+        rd_err(r, "this section is already given at line %d", (int)(*slot >> 32));
+        return NULL;
+    }
+    *slot = (uint64_t)(uint32_t)r->line << 32;
     weft_tune_section *s = weft_tune_add_section(t, (weft_coll)coll, ranks, mode, flags);
     if (s == NULL) {
         r->errors++;
@@ -901,7 +927,7 @@ static void line_at(reader *r, weft_tune_table *t, weft_tune_section *s) {
         } else if (strcmp(k, "choose") == 0) {
             if (parse_choice(r, t, v, &row->choice) == 0) have_choose = 1;
         } else {
-            int a = find_id(t, k);
+            int a = rd_find_id(r, t, k);
             if (a < 0) {
                 rd_err(r, "'%s' is not an algorithm declared by an earlier `algo` line", k);
                 continue;
@@ -995,8 +1021,9 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
                                   weft_tune_table **out, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_tune_table *t = NULL;
-    char *copy = NULL;
-    reader r = {name ? name : "<table>", 0, d, 0, {0}, 0};
+    char *line = NULL; /* the current line, a writable copy for tokenize */
+    size_t capline = 0;
+    reader r = {name ? name : "<table>", 0, d, 0, {0}, 0, {0}, {0}};
     weft_tune_section *cur = NULL;
     size_t noted = 0; /* 1 + the row of cur that comment lines now belong to (0: none) */
     int seen_header = 0;
@@ -1005,17 +1032,23 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
     t = weft_tune_table_new();
     WEFT_CHECK_ALLOC(t);
     if (name && (t->path = weft_strdup(name)) == NULL) WEFT_FAIL(WEFT_ERR_NOMEM);
-    copy = malloc(len + 1);
-    WEFT_CHECK_ALLOC(copy);
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    if (strlen(copy) != len) {
+    if (memchr(text, '\0', len) != NULL) {
         weft_diag_add(d, WEFT_SEV_ERROR, r.name, 0, 0, "not a text file (it holds a NUL byte)");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    for (char *line = copy, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = '\0';
+    for (size_t at = 0; at < len || (at == 0 && len == 0);) {
+        /* one line at a time into a buffer as long as the longest line, not the whole text */
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        if (n + 1 > capline) {
+            char *more = realloc(line, n + 1);
+            WEFT_CHECK_ALLOC(more);
+            line = more;
+            capline = n + 1;
+        }
+        memcpy(line, text + at, n);
+        line[n] = '\0';
+        at += n + 1;
         r.line++;
         /* comment lines right after an `at` line are its note (weft tune's verification) */
         const char *c = line + strspn(line, " \t");
@@ -1100,7 +1133,9 @@ weft_result weft_tune_read_string(const char *text, size_t len, const char *name
     *out = t;
     t = NULL;
 fail:
-    free(copy);
+    free(line);
+    weft_map_free(&r.ids);
+    weft_map_free(&r.secs);
     weft_tune_table_free(t);
     return res;
 }
@@ -1109,7 +1144,7 @@ weft_result weft_tune_read_file(const char *path, weft_tune_table **out, weft_di
     char *data = NULL;
     size_t len = 0;
     if (out) *out = NULL;
-    weft_result res = weft_read_file(path, &data, &len, d);
+    weft_result res = weft_read_file_max(path, WEFT_TUNE_MAX_BYTES, 0, &data, &len, d);
     if (res != WEFT_OK) return res;
     res = weft_tune_read_string(data, len, path, out, d);
     free(data);
