@@ -385,6 +385,11 @@ static weft_result check_nodes(const weft_algo *a, const int32_t *node, weft_pha
 
 weft_result weft_phase_cut(const weft_algo *a, const int32_t *node, weft_phased **out,
                            weft_diag *d) {
+    return weft_phase_cut_max(a, node, 0, out, NULL, d);
+}
+
+weft_result weft_phase_cut_max(const weft_algo *a, const int32_t *node, int32_t max_phases,
+                               weft_phased **out, int32_t *nphases, weft_diag *d) {
     weft_result res = WEFT_OK;
     weft_sg *g = NULL;
     weft_sg_run run = {0};
@@ -436,6 +441,8 @@ weft_result weft_phase_cut(const weft_algo *a, const int32_t *node, weft_phased 
     int32_t nph = 1;
     for (int32_t s = 0; s < g->nsteps; s++)
         if (c.ph[s] + 1 > nph) nph = c.ph[s] + 1;
+    if (nphases) *nphases = nph;
+    if (max_phases > 0 && nph > max_phases) WEFT_FAIL(WEFT_ERR_UNSUPPORTED); /* before building */
     p->nphases = nph;
     p->nsteps = g->nsteps;
     p->step_phase = malloc(ns * sizeof *p->step_phase);

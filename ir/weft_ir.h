@@ -322,6 +322,13 @@ typedef struct weft_phased {
  * A schedule whose messages all stay inside nodes gets one GPU phase. */
 WEFT_API weft_result weft_phase_cut(const weft_algo *a, const int32_t *node, weft_phased **out,
                                     weft_diag *d);
+/* As weft_phase_cut, but a cut of more than max_phases GPU phases (0: no limit) is counted and
+ * not built: WEFT_ERR_UNSUPPORTED, *nphases the count (when nphases is not NULL), nothing in d,
+ * and only memory linear in the schedule's size (a chain across 2048 nodes has 2048 phases of
+ * 2048 ranks each; building them all first took gigabytes). */
+#define WEFT_IR_MAX_PHASES 64 /* GPU phases of a cut that weft runs (selection, weft plan) */
+WEFT_API weft_result weft_phase_cut_max(const weft_algo *a, const int32_t *node, int32_t max_phases,
+                                        weft_phased **out, int32_t *nphases, weft_diag *d);
 WEFT_API void weft_phased_free(weft_phased *p);
 /* The original tb that tb t of rank r in GPU phase `phase` comes from (-1 when out of range). */
 WEFT_API int32_t weft_phased_lane(const weft_phased *p, int32_t phase, int32_t r, int32_t t);

@@ -152,14 +152,16 @@ static weft_result cut_for_nodes(const weft_registry *r, const weft_algo *a, wef
     WEFT_CHECK_ALLOC(node);
     for (int32_t q = 0; q < a->ngpus; q++)
         node[q] = q / r->gpus_per_node;
-    WEFT_CHECK(weft_phase_cut(a, node, out, d));
-    if ((*out)->nphases > WEFT_REGISTRY_MAX_PHASES) {
+    int32_t nph = 0;
+    res = weft_phase_cut_max(a, node, WEFT_REGISTRY_MAX_PHASES, out, &nph, d);
+    if (res == WEFT_ERR_UNSUPPORTED) {
         weft_diag_add(d, WEFT_SEV_INFO, f, a->line, 0,
                       "'%s' runs in %d GPU phases on nodes of %d GPUs (more than %d): not used "
                       "across these nodes",
-                      a->name, (*out)->nphases, r->gpus_per_node, WEFT_REGISTRY_MAX_PHASES);
-        WEFT_FAIL(WEFT_ERR_UNSUPPORTED);
+                      a->name, nph, r->gpus_per_node, WEFT_REGISTRY_MAX_PHASES);
+        goto fail;
     }
+    WEFT_CHECK(res);
     weft_verify_opts opts;
     weft_verify_opts_init(&opts);
     res = weft_phase_verify(a, *out, &opts, d, NULL);

@@ -128,7 +128,7 @@ weft_result weft_registry_set_machine(weft_registry *r, const struct weft_machin
  * NCCL serves what they would fit. Each of those algorithms is cut into phases
  * (weft_phase_cut) and the cut proven (weft_phase_verify) before it joins; one whose cut has
  * more than WEFT_REGISTRY_MAX_PHASES GPU phases is left out with an INFO entry. */
-#define WEFT_REGISTRY_MAX_PHASES 64
+#define WEFT_REGISTRY_MAX_PHASES WEFT_IR_MAX_PHASES
 weft_result weft_registry_for_nodes(const weft_registry *base, int nranks, int gpus_per_node,
                                     weft_registry **out, weft_diag *d);
 /* As weft_registry_for_nodes without the table, every source compiled with those of the

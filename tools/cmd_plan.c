@@ -221,7 +221,16 @@ int weft_cmd_plan(int argc, char **argv) {
             node[q] = q / gpn;
     }
     weft_diag_clear(d);
-    r = weft_phase_cut(a, node, &p, d);
+    int32_t nph = 0;
+    r = weft_phase_cut_max(a, node, WEFT_IR_MAX_PHASES, &p, &nph, d);
+    if (r == WEFT_ERR_UNSUPPORTED) { /* counted, not built */
+        fprintf(stderr,
+                "weft plan: %s: '%s' runs in %d GPU phases on these nodes, more than the %d weft "
+                "runs (libweft_nccl.so leaves its calls to NCCL)\n",
+                file, a->name, nph, WEFT_IR_MAX_PHASES);
+        rc = WEFT_EXIT_INPUT;
+        goto done;
+    }
     if (r == WEFT_OK) r = weft_phase_show(a, p, stdout, steps);
     fflush(stdout);
     if (r == WEFT_OK) {

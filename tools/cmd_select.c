@@ -353,7 +353,11 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes, i
     int i = weft_registry_select_explain(r, &c, NULL, &e);
     const char *why = e.why;
 
-    if (weft_registry_size(r) == 0) why = "no algorithm for this rank count";
+    /* across nodes a file of this rank count may still be left out (its node shape, more GPU
+     * phases than weft runs): the line after the answers counts them, -v says why */
+    if (weft_registry_size(r) == 0)
+        why = phases ? "no algorithm for this rank count on these nodes"
+                     : "no algorithm for this rank count";
     printf("%s, %d ranks, %llu B (%zu x %s)", weft_coll_name(c.coll), c.nranks, bytes, c.count,
            weft_dtype_name(c.dtype));
     if (weft_coll_reduces(c.coll)) printf(", %s", weft_redop_name(c.op));
