@@ -788,7 +788,9 @@ static void line_algo(reader *r, weft_tune_table *t) {
             char *end;
             errno = 0;
             hash = strtoull(v, &end, 16);
-            if (*v == '\0' || *end || errno || strlen(v) > 16)
+            /* strtoull alone takes a sign and spaces: "-1" would be ffffffffffffffff */
+            size_t nhex = strspn(v, "0123456789abcdefABCDEF");
+            if (*v == '\0' || *end || errno || strlen(v) > 16 || v[nhex] != '\0')
                 rd_err(r, "algo %s: hash '%s' is not 16 hexadecimal digits", id, v);
             have_hash = 1;
         } else {

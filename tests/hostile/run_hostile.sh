@@ -286,6 +286,41 @@ printf 'weft-tune 1\nalgo g file "slow.weft" name "slow" ranks 2 root 0 defines 
 check tune_bad_defines 0 "baddefs.tune:2: note: tuning table: 'g': slow.weft with SERVE=1,BOGUS=3 does not build for 2 ranks (-D BOGUS=3: no parameter 'BOGUS' in this file)" -- \
   "$weft" select -d stale --table baddefs.tune allgather --ranks 2 --bytes 16
 
+# ---- the phase cut stops at the 64 GPU phases weft runs (issue 30) -------------------------
+# a broadcast chain across 2048 nodes of one GPU: 2048 phases of 2048 ranks each were built
+# before the limit was checked (out of memory at 2 GB)
+mkdir -p chain
+awk -v N=2048 'BEGIN {
+  printf "<algo name=\"bchain\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"%d\" coll=\"broadcast\" root=\"0\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">\n", N
+  f = "   <step s=\"%d\" type=\"%s\" srcbuf=\"%s\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+  for (r = 0; r < N; r++) {
+    printf " <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"1\" s_chunks=\"0\">\n", r, r == 0
+    if (r == 0) {
+      print "  <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">"; printf f, 0, "s", "i"; print "  </tb>"
+      print "  <tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">"; printf f, 0, "cpy", "i"; print "  </tb>"
+    } else {
+      printf "  <tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", r < N - 1 ? r + 1 : -1, r - 1
+      printf f, 0, r < N - 1 ? "rcs" : "r", "o"; print "  </tb>" }
+    print " </gpu>" }
+  print "</algo>" }' >chain/bchain.xml
+check plan_2048_phases 1 "weft plan: chain/bchain.xml: 'bchain' runs in 2048 GPU phases on these nodes, more than the 64 weft runs" -- \
+  "$weft" plan chain/bchain.xml --gpus-per-node 1
+# the library's own chain at 4096 ranks in nodes of 8 (it took 1.5 GB)
+check plan_library_chain 1 "'broadcast_chain' runs in 512 GPU phases on these nodes, more than the 64 weft runs" -- \
+  "$weft" plan "$root/algorithms/broadcast_chain.weft" --ranks 4096 --gpus-per-node 8 -D SERVE=1
+check select_2048_phases 0 -- "$weft" select -d chain broadcast --ranks 2048 --gpus-per-node 1 --bytes 16
+! wanted select_2048_phases ||
+  { grep -q 'NCCL: no algorithm for this rank count on these nodes' select_2048_phases.out &&
+    grep -q '1 broadcast file is ruled out on 2048 ranks in nodes of 1 GPUs' select_2048_phases.out; } ||
+  { echo "FAIL select_2048_phases: no answer saying why"; failed=$((failed + 1)); }
+
+# ---- messages that say what is wrong (issue 30, item 9) -------------------------------------
+check verify_fifo_range 2 'weft verify: --fifo: 2147483647 is out of range (0 to 1000000)' -- \
+  "$weft" verify --fifo 2147483647 chain/bchain.xml
+printf 'weft-tune 1\nalgo g file "x.weft" name "x" ranks 2 root 0 defines "" hash -1\n' >minus.tune
+check tune_hash_minus_one 1 "minus.tune:2: error: algo g: hash '-1' is not 16 hexadecimal digits" -- \
+  "$weft" select --table minus.tune allreduce --ranks 2 --bytes 16
+
 # ---- the compiler's output stays within what verify accepts --------------------------------
 printf 'param N = 1024;\nalgorithm a { collective allgather; ranks N; inplace; }\nfor r in 0..N { for q in 0..N { if q != r { copy input[r][0] -> output[q][r]; } } }\n' >n1024.weft
 check compile_n1024 1 'n1024.weft:3:45: error: the schedule would be too large' -- \

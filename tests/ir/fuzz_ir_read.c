@@ -1,7 +1,8 @@
-/* fuzz_ir_read.c — libFuzzer target for the XML reader: any bytes must be read or rejected with a
- * diagnostic, never crash or leak; what is accepted must survive write -> read unchanged, and the
- * verifier must prove or refute it without crashing. Built without libFuzzer it is a replay
- * driver: each argument (file) is run once. */
+/* fuzz_ir_read.c — libFuzzer target for the XML reader and the verifier: any bytes must be read
+ * or rejected with a diagnostic, never crash or leak; what is accepted must survive write ->
+ * read unchanged, the verifier must prove or refute it without crashing, and what it proves
+ * must run right on the CPU executor. Built without libFuzzer it is a replay driver: each
+ * argument (file) is run once. */
 #include "weft_ir.h"
 
 #include <dirent.h>
@@ -58,6 +59,30 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
         INVARIANT(v == WEFT_OK || v == WEFT_ERR_INPUT || v == WEFT_ERR_UNSUPPORTED);
         INVARIANT(v != WEFT_ERR_INPUT || weft_diag_count(d, WEFT_SEV_ERROR) > 0);
         weft_verify_summary_free(&sum);
+        /* what the verifier proves, the CPU executor computes: right for every count, so for
+         * 1 and k + 1 (a short last chunk), in each declared mode (small schedules only: the
+         * executor holds every rank's buffers) */
+        int64_t chunks = 0;
+        for (int32_t q = 0; q < a->ngpus; q++)
+            chunks += (int64_t)a->gpus[q].i_chunks + a->gpus[q].o_chunks + a->gpus[q].s_chunks;
+        if (v == WEFT_OK && chunks <= 4096 && a->nchunksperloop <= 256) {
+            weft_exec_opts o;
+            weft_exec_opts_init(&o);
+            for (int mode = 0; mode < 2; mode++)
+                for (int n = 0; n < 2; n++) {
+                    if (mode ? !a->inplace : !a->outofplace) continue;
+                    o.inplace = (uint8_t)mode;
+                    o.count = n ? a->nchunksperloop + 1 : 1;
+                    o.dtype = n ? WEFT_DTYPE_INT32 : WEFT_DTYPE_FLOAT;
+                    weft_diag_clear(d);
+                    weft_result e = weft_ir_exec(a, &o, d, NULL);
+                    if (e != WEFT_OK) weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+                    snprintf(why, sizeof why,
+                             "verified, but the CPU executor says %d (count %lld, %s)", (int)e,
+                             (long long)o.count, mode ? "in-place" : "out-of-place");
+                    INVARIANT(e == WEFT_OK);
+                }
+        }
     }
     free(x);
     free(y);
