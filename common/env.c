@@ -1,7 +1,7 @@
 /* env.c — the environment and the log, which configure each other: the one place weft reads
- * environment variables (cached, aliased, logged when set), leveled logging to stderr or
- * WEFT_DEBUG_FILE in the "host:pid weft LEVEL msg" shape, and the failure trail of the CHECK
- * macros. */
+ * environment variables (cached, aliased, logged when set), logging filtered by level and
+ * subsystem to stderr or WEFT_DEBUG_FILE in NCCL's "host:pid:tid [dev] weft LEVEL msg" shape,
+ * and the failure trail of the CHECK macros. */
 #include "weft_common.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const struct {
@@ -55,10 +56,10 @@ const char *weft_env_get(weft_env_id id) {
     const char *v = env_get_quiet(id, &first);
     if (first && *v) {
         if (env_from_alias[id])
-            WEFT_INFO("%s set by environment to %s (as %s)", env_table[id].alias, v,
-                      env_table[id].name);
+            WEFT_INFO(WEFT_SUBSYS_ENV, "%s set by environment to %s (as %s)", env_table[id].alias,
+                      v, env_table[id].name);
         else
-            WEFT_INFO("%s set by environment to %s", env_table[id].name, v);
+            WEFT_INFO(WEFT_SUBSYS_ENV, "%s set by environment to %s", env_table[id].name, v);
     }
     return v;
 }
@@ -95,14 +96,59 @@ void weft_env_reset(void) {
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_ready;
 static weft_log_level log_level = WEFT_LOG_WARN;
+static unsigned log_mask = WEFT_SUBSYS_ALL;
 static FILE *log_out;
 static char log_host[64];
+static int (*log_device_fn)(void);
 
 static const char *const level_names[] = {
 #define WEFT_X_(n, t) t,
     WEFT_LOG_LEVELS(WEFT_X_)
 #undef WEFT_X_
 };
+static const char *const subsys_names[] = {WEFT_LOG_SUBSYSTEMS(WEFT_X_COL2)};
+#define NLEVELS ((int)(sizeof level_names / sizeof *level_names))
+
+const char *weft_log_subsys_name(weft_log_subsys_id id) {
+    return weft_name_of(subsys_names, WEFT_SUBSYS_COUNT, (int)id);
+}
+
+/* NCCL_DEBUG_SUBSYS's grammar: names separated by commas, case ignored, ALL for every one; a
+ * leading ^ turns the list into the ones left out. */
+unsigned weft_log_subsys_parse(const char *spec, char **bad) {
+    if (bad) *bad = NULL;
+    int invert = spec[0] == '^';
+    if (invert) spec++;
+    unsigned mask = 0;
+    weft_sb unknown = {0};
+    const char *p = spec;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char name[32];
+        if (n > 0 && n < sizeof name) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            int k = weft_name_find(subsys_names, WEFT_SUBSYS_COUNT, name, 1);
+            if (k >= 0)
+                mask |= 1u << k;
+            else if (strcasecmp(name, "ALL") == 0)
+                mask |= WEFT_SUBSYS_ALL;
+            else
+                weft_sb_printf(&unknown, "%s%s", unknown.n ? "," : "", name);
+        } else if (n > 0) {
+            weft_sb_printf(&unknown, "%s%.*s", unknown.n ? "," : "", (int)n, p);
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (bad && unknown.n) *bad = weft_strdup(weft_sb_str(&unknown));
+    free(unknown.p);
+    return invert ? WEFT_SUBSYS_ALL & ~mask : mask;
+}
+
+void weft_log_set_device_fn(int (*fn)(void)) {
+    __atomic_store_n(&log_device_fn, fn, __ATOMIC_RELEASE);
+}
 
 /* Expands %h (host) and %p (pid) as NCCL_DEBUG_FILE does, so per-rank files are easy. */
 static FILE *open_log_file(const char *pattern) {
@@ -123,47 +169,98 @@ static FILE *open_log_file(const char *pattern) {
     return fopen(path, "a");
 }
 
-static void log_init_locked(void) {
+/* What the settings' bootstrap found wrong, said once the log can be written. */
+typedef struct log_complaints {
+    int bad_level;
+    char *bad_subsys;
+} log_complaints;
+
+static void log_init_locked(log_complaints *c) {
     if (log_ready) return;
     gethostname(log_host, sizeof log_host - 1);
     const char *lvl = env_get_quiet(WEFT_ENV_DEBUG, NULL);
     log_level = WEFT_LOG_WARN;
-    for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names); i++)
-        if (strcasecmp(lvl, level_names[i]) == 0) log_level = (weft_log_level)i;
-    if (strcasecmp(lvl, "VERSION") == 0) log_level = WEFT_LOG_WARN;
+    if (*lvl) {
+        int k = weft_name_find(level_names, NLEVELS, lvl, 1);
+        if (k >= 0)
+            log_level = (weft_log_level)k;
+        else
+            c->bad_level = 1;
+    }
+    const char *subsys = env_get_quiet(WEFT_ENV_DEBUG_SUBSYS, NULL);
+    log_mask = *subsys ? weft_log_subsys_parse(subsys, &c->bad_subsys) : WEFT_SUBSYS_ALL;
     const char *file = env_get_quiet(WEFT_ENV_DEBUG_FILE, NULL);
     log_out = NULL;
     if (*file) log_out = open_log_file(file);
     if (log_out) setvbuf(log_out, NULL, _IOLBF, 0);
-    log_ready = 1;
+    __atomic_store_n(&log_ready, 1, __ATOMIC_RELEASE);
+}
+
+/* The log's own variables are read before the log exists (weft_env_get would log through it),
+ * so they are logged here, once, like every other variable. */
+static void log_settings(const log_complaints *c) {
+    static const weft_env_id own[] = {WEFT_ENV_DEBUG, WEFT_ENV_DEBUG_SUBSYS, WEFT_ENV_DEBUG_FILE};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        const char *v = env_get_quiet(own[i], NULL);
+        if (*v) WEFT_INFO(WEFT_SUBSYS_ENV, "%s set by environment to %s", weft_env_name(own[i]), v);
+    }
+    if (c->bad_level)
+        WEFT_WARN("WEFT_DEBUG=%s is not a level (NONE, VERSION, WARN, INFO, TRACE); using WARN",
+                  env_get_quiet(WEFT_ENV_DEBUG, NULL));
+    if (c->bad_subsys) {
+        weft_sb known = {0};
+        for (int i = 0; i < WEFT_SUBSYS_COUNT; i++)
+            weft_sb_printf(&known, "%s, ", subsys_names[i]);
+        WEFT_WARN("WEFT_DEBUG_SUBSYS: %s ignored: not a subsystem (%sALL)", c->bad_subsys,
+                  weft_sb_str(&known));
+        free(known.p);
+    }
+}
+
+static void log_ensure(void) {
+    if (__atomic_load_n(&log_ready, __ATOMIC_ACQUIRE)) return;
+    log_complaints c = {0, NULL};
+    pthread_mutex_lock(&log_lock);
+    int fresh = !log_ready;
+    log_init_locked(&c);
+    pthread_mutex_unlock(&log_lock);
+    if (fresh) log_settings(&c);
+    free(c.bad_subsys);
 }
 
 weft_log_level weft_log_level_get(void) {
-    if (!__atomic_load_n(&log_ready, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&log_lock);
-        int fresh = !log_ready;
-        log_init_locked();
-        pthread_mutex_unlock(&log_lock);
-        if (fresh) {
-            const char *lvl = env_get_quiet(WEFT_ENV_DEBUG, NULL);
-            const char *file = env_get_quiet(WEFT_ENV_DEBUG_FILE, NULL);
-            if (*lvl) weft_log(WEFT_LOG_INFO, "WEFT_DEBUG set by environment to %s", lvl);
-            if (*file) weft_log(WEFT_LOG_INFO, "WEFT_DEBUG_FILE set by environment to %s", file);
-        }
-    }
+    log_ensure();
     return log_level;
 }
 
-void weft_log(weft_log_level lvl, const char *fmt, ...) {
-    if (lvl == WEFT_LOG_NONE || lvl > weft_log_level_get()) return;
+unsigned weft_log_subsys_get(void) {
+    log_ensure();
+    return log_mask;
+}
+
+int weft_log_enabled(weft_log_level lvl, unsigned subsys) {
+    log_ensure();
+    if (lvl == WEFT_LOG_NONE || lvl > log_level) return 0;
+    /* as NCCL: warnings and the version line whatever the subsystems */
+    return lvl <= WEFT_LOG_WARN || (subsys & log_mask) != 0;
+}
+
+void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) {
+    if (!weft_log_enabled(lvl, subsys)) return;
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    int (*devfn)(void) = __atomic_load_n(&log_device_fn, __ATOMIC_ACQUIRE);
+    int dev = devfn ? devfn() : -1;
+    char devs[16] = "-";
+    if (dev >= 0) snprintf(devs, sizeof devs, "%d", dev);
+    long tid = (long)syscall(SYS_gettid);
     pthread_mutex_lock(&log_lock);
     FILE *out = log_out ? log_out : stderr;
-    fprintf(out, "%s:%d weft %s %s\n", log_host, (int)getpid(), level_names[lvl], msg);
+    fprintf(out, "%s:%d:%ld [%s] weft %s %s\n", log_host, (int)getpid(), tid, devs,
+            weft_name_of(level_names, NLEVELS, lvl), msg);
     fflush(out);
     pthread_mutex_unlock(&log_lock);
 }
@@ -177,5 +274,5 @@ void weft_log_reset(void) {
 }
 
 void weft_trace_failure(const char *file, int line, weft_result r) {
-    WEFT_TRACE("%s:%d -> %s", file, line, weft_result_str(r));
+    WEFT_TRACE(WEFT_SUBSYS_CALL, "%s:%d -> %s", file, line, weft_result_str(r));
 }

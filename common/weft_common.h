@@ -145,7 +145,9 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(ALGO_DIR, "WEFT_ALGO_DIR", "MSCCL_ALGO_DIR",                                                 \
       "colon-separated algorithm directories or files (.xml, .weft)")                              \
     X(DISABLE, "WEFT_DISABLE", NULL, "1: behave exactly like stock NCCL")                          \
-    X(DEBUG, "WEFT_DEBUG", NULL, "log level: WARN, INFO or TRACE")                                 \
+    X(DEBUG, "WEFT_DEBUG", NULL, "log level: NONE, VERSION, WARN (default), INFO or TRACE")        \
+    X(DEBUG_SUBSYS, "WEFT_DEBUG_SUBSYS", NULL,                                                     \
+      "subsystems logged at INFO and TRACE: a comma list, ^ to exclude (INIT,COLL,ENV,...; ALL)")  \
     X(DEBUG_FILE, "WEFT_DEBUG_FILE", NULL, "write the log to this file (%h host, %p pid)")         \
     X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it")   \
     X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL, "watchdog: abort a stalled collective after this")      \
@@ -177,8 +179,10 @@ WEFT_API const char *weft_env_name(weft_env_id id);
 WEFT_API void weft_env_reset(void);
 
 /* ---- logging ---------------------------------------------------------------------------- */
+/* In NCCL's order (NCCL_DEBUG): VERSION logs only the version line a runtime prints once. */
 #define WEFT_LOG_LEVELS(X)                                                                         \
     X(NONE, "NONE")                                                                                \
+    X(VERSION, "VERSION")                                                                          \
     X(WARN, "WARN")                                                                                \
     X(INFO, "INFO")                                                                                \
     X(TRACE, "TRACE")
@@ -189,20 +193,61 @@ typedef enum weft_log_level {
 #undef WEFT_X_
 } weft_log_level;
 
-/* Level from WEFT_DEBUG (default WARN); output to WEFT_DEBUG_FILE or stderr, each line prefixed
- * "host:pid weft LEVEL". */
+/* X(id, name, what it covers): the subsystems WEFT_DEBUG_SUBSYS selects, as NCCL_DEBUG_SUBSYS
+ * does (a comma list; a leading ^ excludes the listed ones; ALL). Each INFO and TRACE message
+ * names one; WARN and VERSION messages are never filtered, as in NCCL. */
+#define WEFT_LOG_SUBSYSTEMS(X)                                                                     \
+    X(INIT, "INIT", "the runtime starting: algorithms loaded, communicators attached and left")    \
+    X(COLL, "COLL", "each distinct call: which algorithm serves it, or why NCCL does")             \
+    X(ENV, "ENV", "environment variables set")                                                     \
+    X(PLAN, "PLAN", "device plans: whether an algorithm fits a communicator, CTAs, FIFOs")         \
+    X(REG, "REG", "buffer windows registered with a communicator")                                 \
+    X(PROFILE, "PROFILE", "the trace recorder (WEFT_TRACE)")                                       \
+    X(CALL, "CALL", "the file:line trail of a failure on its way up (at TRACE)")
+
+typedef enum weft_log_subsys_id {
+#define WEFT_X_(id, n, h) WEFT_SUBSYS_ID_##id,
+    WEFT_LOG_SUBSYSTEMS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_SUBSYS_COUNT
+} weft_log_subsys_id;
+
+/* One bit per subsystem: WEFT_SUBSYS_INIT, WEFT_SUBSYS_COLL, ... */
+enum {
+#define WEFT_X_(id, n, h) WEFT_SUBSYS_##id = 1u << WEFT_SUBSYS_ID_##id,
+    WEFT_LOG_SUBSYSTEMS(WEFT_X_)
+#undef WEFT_X_
+        WEFT_SUBSYS_ALL = (1u << WEFT_SUBSYS_COUNT) - 1
+};
+
+/* Level from WEFT_DEBUG (default WARN), subsystems from WEFT_DEBUG_SUBSYS (default ALL); output
+ * to WEFT_DEBUG_FILE or stderr, one line per message in NCCL's shape:
+ * "host:pid:tid [dev] weft LEVEL msg", dev being the calling thread's CUDA device once the GPU
+ * runtime has installed weft_log_set_device_fn, "-" before that and in processes without one. */
 WEFT_API weft_log_level weft_log_level_get(void);
-WEFT_API void weft_log(weft_log_level lvl, const char *fmt, ...) WEFT_PRINTF(2, 3);
-#define WEFT_WARN(...) weft_log(WEFT_LOG_WARN, __VA_ARGS__)
-#define WEFT_INFO(...)                                                                             \
+/* The subsystem mask in force (WEFT_SUBSYS_* bits). */
+WEFT_API unsigned weft_log_subsys_get(void);
+/* 1 when a message of this level and subsystem would be written. */
+WEFT_API int weft_log_enabled(weft_log_level lvl, unsigned subsys);
+WEFT_API void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) WEFT_PRINTF(3, 4);
+/* The mask a WEFT_DEBUG_SUBSYS value selects; names not known are reported through bad (a
+ * malloc'd comma list, or NULL when all are known) when bad is not NULL. */
+WEFT_API unsigned weft_log_subsys_parse(const char *spec, char **bad);
+const char *weft_log_subsys_name(weft_log_subsys_id id);
+/* The calling thread's device for the [dev] field (-1: none); the GPU runtime installs one that
+ * asks CUDA. It must not log. */
+void weft_log_set_device_fn(int (*fn)(void));
+#define WEFT_WARN(...) weft_log(WEFT_LOG_WARN, WEFT_SUBSYS_ALL, __VA_ARGS__)
+#define WEFT_INFO(subsys, ...)                                                                     \
     do {                                                                                           \
-        if (weft_log_level_get() >= WEFT_LOG_INFO) weft_log(WEFT_LOG_INFO, __VA_ARGS__);           \
+        if (weft_log_enabled(WEFT_LOG_INFO, subsys)) weft_log(WEFT_LOG_INFO, subsys, __VA_ARGS__); \
     } while (0)
-#define WEFT_TRACE(...)                                                                            \
+#define WEFT_TRACE(subsys, ...)                                                                    \
     do {                                                                                           \
-        if (weft_log_level_get() >= WEFT_LOG_TRACE) weft_log(WEFT_LOG_TRACE, __VA_ARGS__);         \
+        if (weft_log_enabled(WEFT_LOG_TRACE, subsys))                                              \
+            weft_log(WEFT_LOG_TRACE, subsys, __VA_ARGS__);                                         \
     } while (0)
-/* Re-read WEFT_DEBUG / WEFT_DEBUG_FILE (after weft_env_reset). */
+/* Re-read WEFT_DEBUG, WEFT_DEBUG_SUBSYS and WEFT_DEBUG_FILE (after weft_env_reset). */
 WEFT_API void weft_log_reset(void);
 
 /* ---- small helpers shared by the layers -------------------------------------------------- */

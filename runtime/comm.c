@@ -16,7 +16,15 @@ static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft_nccl_api api_table;
 static int api_resolved;
 
+/* The log's [dev] field, as NCCL's: the calling thread's current device (-1 when CUDA cannot
+ * say, e.g. while the process exits). */
+static int log_device(void) {
+    int dev = -1;
+    return cudaGetDevice(&dev) == cudaSuccess ? dev : -1;
+}
+
 void weft_runtime_set_nccl_api(const weft_nccl_api *api) {
+    weft_log_set_device_fn(log_device);
     pthread_mutex_lock(&api_lock);
     api_table = *api;
     api_resolved = 1;
@@ -232,14 +240,16 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
         c->algos[i] = algos[i];
         res = weft_plan_prepare(algos[i], c->nranks, max_ctas, &c->plans[i], why, sizeof why);
         if (res == WEFT_ERR_UNSUPPORTED) {
-            WEFT_INFO("weft: algorithm %s is not used on this %d-rank communicator: %s",
+            WEFT_INFO(WEFT_SUBSYS_PLAN,
+                      "weft: algorithm %s is not used on this %d-rank communicator: %s",
                       algos[i]->name, c->nranks, why);
             res = WEFT_OK;
             continue;
         }
         WEFT_CHECK(res);
         const weft_algo_plan *p = &c->plans[i];
-        WEFT_INFO("weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
+        WEFT_INFO(WEFT_SUBSYS_PLAN,
+                  "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
                   "place: %s",
                   algos[i]->name, p->kmax,
                   !p->mode[0].sched   ? "-"
@@ -264,7 +274,8 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
         WEFT_CHECK(weft_plan_build(p, &c->lay, c->cfg.nslots[p->proto]));
         c->usable[i] = 1;
         if (p->mode[0].fused || p->mode[1].fused)
-            WEFT_INFO("weft: algorithm %s: %d receive chains fused out of place, %d in place",
+            WEFT_INFO(WEFT_SUBSYS_PLAN,
+                      "weft: algorithm %s: %d receive chains fused out of place, %d in place",
                       algos[i]->name, p->mode[0].fused, p->mode[1].fused);
     }
 fail:
@@ -457,6 +468,7 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
     if (ncomms < 1 || comms == NULL || out == NULL) return WEFT_ERR_USAGE;
     for (int i = 0; i < ncomms; i++)
         out[i] = NULL;
+    weft_log_set_device_fn(log_device);
     const weft_nccl_api *a = api_get(d);
     if (a == NULL) return WEFT_ERR_UNSUPPORTED;
     cudaGetDevice(&cur);
@@ -624,7 +636,8 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
     }
     for (int i = 0; i < ncomms; i++) {
         out[i] = cs[i];
-        WEFT_INFO("weft: attached to rank %d of %d on device %d (window %zu bytes, %d "
+        WEFT_INFO(WEFT_SUBSYS_INIT,
+                  "weft: attached to rank %d of %d on device %d (window %zu bytes, %d "
                   "connection keys)",
                   cs[i]->rank, cs[i]->nranks, cs[i]->dev, cs[i]->lay.bytes, cs[i]->lay.nkeys);
         weft_rt_trace_env(cs[i]);
@@ -713,6 +726,7 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
     weft_result res = WEFT_OK;
     *out = NULL;
     if (nranks < 1 || nranks > WEFT_RT_MAX_SUB) return WEFT_ERR_USAGE;
+    weft_log_set_device_fn(log_device);
     weft_comm *c = calloc(1, sizeof *c);
     WEFT_CHECK_ALLOC(c);
     c->nranks = nranks;
@@ -791,7 +805,8 @@ weft_result weft_comm_window_register(weft_comm *c, void *buf, size_t bytes, ncc
     w->peer[0] = dev;
     w->bytes = bytes;
     dev = NULL;
-    WEFT_INFO("weft: rank %d: window %p of %zu bytes registered: calls in it may read peers' "
+    WEFT_INFO(WEFT_SUBSYS_REG,
+              "weft: rank %d: window %p of %zu bytes registered: calls in it may read peers' "
               "buffers in place",
               c->rank, buf, bytes);
 fail:

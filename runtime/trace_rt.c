@@ -46,7 +46,8 @@ weft_result weft_rt_trace_stop(weft_comm *c) {
             WEFT_WARN("weft: trace %s: not completed (%s)", path ? path : "", weft_result_str(r));
             res = r;
         } else {
-            WEFT_INFO("weft: trace of rank %d written to %s", c->sub[s].rank, path ? path : "");
+            WEFT_INFO(WEFT_SUBSYS_PROFILE, "weft: trace of rank %d written to %s", c->sub[s].rank,
+                      path ? path : "");
         }
         free(path);
     }
@@ -73,8 +74,8 @@ weft_result weft_rt_trace_start(weft_comm *c, const char *pattern, weft_diag *d)
         weft_tracer_backend be;
         WEFT_CHECK(weft_tracer_cuda_backend(c->dev, &be));
         WEFT_CHECK(weft_tracer_open(pattern, c->sub[s].rank, &be, 0, &t->tr[s], d));
-        WEFT_INFO("weft: tracing rank %d of %d into %s", c->sub[s].rank, c->nranks,
-                  weft_tracer_path(t->tr[s]));
+        WEFT_INFO(WEFT_SUBSYS_PROFILE, "weft: tracing rank %d of %d into %s", c->sub[s].rank,
+                  c->nranks, weft_tracer_path(t->tr[s]));
     }
     c->trace = t;
     return WEFT_OK;

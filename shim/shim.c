@@ -78,7 +78,7 @@ static void log_diag(const weft_diag *d) {
         if (e->sev == WEFT_SEV_ERROR || e->sev == WEFT_SEV_NOTE)
             WEFT_WARN("%s", s);
         else
-            WEFT_INFO("%s", s);
+            WEFT_INFO(WEFT_SUBSYS_INIT, "%s", s);
         free(s);
     }
 }
@@ -92,7 +92,8 @@ static void log_algos(const weft_registry *reg, const char *what) {
                      (long long)a->max_bytes);
         else
             snprintf(range, sizeof range, "[%lld, unbounded]", (long long)a->min_bytes);
-        WEFT_INFO("%salgorithm %zu: '%s' %s on %d ranks, %s, %s%s%s, bytes %s (%s)", what, i,
+        WEFT_INFO(WEFT_SUBSYS_INIT,
+                  "%salgorithm %zu: '%s' %s on %d ranks, %s, %s%s%s, bytes %s (%s)", what, i,
                   a->name, weft_coll_name(a->coll), (int)a->ngpus, weft_proto_name(a->proto),
                   a->inplace ? "in-place" : "", a->inplace && a->outofplace ? " and " : "",
                   a->outofplace ? "out-of-place" : "", range, a->file ? a->file : "in memory");
@@ -104,12 +105,13 @@ static void shim_init(void) {
     /* Checked before anything touches NCCL, so that these runs make exactly the application's
      * NCCL calls and no others. */
     if (weft_env_int(WEFT_ENV_DISABLE, 0) != 0) {
-        WEFT_INFO("WEFT_DISABLE is set: every call goes to NCCL (%s)", n->path);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "WEFT_DISABLE is set: every call goes to NCCL (%s)", n->path);
         return;
     }
     const char *dir = weft_env_get(WEFT_ENV_ALGO_DIR);
     if (!*dir) {
-        WEFT_INFO("WEFT_ALGO_DIR is not set: every call goes to NCCL (%s)", n->path);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "WEFT_ALGO_DIR is not set: every call goes to NCCL (%s)",
+                  n->path);
         return;
     }
     if (!n->found) return; /* already reported */
@@ -120,8 +122,18 @@ static void shim_init(void) {
                   n->path, version, NCCL_VERSION_CODE);
         return;
     }
-    WEFT_INFO("libweft_nccl.so over NCCL %d from %s, runtime '%s'", version, n->path,
-              weft_shim_backend.name);
+    /* The runtime gets NCCL first: from then on the log's [dev] is the thread's device. */
+#define WEFT_X_(ret, name, args) shim_api.name = n->name;
+    WEFT_NCCL_FUNCS(WEFT_X_)
+#undef WEFT_X_
+    shim_api.DevCommCreate = n->DevCommCreate;
+    shim_api.DevCommDestroy = n->DevCommDestroy;
+    shim_api.TeamLsa = n->TeamLsa;
+    weft_shim_backend.set_nccl_api(&shim_api);
+    /* NCCL's "NCCL version" line: logged from WEFT_DEBUG=VERSION up */
+    weft_log(WEFT_LOG_VERSION, WEFT_SUBSYS_INIT,
+             "weft %s: libweft_nccl.so over NCCL %d from %s, runtime '%s'", WEFT_VERSION_STRING,
+             version, n->path, weft_shim_backend.name);
     weft_diag *d = weft_diag_new();
     if (weft_registry_new(&shim_reg) != WEFT_OK || d == NULL ||
         weft_registry_load(shim_reg, dir, d) != WEFT_OK) {
@@ -135,16 +147,9 @@ static void shim_init(void) {
     weft_diag_free(d);
     log_algos(shim_reg, "");
     if (weft_registry_size(shim_reg) == 0) {
-        WEFT_INFO("no algorithm loaded from %s: every call goes to NCCL", dir);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "no algorithm loaded from %s: every call goes to NCCL", dir);
         return;
     }
-#define WEFT_X_(ret, name, args) shim_api.name = n->name;
-    WEFT_NCCL_FUNCS(WEFT_X_)
-#undef WEFT_X_
-    shim_api.DevCommCreate = n->DevCommCreate;
-    shim_api.DevCommDestroy = n->DevCommDestroy;
-    shim_api.TeamLsa = n->TeamLsa;
-    weft_shim_backend.set_nccl_api(&shim_api);
     shim_serving = 1;
 }
 
@@ -272,7 +277,8 @@ static const weft_registry *registry_for(int nranks, int gpn) {
             goto done;
         }
     if (nsizes == SHIM_MAX_SIZES) {
-        WEFT_INFO("more than %d communicator sizes: NCCL serves the others", SHIM_MAX_SIZES);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "more than %d communicator sizes: NCCL serves the others",
+                  SHIM_MAX_SIZES);
         goto done;
     }
     weft_registry *r = NULL;
@@ -291,11 +297,12 @@ static const weft_registry *registry_for(int nranks, int gpn) {
          * default (the files' own ranges, NCCL the rest) */
         size_t ns = gpn < nranks ? weft_registry_shape_sections(r, nranks) : 0;
         if (gpn < nranks && ns > 0)
-            WEFT_INFO("%sthe tuning table's %zu sections for this node shape decide the calls they "
+            WEFT_INFO(WEFT_SUBSYS_INIT,
+                      "%sthe tuning table's %zu sections for this node shape decide the calls they "
                       "cover",
                       what, ns);
         else if (gpn < nranks)
-            WEFT_INFO("%s" WEFT_SELECT_POLICY_NODES, what);
+            WEFT_INFO(WEFT_SUBSYS_INIT, "%s" WEFT_SELECT_POLICY_NODES, what);
         if (weft_registry_size(r) == 0) {
             weft_registry_free(r);
             r = NULL;
@@ -337,7 +344,8 @@ static void attach_group(int n, ncclComm_t *comms, shim_comm **entries, const we
         if (res == WEFT_OK && out[i] != NULL) {
             e->owned = out[i];
             __atomic_store_n(&e->serve, out[i], __ATOMIC_RELEASE);
-            WEFT_INFO("communicator %p rank %d of %d (device %d), from %s: weft attached",
+            WEFT_INFO(WEFT_SUBSYS_INIT,
+                      "communicator %p rank %d of %d (device %d), from %s: weft attached",
                       (void *)e->comm, e->rank, e->nranks, e->dev, how);
             continue;
         }
@@ -345,7 +353,8 @@ static void attach_group(int n, ncclComm_t *comms, shim_comm **entries, const we
         if (d && weft_diag_size(d) > 0) first = weft_diag_get(d, 0)->msg;
         set_why(e, "weft could not attach to this communicator");
         if (res == WEFT_ERR_UNSUPPORTED)
-            WEFT_INFO("communicator %p rank %d of %d (device %d): weft does not support it (%s); "
+            WEFT_INFO(WEFT_SUBSYS_INIT,
+                      "communicator %p rank %d of %d (device %d): weft does not support it (%s); "
                       "NCCL serves every call on it",
                       (void *)e->comm, e->rank, e->nranks, e->dev, first ? first : "no reason");
         else
@@ -357,7 +366,7 @@ static void attach_group(int n, ncclComm_t *comms, shim_comm **entries, const we
     if (res != WEFT_OK && d && weft_diag_size(d) > 1) {
         for (size_t i = 1; i < weft_diag_size(d); i++) {
             char *s = weft_diag_format(weft_diag_get(d, i));
-            if (s) WEFT_INFO("  %s", s);
+            if (s) WEFT_INFO(WEFT_SUBSYS_INIT, "  %s", s);
             free(s);
         }
     }
@@ -430,8 +439,8 @@ static void attach_comms(int n, const ncclComm_t *comms, const int *blocking, co
         if (e->reg) comm_filter(e);
         comm_insert(e);
         if (e->why) {
-            WEFT_INFO("communicator %p rank %d of %d (device %d), from %s: %s", (void *)e->comm,
-                      e->rank, e->nranks, e->dev, how, e->why);
+            WEFT_INFO(WEFT_SUBSYS_INIT, "communicator %p rank %d of %d (device %d), from %s: %s",
+                      (void *)e->comm, e->rank, e->nranks, e->dev, how, e->why);
             continue;
         }
         entries[ntodo] = e;
@@ -470,7 +479,7 @@ static void detach_entry(shim_comm *e, const char *how) {
         WEFT_WARN("communicator %p: releasing weft's state at %s failed (%s)", (void *)e->comm, how,
                   weft_result_str(res));
     else
-        WEFT_INFO("communicator %p: weft detached at %s", (void *)e->comm, how);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "communicator %p: weft detached at %s", (void *)e->comm, how);
 }
 
 /* ---- groups ------------------------------------------------------------------------------- *
@@ -577,7 +586,8 @@ static int first_time(shim_comm *e, uint64_t key) {
         e->seen[e->nseen++] = key;
         first = 1;
         if (e->nseen == SHIM_SEEN_MAX)
-            WEFT_INFO("communicator %p: %d distinct calls seen; further ones are logged at TRACE "
+            WEFT_INFO(WEFT_SUBSYS_COLL,
+                      "communicator %p: %d distinct calls seen; further ones are logged at TRACE "
                       "only",
                       (void *)e->comm, SHIM_SEEN_MAX);
     }
@@ -592,9 +602,9 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 
 static void log_decision(shim_comm *e, const shim_op *o, int inplace, int grouped,
                          const char *served, const char *why) {
-    weft_log_level lvl = weft_log_level_get();
-    if (lvl < WEFT_LOG_INFO) return;
-    if (lvl < WEFT_LOG_TRACE) {
+    if (!weft_log_enabled(WEFT_LOG_INFO, WEFT_SUBSYS_COLL)) return;
+    int every = weft_log_enabled(WEFT_LOG_TRACE, WEFT_SUBSYS_COLL);
+    if (!every) {
         uint64_t key = mix(
             mix(mix(mix(mix(mix(mix(0, (uint64_t)o->fn), (uint64_t)o->count), (uint64_t)o->dtype),
                         (uint64_t)o->op),
@@ -606,7 +616,7 @@ static void log_decision(shim_comm *e, const shim_op *o, int inplace, int groupe
     char root[32] = "";
     if (weft_coll_rooted(o->coll)) snprintf(root, sizeof root, " root %d", o->root);
     weft_log(
-        lvl >= WEFT_LOG_TRACE ? WEFT_LOG_TRACE : WEFT_LOG_INFO,
+        every ? WEFT_LOG_TRACE : WEFT_LOG_INFO, WEFT_SUBSYS_COLL,
         "%s count %zu %s%s%s %s%s bytes %llu comm %p rank %d of %d -> %s%s%s%s",
         shim_fn_name(o->fn), o->count, type_name(o->dtype), weft_coll_reduces(o->coll) ? " " : "",
         weft_coll_reduces(o->coll) ? op_name(o->op) : "", inplace ? "in-place" : "out-of-place",
@@ -723,7 +733,7 @@ static ncclResult_t serve(const shim_op *o) {
             return launch_now(e, wc, o, &call, 0);
         }
     }
-    if (weft_log_level_get() >= WEFT_LOG_INFO)
+    if (weft_log_enabled(WEFT_LOG_INFO, WEFT_SUBSYS_COLL))
         log_decision(e, o, e ? op_inplace(o, e->rank) : o->send == o->recv, 0, NULL,
                      why ? why : "no algorithm fits");
     return real_op(o);
@@ -788,7 +798,8 @@ static ncclResult_t group_finish(ncclResult_t r, int simulated) {
         if (r == ncclSuccess)
             attach_comms((int)tls_nnew, tls_new, tls_new_blocking, "ncclGroupEnd");
         else
-            WEFT_INFO("ncclGroupEnd returned %d: weft attaches none of the %zu communicators "
+            WEFT_INFO(WEFT_SUBSYS_INIT,
+                      "ncclGroupEnd returned %d: weft attaches none of the %zu communicators "
                       "created in the group",
                       (int)r, tls_nnew);
     }
@@ -800,7 +811,8 @@ static ncclResult_t group_finish(ncclResult_t r, int simulated) {
     tls_nops = tls_capops = 0;
     if (simulated || (r != ncclSuccess && r != ncclInProgress)) {
         if (n > 0)
-            WEFT_INFO("%s: the %zu calls weft would have served in the group are not launched",
+            WEFT_INFO(WEFT_SUBSYS_COLL,
+                      "%s: the %zu calls weft would have served in the group are not launched",
                       simulated ? "ncclGroupSimulateEnd" : "ncclGroupEnd failed", n);
     } else {
         for (size_t i = 0; i < n; i++) {
@@ -971,7 +983,8 @@ static void release_locally(shim_comm *e, const char *how) {
     weft_comm *owned = e->owned;
     e->owned = NULL;
     if (weft_shim_backend.abort == NULL) {
-        WEFT_INFO("communicator %p: %s; weft's state for it is left to the process (the runtime "
+        WEFT_INFO(WEFT_SUBSYS_INIT,
+                  "communicator %p: %s; weft's state for it is left to the process (the runtime "
                   "has no local release)",
                   (void *)e->comm, how);
         return;
@@ -983,7 +996,8 @@ static void release_locally(shim_comm *e, const char *how) {
         WEFT_WARN("communicator %p: releasing weft's state at %s failed (%s)", (void *)e->comm, how,
                   weft_result_str(res));
     else
-        WEFT_INFO("communicator %p: weft's state released locally at %s", (void *)e->comm, how);
+        WEFT_INFO(WEFT_SUBSYS_INIT, "communicator %p: weft's state released locally at %s",
+                  (void *)e->comm, how);
 }
 
 SHIM_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm) {

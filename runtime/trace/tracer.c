@@ -242,7 +242,8 @@ weft_result weft_tracer_launch(weft_tracer *t, const weft_trace_callinfo *ci, vo
     if (ci == NULL || ci->ntbs <= 0 || ci->niter < 0) return WEFT_ERR_USAGE;
     if (t->be.capturing && t->be.capturing(t->be.ctx, stream)) {
         if (t->untraced++ == 0)
-            WEFT_INFO("weft: trace %s: calls captured in a CUDA graph are not traced", t->path);
+            WEFT_INFO(WEFT_SUBSYS_PROFILE,
+                      "weft: trace %s: calls captured in a CUDA graph are not traced", t->path);
         return WEFT_OK;
     }
     /* Every tb gets room for the most step executions any tb of the call makes. */
@@ -322,7 +323,8 @@ weft_result weft_tracer_close(weft_tracer *t) {
     weft_result r2 = weft_trace_writer_close(t->w);
     if (res == WEFT_OK) res = r2;
     if (res == WEFT_OK && t->untraced)
-        WEFT_INFO("weft: trace %s: %lld calls were not traced", t->path, (long long)t->untraced);
+        WEFT_INFO(WEFT_SUBSYS_PROFILE, "weft: trace %s: %lld calls were not traced", t->path,
+                  (long long)t->untraced);
     t->be.free(t->be.ctx, t->arena);
     if (t->be.release) t->be.release(t->be.ctx);
     weft_trace_clock_free(&t->clk);

@@ -1,10 +1,12 @@
 /* test_common.c — diagnostics formatting, the environment cache and aliases, result strings,
- * output files. */
+ * output files, the log's line shape and its level and subsystem filters. */
 #include "check.h"
 #include "weft_common.h"
 
+#include <regex.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void test_diag(void) {
@@ -50,33 +52,129 @@ static void test_env(void) {
     CHECK_STR(weft_env_name(WEFT_ENV_DEBUG), "WEFT_DEBUG");
 }
 
-static void test_log_file(void) {
+/* Runs the log with these settings into a fresh file and returns what it wrote (malloc'd). */
+static char *log_with(const char *level, const char *subsys, void (*emit)(void)) {
     char path[] = "/tmp/weft_log_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    setenv("WEFT_DEBUG", "INFO", 1);
+    close(fd);
+    setenv("WEFT_DEBUG", level, 1);
+    if (subsys)
+        setenv("WEFT_DEBUG_SUBSYS", subsys, 1);
+    else
+        unsetenv("WEFT_DEBUG_SUBSYS");
     setenv("WEFT_DEBUG_FILE", path, 1);
     weft_env_reset();
-    CHECK(weft_log_level_get() == WEFT_LOG_INFO);
-    WEFT_TRACE("not shown");
-    WEFT_INFO("hello %d", 42);
+    emit();
     weft_env_reset();
     char *data = NULL;
     size_t len = 0;
     CHECK(weft_read_file(path, &data, &len, NULL) == WEFT_OK);
-    CHECK(data && strstr(data, "weft INFO hello 42") != NULL);
-    CHECK(data && strstr(data, "WEFT_DEBUG set by environment to INFO") != NULL);
-    CHECK(data && strstr(data, "not shown") == NULL);
-    free(data);
     unlink(path);
     unsetenv("WEFT_DEBUG");
+    unsetenv("WEFT_DEBUG_SUBSYS");
     unsetenv("WEFT_DEBUG_FILE");
     weft_env_reset();
+    return data ? data : weft_strdup("");
 }
 
-/* Output files: a link planted at a temporary's name is never followed, a new file gets 0666
- * less the umask, an old one keeps its mode, a link is written through, an abort leaves the
- * target as it was. */
+static void emit_each(void) {
+    WEFT_TRACE(WEFT_SUBSYS_COLL, "trace-coll");
+    WEFT_INFO(WEFT_SUBSYS_INIT, "info-init %d", 42);
+    WEFT_INFO(WEFT_SUBSYS_COLL, "info-coll");
+    WEFT_INFO(WEFT_SUBSYS_PLAN, "info-plan");
+    WEFT_WARN("warn-any");
+    weft_log(WEFT_LOG_VERSION, WEFT_SUBSYS_INIT, "version-line");
+}
+
+static int dev_seven(void) {
+    return 7;
+}
+
+static void emit_with_device(void) {
+    weft_log_set_device_fn(dev_seven);
+    WEFT_INFO(WEFT_SUBSYS_INIT, "on a device");
+    weft_log_set_device_fn(NULL);
+}
+
+static int has(const char *log, const char *s) {
+    return strstr(log, s) != NULL;
+}
+
+static void test_log(void) {
+    /* NCCL's line shape: host:pid:tid [dev] weft LEVEL msg, the tid being the kernel's */
+    char *s = log_with("INFO", NULL, emit_each);
+    char want[128];
+    snprintf(want, sizeof want, ":%d:%ld [-] weft INFO info-init 42\n", (int)getpid(),
+             (long)syscall(SYS_gettid));
+    CHECK(has(s, want));
+    regex_t re;
+    CHECK(regcomp(&re, "^[^: ]+:[0-9]+:[0-9]+ \\[-\\] weft (VERSION|WARN|INFO) [^ ].*$",
+                  REG_EXTENDED | REG_NOSUB) == 0);
+    int lines = 0;
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"), lines++)
+        if (regexec(&re, line, 0, NULL, 0) != 0) CHECK_STR(line, "(a line in NCCL's shape)");
+    regfree(&re);
+    CHECK(lines == 7); /* the five below TRACE; WEFT_DEBUG and WEFT_DEBUG_FILE set by environment */
+    free(s);
+
+    s = log_with("INFO", NULL, emit_with_device);
+    CHECK(has(s, " [7] weft INFO on a device\n"));
+    free(s);
+
+    /* levels: TRACE shows all; WARN the warning and the version line; VERSION only the latter */
+    s = log_with("trace", NULL, emit_each);
+    CHECK(has(s, " weft TRACE trace-coll\n") && has(s, " weft INFO info-plan\n"));
+    free(s);
+    s = log_with("WARN", NULL, emit_each);
+    CHECK(has(s, " weft WARN warn-any\n") && has(s, " weft VERSION version-line\n"));
+    CHECK(!has(s, "info-") && !has(s, "set by environment"));
+    free(s);
+    s = log_with("VERSION", NULL, emit_each);
+    CHECK(has(s, "version-line") && !has(s, "warn-any") && !has(s, "info-"));
+    free(s);
+    s = log_with("NONE", NULL, emit_each);
+    CHECK_STR(s, "");
+    free(s);
+    s = log_with("LOUD", NULL, emit_each); /* not a level: WARN, and said */
+    CHECK(has(s, " weft WARN WEFT_DEBUG=LOUD is not a level (NONE, VERSION, WARN, INFO, TRACE); "
+                 "using WARN\n"));
+    CHECK(has(s, "warn-any") && !has(s, "info-"));
+    free(s);
+
+    /* subsystems: a list keeps those, ^ keeps the others; warnings pass whatever it says */
+    s = log_with("INFO", "init,Plan", emit_each);
+    CHECK(has(s, "info-init") && has(s, "info-plan") && !has(s, "info-coll"));
+    CHECK(has(s, "warn-any") && !has(s, "set by environment")); /* ENV is not listed */
+    free(s);
+    s = log_with("INFO", "^INIT,ENV", emit_each);
+    CHECK(!has(s, "info-init") && has(s, "info-coll") && has(s, "info-plan"));
+    CHECK(!has(s, "set by environment"));
+    free(s);
+    s = log_with("TRACE", "ENV", emit_each);
+    CHECK(!has(s, "info-") && !has(s, "trace-coll") && has(s, "warn-any"));
+    CHECK(has(s, "WEFT_DEBUG set by environment to TRACE\n"));
+    CHECK(has(s, "WEFT_DEBUG_SUBSYS set by environment to ENV\n"));
+    free(s);
+    s = log_with("INFO", "INIT,bogus,COLL", emit_each); /* unknown names: said, the rest kept */
+    CHECK(has(s, " weft WARN WEFT_DEBUG_SUBSYS: bogus ignored: not a subsystem (INIT, COLL, "));
+    CHECK(has(s, "info-init") && has(s, "info-coll") && !has(s, "info-plan"));
+    free(s);
+
+    char *bad = NULL;
+    CHECK(weft_log_subsys_parse("ALL", &bad) == WEFT_SUBSYS_ALL && bad == NULL);
+    CHECK(weft_log_subsys_parse("^ALL", NULL) == 0);
+    CHECK(weft_log_subsys_parse("^", NULL) == WEFT_SUBSYS_ALL);
+    CHECK(weft_log_subsys_parse("coll,,REG,", &bad) == (WEFT_SUBSYS_COLL | WEFT_SUBSYS_REG));
+    CHECK(bad == NULL);
+    CHECK(weft_log_subsys_parse("^profile", NULL) == (WEFT_SUBSYS_ALL & ~WEFT_SUBSYS_PROFILE));
+    CHECK(weft_log_subsys_parse("x,INIT,a-very-long-name-of-no-subsystem-at-all", &bad) ==
+          WEFT_SUBSYS_INIT);
+    CHECK_STR(bad, "x,a-very-long-name-of-no-subsystem-at-all");
+    free(bad);
+    CHECK_STR(weft_log_subsys_name(WEFT_SUBSYS_ID_PROFILE), "PROFILE");
+}
+
 static void test_out(void) {
     char dir[] = "/tmp/weft-out-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -153,7 +251,7 @@ int main(void) {
     CHECK_STR(weft_result_str((weft_result)999), "unknown result");
     test_diag();
     test_env();
-    test_log_file();
+    test_log();
     test_out();
     CHECK_DONE();
 }

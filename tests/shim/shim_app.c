@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <nccl.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -741,6 +742,43 @@ static void logging(int trace) {
     EXPECT_WEFT_LOG(1, "weft attached");
 }
 
+/* Lines of weft's log not in NCCL's shape, "host:pid:tid [dev] weft LEVEL msg" (the fake runtime
+ * installs no device query: "-"). */
+static int log_misshapen(void) {
+    regex_t re;
+    CHECK(regcomp(&re, "^[^: ]+:[0-9]+:[0-9]+ \\[-\\] weft (VERSION|WARN|INFO|TRACE) [^ ]",
+                  REG_EXTENDED | REG_NOSUB) == 0);
+    FILE *f = fopen(logpath, "r");
+    int bad = 0;
+    char line[4096];
+    while (f && fgets(line, sizeof line, f))
+        if (regexec(&re, line, 0, NULL, 0) != 0) {
+            fprintf(stderr, "misshapen log line: %s", line);
+            bad++;
+        }
+    if (f) fclose(f);
+    regfree(&re);
+    return bad;
+}
+
+/* WEFT_DEBUG_SUBSYS keeps INFO lines of the subsystems it names (^: of the others); warnings and
+ * the version line pass whatever it says; WEFT_DEBUG=VERSION logs the version line alone. */
+static void logging_subsys(const char *level, const char *subsys) {
+    setup(algos, level);
+    setenv("WEFT_DEBUG_SUBSYS", subsys, 1);
+    ncclComm_t c = init(2, 0);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclCommDestroy(c) == ncclSuccess);
+    int coll = strcmp(subsys, "coll") == 0, version = strcmp(level, "VERSION") == 0;
+    EXPECT_WEFT_LOG(1, " weft VERSION weft ");
+    EXPECT_WEFT_LOG(1, ": libweft_nccl.so over NCCL ");
+    EXPECT_WEFT_LOG(!version && coll, "-> weft 'ar2_small'");
+    EXPECT_WEFT_LOG(!version && !coll, "weft attached");
+    EXPECT_WEFT_LOG(!version && !coll, "WEFT_DEBUG_SUBSYS set by environment to ^COLL,Plan");
+    EXPECT_WEFT_LOG(0, "set by environment to coll");
+    CHECK(log_misshapen() == 0);
+}
+
 /* The NCCL functions must resolve into libweft_nccl when it is in the process. */
 static void check_resolution(int want_shim) {
     Dl_info info;
@@ -786,6 +824,13 @@ int main(int argc, char **argv) {
         int trace = strcmp(scenario, "logging_trace") == 0;
         setup(algos, trace ? "TRACE" : "INFO");
         logging(trace);
+        CHECK(log_misshapen() == 0);
+        CHECK_DONE();
+    }
+    if (strncmp(scenario, "logging_subsys", 14) == 0) {
+        const char *which = scenario + 14;
+        logging_subsys(strcmp(which, "_version") == 0 ? "VERSION" : "INFO",
+                       strcmp(which, "_coll") == 0 ? "coll" : "^COLL,Plan");
         CHECK_DONE();
     }
     for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
