@@ -1,6 +1,7 @@
 /* cmd_library.c — `weft library`: compiles, verifies and CPU-executes the algorithm library for
  * the shapes each file's `// test:` lines list, and prints a table. */
 #include "commands.h"
+#include "datadir.h"
 #include "weft_compiler.h"
 #include "weft_ir.h"
 
@@ -83,7 +84,8 @@ const weft_cmd_spec weft_spec_library = {
     .summary = "compile, verify and CPU-execute the algorithm library; print a table",
     .synopsis = "[options] [DIR|FILE.weft]...",
     .description =
-        "Compiles every algorithm file (default: the .weft files in ./algorithms) for each\n"
+        "Compiles every algorithm file (default: the library installed with this weft,\n"
+        "DATADIR/weft/algorithms, or else the .weft files in ./algorithms) for each\n"
         "shape its `// test:` lines list, verifies the XML, runs it on the CPU executor in\n"
         "every call mode it declares (5 runs per mode: several types, ops, counts and\n"
         "interleavings), and prints one table row per shape.\n"
@@ -386,7 +388,9 @@ int weft_cmd_library(int argc, char **argv) {
         if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
     }
     if (npaths == 0) {
-        weft_result r = collect("algorithms", &files, &nfiles, &fcap);
+        char *installed = weft_data_path("algorithms");
+        weft_result r = collect(installed ? installed : "algorithms", &files, &nfiles, &fcap);
+        free(installed);
         if (r == WEFT_ERR_NOMEM) goto nomem;
         if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
     }

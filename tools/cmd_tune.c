@@ -2,6 +2,7 @@
  * it hands the command line to the weft-tune program installed beside it (same process, same
  * environment: it works under mpirun); --plot-only draws a table here. */
 #include "commands.h"
+#include "datadir.h"
 #include "weft_common.h"
 
 #include <errno.h>
@@ -15,14 +16,7 @@
 
 /* weft-tune in the folder of this executable (build/tools, or the install's bin), or NULL. */
 static char *measuring_program(void) {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return NULL;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash == NULL) return NULL;
-    *slash = '\0';
-    char *p = weft_asprintf("%s/weft-tune", self);
+    char *p = weft_exe_sibling("weft-tune");
     if (p && access(p, X_OK) != 0) {
         free(p);
         p = NULL;
