@@ -474,6 +474,22 @@ fail:
     return res;
 }
 
+int32_t weft_sg_depths(const weft_sg *g, const int32_t *order, int32_t *depth, int32_t *pred) {
+    int32_t best = 0;
+    for (int32_t i = 0; i < g->nsteps; i++) {
+        int32_t sid = order[i];
+        const weft_sg_step *st = &g->steps[sid];
+        int32_t v = 0, p = -1;
+        if (st->idx > 0 && depth[sid - 1] > v) v = depth[sid - 1], p = sid - 1;
+        if (st->dep >= 0 && depth[st->dep] > v) v = depth[st->dep], p = st->dep;
+        if (st->match >= 0 && depth[st->match] > v) v = depth[st->match], p = st->match;
+        depth[sid] = v + 1;
+        if (pred) pred[sid] = p;
+        if (depth[sid] > best) best = depth[sid];
+    }
+    return best;
+}
+
 void weft_sg_describe_wait(const weft_sg *g, const weft_sg_run *r, int32_t t, char *buf,
                            size_t len) {
     const weft_sg_tb *tb = &g->tbs[t];

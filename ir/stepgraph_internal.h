@@ -111,6 +111,12 @@ typedef struct weft_sg_run {
  * fire callback's error if it stopped the run, WEFT_ERR_NOMEM, or WEFT_OK (check r->stalled). */
 weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r);
 void weft_sg_run_free(weft_sg_run *r);
+/* Happens-before depths over the order of a completed run (a linearization): depth[s] is 1 +
+ * the deepest of the previous step of s's tb, its dependency and (a receive) the send whose
+ * message it takes; pred[s] (pred may be NULL) is the one that set it, preferred in that order
+ * on ties, -1 for none. Returns the deepest: the critical path's length in steps, which the
+ * verifier reports and `weft show --format=svg` draws. */
+int32_t weft_sg_depths(const weft_sg *g, const int32_t *order, int32_t *depth, int32_t *pred);
 /* What blocked tb t waits for, as "waits for ..." text. */
 void weft_sg_describe_wait(const weft_sg *g, const weft_sg_run *r, int32_t t, char *buf,
                            size_t len);

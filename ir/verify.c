@@ -1213,18 +1213,7 @@ static void summarize(ctx *c) {
         else
             s->pairs[s->npairs++] = s->pairs[i];
     }
-    int64_t best = 0;
-    for (int32_t i = 0; i < g->nsteps; i++) {
-        int32_t sid = c->order[i];
-        const weft_sg_step *st = &g->steps[sid];
-        int32_t v = 0;
-        if (st->idx > 0 && cp[sid - 1] > v) v = cp[sid - 1];
-        if (st->dep >= 0 && cp[st->dep] > v) v = cp[st->dep];
-        if (st->match >= 0 && cp[st->match] > v) v = cp[st->match];
-        cp[sid] = v + 1;
-        if (cp[sid] > best) best = cp[sid];
-    }
-    s->critical_path = best;
+    s->critical_path = weft_sg_depths(g, c->order, cp, NULL);
     free(cp);
 }
 

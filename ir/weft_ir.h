@@ -232,6 +232,33 @@ WEFT_API int weft_ir_verifies(const weft_algo *a, const weft_verify_opts *opts);
  * pair by pair when there are at most max_pairs pairs, else as totals). */
 WEFT_API void weft_verify_summary_print(const weft_verify_summary *s, FILE *out, int max_pairs);
 
+/* ---- the schedule in time (timeline.c): what pictures of it draw ----------------------- */
+/* Every step at its happens-before depth, as the verifier computes the critical path: 1 + the
+ * deepest of the previous step of its tb, its dependency and (a receive) the send whose message
+ * it takes. The critical path ends at the deepest step (the first of them, in rank, tb, step
+ * order) and is followed back through the predecessor that set each depth. */
+typedef struct weft_placed_step {
+    int32_t rank, tb, step; /* tb: its id in the rank; step: its index in the tb */
+    int32_t depth;          /* 1 .. critical_path */
+    int32_t dep;            /* index in steps of its dependency, -1 none */
+    int32_t from;           /* a receive: index in steps of the send it takes, -1 none */
+    int32_t pred;           /* index in steps of the step that set its depth, -1 none */
+    int32_t critical;       /* 1: on the critical path */
+} weft_placed_step;
+
+typedef struct weft_timeline {
+    int32_t nsteps;
+    weft_placed_step *steps; /* every step, by rank, tb, step */
+    int64_t critical_path;   /* steps on it: weft_verify_summary.critical_path */
+    int64_t nmessages;       /* steps that take a message (from >= 0) */
+} weft_timeline;
+
+/* Places a's steps (a must be structurally valid and free of deadlock with unbounded
+ * connection buffers; else the reason goes to d and WEFT_ERR_INPUT is returned). On WEFT_OK
+ * *out is filled; free it with weft_timeline_free. */
+WEFT_API weft_result weft_ir_timeline(const weft_algo *a, weft_timeline *out, weft_diag *d);
+WEFT_API void weft_timeline_free(weft_timeline *t);
+
 /* ---- CPU reference executor (exec.c) ---------------------------------------------------- */
 /* Runs a schedule on host buffers for every rank with real data, one step at a time under a
  * deterministic scheduler, with the step semantics of weft_semantics.h, the count policy

@@ -1,11 +1,16 @@
-/* cmd_show.c — `weft show`: a readable per-rank, per-tb listing and a summary of XML algorithms. */
+/* cmd_show.c — `weft show`: a readable per-rank, per-tb listing and a summary of XML algorithms,
+ * or a picture of one (--format=svg|dot, draw.c). */
 #include "commands.h"
+#include "draw.h"
 #include "weft_compiler.h"
 
 #include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
+
+enum { FMT_TEXT, FMT_SVG, FMT_DOT, OPT_FORMAT = 256 };
+static const char *const show_formats[] = {"text", "svg", "dot", NULL};
 
 static const weft_opt show_opts[] = {
     {.id = 's',
@@ -24,16 +29,28 @@ static const weft_opt show_opts[] = {
      .arg = WEFT_ARG_STR,
      .meta = "NAME=VALUE",
      .help = "set a parameter of .weft sources; repeatable"},
+    {.id = OPT_FORMAT,
+     .name = "format",
+     .arg = WEFT_ARG_WORD,
+     .meta = "F",
+     .words = show_formats,
+     .help = "text (default), or a picture of one schedule on\nstdout: svg, or dot for Graphviz"},
     {0}};
 
 const weft_cmd_spec weft_spec_show = {
     .name = "show",
     .summary = "print an XML algorithm per rank and tb, with a summary",
-    .synopsis = "[--summary] [-v] [-D NAME=VALUE]... FILE.xml|FILE.weft...",
+    .synopsis = "[--summary] [-v] [-D NAME=VALUE]... FILE.xml|FILE.weft...\n"
+                "--format=svg|dot [-D NAME=VALUE]... FILE.xml|FILE.weft",
     .description =
         "Reads MSCCL XML algorithms (- : standard input), or compiles .weft sources, and\n"
         "prints, per rank and tb, one line per step, then a summary (ranks, tbs, channels,\n"
         "steps by type, chunks sent per peer pair).\n"
+        "\n"
+        "--format=svg draws the schedule instead: a row per tb, grouped by rank; each step in\n"
+        "the column of its happens-before depth; an arrow per message (dashed: dependencies\n"
+        "across tbs); the critical path (the longest chain of waits, as `weft verify` counts\n"
+        "it) in red. --format=dot writes the same as a Graphviz graph (`dot -Tsvg`).\n"
         "\n"
         "Step lines read: S TYPE DATA-FLOW [after tb T step S] [(signals)], where i[x], o[x],\n"
         "s[x] are chunks of the input, output and scratch buffer (i[x..y] a range), `recv P`\n"
@@ -43,8 +60,19 @@ const weft_cmd_spec weft_spec_show = {
     .exit_status = "0 ok, 1 a file is unreadable or invalid, 2 usage error.",
 };
 
+/* The picture of one algorithm on stdout. */
+static weft_result draw(const weft_algo *a, int format, weft_diag *d) {
+    weft_timeline t;
+    weft_result r = weft_ir_timeline(a, &t, d);
+    if (r != WEFT_OK) return r;
+    int bad =
+        format == FMT_SVG ? draw_schedule_svg(a, &t, stdout) : draw_schedule_dot(a, &t, stdout);
+    weft_timeline_free(&t);
+    return bad ? WEFT_ERR_SYSTEM : WEFT_OK;
+}
+
 int weft_cmd_show(int argc, char **argv) {
-    int summary = 0, verbose = 0, rc = WEFT_EXIT_OK;
+    int summary = 0, verbose = 0, rc = WEFT_EXIT_OK, format = FMT_TEXT;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0;
     if (defines == NULL) return WEFT_EXIT_INPUT;
@@ -58,11 +86,17 @@ int weft_cmd_show(int argc, char **argv) {
         if (c == 's') summary = 1;
         if (c == 'v') verbose = 1;
         if (c == 'D') defines[ndef++] = g.arg;
+        if (c == OPT_FORMAT) format = (int)g.num;
     }
     int nfiles = g.noperands;
     if (nfiles == 0) {
         free(defines);
         return weft_usage_error(&weft_spec_show, "no input file");
+    }
+    if (format != FMT_TEXT && (nfiles > 1 || summary)) {
+        free(defines);
+        return weft_usage_error(&weft_spec_show, "--format=%s draws one file, without --summary",
+                                show_formats[format]);
     }
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
@@ -78,8 +112,9 @@ int weft_cmd_show(int argc, char **argv) {
         if (r == WEFT_OK) {
             if (nfiles > 1) printf("%s==> %s <==\n", seen ? "\n" : "", path);
             seen = 1;
-            r = weft_ir_show(a, stdout, summary);
+            r = format == FMT_TEXT ? weft_ir_show(a, stdout, summary) : draw(a, format, d);
             fflush(stdout);
+            weft_diag_print(d, stderr, WEFT_SEV_ERROR);
         }
         if (r != WEFT_OK) {
             if (r != WEFT_ERR_INPUT && !ferror(stdout)) /* a write error: said at exit */

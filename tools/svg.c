@@ -6,7 +6,8 @@
 
 struct svg {
     FILE *f;
-    weft_out *o; /* written as every weft output (weft_common.h): links, FIFOs, mode */
+    weft_out *o;     /* svg_open: written as every weft output (weft_common.h), or NULL */
+    const char *cls; /* for the next element */
 };
 
 static void put_escaped(FILE *f, const char *t) {
@@ -23,30 +24,67 @@ static void put_escaped(FILE *f, const char *t) {
     }
 }
 
-svg *svg_open(const char *path, double w, double h) {
+svg *svg_open_stream(FILE *f, double w, double h, const char *title) {
     svg *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
-    if (weft_out_open(path, WEFT_OUT_STDOUT, &s->o, NULL) != WEFT_OK) {
-        free(s);
-        return NULL;
-    }
-    s->f = weft_out_file(s->o);
+    s->f = f;
     fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
             "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, "
-            "sans-serif\">\n"
-            "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
-            w, h, w, h, w, h);
+            "sans-serif\">\n",
+            w, h, w, h);
+    if (title) {
+        fputs("<title>", s->f);
+        put_escaped(s->f, title);
+        fputs("</title>\n", s->f);
+    }
+    fprintf(s->f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", w, h);
+    return s;
+}
+
+svg *svg_open(const char *path, double w, double h) {
+    weft_out *o = NULL;
+    if (weft_out_open(path, WEFT_OUT_STDOUT, &o, NULL) != WEFT_OK) return NULL;
+    svg *s = svg_open_stream(weft_out_file(o), w, h, NULL);
+    if (s == NULL) {
+        weft_out_close(o, NULL);
+        return NULL;
+    }
+    s->o = o;
     return s;
 }
 
 int svg_close(svg *s) {
     if (s == NULL) return -1;
     fputs("</svg>\n", s->f);
-    int bad = weft_out_close(s->o, NULL) != WEFT_OK;
+    int bad = s->o ? weft_out_close(s->o, NULL) != WEFT_OK : ferror(s->f) || fflush(s->f) != 0;
     free(s);
     return bad ? -1 : 0;
+}
+
+void svg_class(svg *s, const char *cls) {
+    s->cls = cls;
+}
+
+/* ` class="..."` when one is pending; it applies to one element. */
+static void put_class(svg *s) {
+    if (s->cls == NULL) return;
+    fputs(" class=\"", s->f);
+    put_escaped(s->f, s->cls);
+    fputc('"', s->f);
+    s->cls = NULL;
+}
+
+void svg_arrow_markers(svg *s, const char *const *colors, int n) {
+    fputs("<defs>\n", s->f);
+    for (int i = 0; i < n && i < 4; i++)
+        fprintf(s->f,
+                "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+                "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto-start-reverse\">"
+                "<path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"%s\"/></marker>\n",
+                i, colors[i]);
+    fputs("</defs>\n", s->f);
 }
 
 static void stroke_attrs(FILE *f, const char *color, double width, const char *dash) {
@@ -56,15 +94,28 @@ static void stroke_attrs(FILE *f, const char *color, double width, const char *d
 
 void svg_line(svg *s, double x1, double y1, double x2, double y2, const char *color, double width,
               const char *dash) {
-    fprintf(s->f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"", x1, y1, x2, y2);
+    fputs("<line", s->f);
+    put_class(s);
+    fprintf(s->f, " x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"", x1, y1, x2, y2);
     stroke_attrs(s->f, color, width, dash);
     fputs("/>\n", s->f);
+}
+
+void svg_arrow(svg *s, double x1, double y1, double x2, double y2, const char *color, double width,
+               const char *dash, int marker) {
+    fputs("<line", s->f);
+    put_class(s);
+    fprintf(s->f, " x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"", x1, y1, x2, y2);
+    stroke_attrs(s->f, color, width, dash);
+    fprintf(s->f, " marker-end=\"url(#arrow%d)\"/>\n", marker);
 }
 
 void svg_polyline(svg *s, const double *x, const double *y, int n, const char *color, double width,
                   const char *dash) {
     if (n < 1) return;
-    fputs("<polyline fill=\"none\" points=\"", s->f);
+    fputs("<polyline", s->f);
+    put_class(s);
+    fputs(" fill=\"none\" points=\"", s->f);
     for (int i = 0; i < n; i++)
         fprintf(s->f, "%s%.2f,%.2f", i ? " " : "", x[i], y[i]);
     fputc('"', s->f);
@@ -74,15 +125,19 @@ void svg_polyline(svg *s, const double *x, const double *y, int n, const char *c
 
 void svg_rect(svg *s, double x, double y, double w, double h, const char *fill, double opacity,
               const char *stroke) {
-    fprintf(s->f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", x, y, w,
-            h, fill);
+    fputs("<rect", s->f);
+    put_class(s);
+    fprintf(s->f, " x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", x, y, w, h,
+            fill);
     if (opacity < 1) fprintf(s->f, " fill-opacity=\"%.2f\"", opacity);
     if (stroke) fprintf(s->f, " stroke=\"%s\" stroke-width=\"1\"", stroke);
     fputs("/>\n", s->f);
 }
 
 void svg_circle(svg *s, double x, double y, double r, const char *fill) {
-    fprintf(s->f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\"/>\n", x, y, r, fill);
+    fputs("<circle", s->f);
+    put_class(s);
+    fprintf(s->f, " cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\"/>\n", x, y, r, fill);
 }
 
 void svg_text(svg *s, double x, double y, double size, const char *anchor, double rotate,
@@ -92,8 +147,10 @@ void svg_text(svg *s, double x, double y, double size, const char *anchor, doubl
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    fprintf(s->f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.1f\" text-anchor=\"%s\" fill=\"%s\"",
-            x, y, size, anchor, color);
+    fputs("<text", s->f);
+    put_class(s);
+    fprintf(s->f, " x=\"%.2f\" y=\"%.2f\" font-size=\"%.1f\" text-anchor=\"%s\" fill=\"%s\"", x, y,
+            size, anchor, color);
     if (rotate != 0) fprintf(s->f, " transform=\"rotate(%.1f %.2f %.2f)\"", rotate, x, y);
     fputc('>', s->f);
     put_escaped(s->f, buf);
@@ -101,7 +158,9 @@ void svg_text(svg *s, double x, double y, double size, const char *anchor, doubl
 }
 
 void svg_group_begin(svg *s, const char *title) {
-    fputs("<g>", s->f);
+    fputs("<g", s->f);
+    put_class(s);
+    fputc('>', s->f);
     if (title) {
         fputs("<title>", s->f);
         put_escaped(s->f, title);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# run_draw.sh WEFT TEST_DRAW SRC — pictures: `weft show --format=svg|dot` of library files of
+# several shapes (rings, trees, rooted, hierarchical), each checked by test_draw against the
+# schedule and the verifier; usage errors and a deadlocking schedule rejected with a reason; the
+# pictures under docs/ regenerated from their sources and compared, so they cannot go stale.
+set -euo pipefail
+weft=$1 test_draw=$2 src=$3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft_draw.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# FILE SHAPE...: compile, draw both ways, check
+draw() {
+    local f=$1 name
+    shift
+    name=$(basename "$f" .weft)
+    local defs=()
+    for s in "$@"; do defs+=(-D "$s"); done
+    "$weft" compile "$src/$f" "${defs[@]}" -o "$tmp/$name.xml"
+    "$weft" show --format=svg "$tmp/$name.xml" >"$tmp/$name.svg"
+    "$weft" show --format=dot "$tmp/$name.xml" >"$tmp/$name.dot"
+    "$test_draw" "$tmp/$name.xml" "$tmp/$name.svg" "$tmp/$name.dot"
+}
+draw algorithms/allreduce_ring.weft N=4 SERVE=1
+draw algorithms/allreduce_direct_ll.weft N=3 ANYN=1
+draw algorithms/broadcast_tree.weft N=5 ROOT=2
+draw algorithms/reduce_chain.weft N=4
+draw algorithms/allreduce_hierarchical.weft N=4 G=2
+draw algorithms/alltoall_staged.weft N=4 SERVE=1
+
+# usage and input errors: exit 2 and 1, with the reason
+x="$tmp/allreduce_ring.xml"
+expect() { # CODE TEXT CMD...
+    local code=$1 text=$2 rc=0
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    [ "$rc" = "$code" ] || fail "$* exited $rc, not $code"
+    grep -qF -- "$text" "$tmp/err" || { cat "$tmp/err"; fail "$*: no '$text'"; }
+}
+expect 2 "--format: unknown value 'png' (one of text, svg, dot)" "$weft" show --format=png "$x"
+expect 2 "draws one file" "$weft" show --format=svg "$x" "$x"
+expect 1 "the schedule deadlocks, so its steps have no place in time" \
+    "$weft" show --format=svg "$src/tests/verify/bad/deadlock-cycle.xml"
+
+# the pictures in the documentation, made by the commands docs/README say
+"$weft" compile "$src/algorithms/allreduce_ring.weft" -D N=4 -D SERVE=1 -o "$tmp/ring4.xml"
+"$weft" show --format=svg "$tmp/ring4.xml" >"$tmp/ring4.svg"
+cmp "$tmp/ring4.svg" "$src/docs/pictures/allreduce_ring_4.svg" ||
+    fail "docs/pictures/allreduce_ring_4.svg is stale: regenerate it as docs/pictures/README.md says"
+echo "pictures: ok"
