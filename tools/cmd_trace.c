@@ -1,4 +1,4 @@
-/* cmd_trace.c — `weft trace`: summarize, check and merge the per-step timeline traces that
+/* cmd_trace.c — `weft trace`: summarize, check, merge and draw the per-step timeline traces that
  * WEFT_TRACE records (Chrome trace event JSON, one file per rank). */
 #include "commands.h"
 #include "trace_internal.h"
@@ -46,6 +46,21 @@ static const weft_opt merge_opts[] = {{.id = 'o',
                                        .help = "write to OUT (default, or -: standard output)"},
                                       {0}};
 
+static const weft_opt draw_opts[] = {{.id = OPT_CALL,
+                                      .name = "call",
+                                      .arg = WEFT_ARG_INT,
+                                      .meta = "N",
+                                      .help = "draw call N (default: the longest)",
+                                      .lo = 0,
+                                      .hi = ~0ull >> 1},
+                                     {.id = 'o',
+                                      .shortname = 'o',
+                                      .name = "output",
+                                      .arg = WEFT_ARG_OUT,
+                                      .meta = "OUT",
+                                      .help = "write to OUT (default, or -: standard output)"},
+                                     {0}};
+
 static const weft_cmd_spec spec_summarize = {
     .name = "trace summarize",
     .summary = "time per step type and connection, and the critical path",
@@ -80,11 +95,27 @@ static const weft_cmd_spec spec_merge = {
     .operands = WEFT_ARG_FILE,
     .exit_status = "0 ok, 1 a trace is wrong or OUT cannot be written, 2 usage error.",
 };
-static const weft_cmd_spec *const trace_subs[] = {&spec_summarize, &spec_check, &spec_merge, NULL};
+static const weft_cmd_spec spec_draw = {
+    .name = "trace draw",
+    .summary = "one call's timeline as an SVG picture",
+    .synopsis = "[--call N] [-o OUT] FILE...",
+    .description =
+        "One call (the longest, or call N) as SVG: a row per tb grouped by rank, a bar per step\n"
+        "execution at its recorded time (grey while it waited, its step type's colour while it\n"
+        "moved data), an arrow per message from the sending to the receiving step, and the\n"
+        "critical path of `weft trace summarize` in red. Standard output, or OUT written as\n"
+        "every weft output is.",
+    .opts = draw_opts,
+    .operands = WEFT_ARG_FILE,
+    .exit_status = "0 ok, 1 a trace is wrong, the call is not in it or OUT cannot be written,\n"
+                   "2 usage error.",
+};
+static const weft_cmd_spec *const trace_subs[] = {&spec_summarize, &spec_check, &spec_merge,
+                                                  &spec_draw, NULL};
 
 const weft_cmd_spec weft_spec_trace = {
     .name = "trace",
-    .summary = "summarize, check and merge per-step timeline traces (WEFT_TRACE)",
+    .summary = "summarize, check, merge and draw per-step timeline traces (WEFT_TRACE)",
     .description =
         "FILEs are traces written with WEFT_TRACE (one per rank, or merged; - : standard\n"
         "input); several are read as one trace (their clocks are already aligned).",
@@ -111,10 +142,29 @@ static int write_merged(const weft_trace *t, const char *path, weft_diag *d) {
     return weft_out_close(o, d) == WEFT_OK ? 0 : -1;
 }
 
+/* The picture of call seq (< 0: the longest) into path. */
+static int write_drawing(const weft_trace *t, int64_t seq, const char *path, weft_diag *d) {
+    weft_out *o = NULL;
+    if (weft_out_open(path, WEFT_OUT_STDOUT, &o, d) != WEFT_OK) return -1;
+    weft_result r = weft_trace_draw_svg(t, seq, weft_out_file(o));
+    if (r != WEFT_OK && !ferror(weft_out_file(o))) {
+        weft_out_abort(o);
+        if (r == WEFT_ERR_USAGE && seq >= 0)
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
+                          "weft trace: call %" PRId64 " is not in the trace", seq);
+        else if (r == WEFT_ERR_USAGE)
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft trace: no call in the trace");
+        else
+            weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0, "weft trace: %s", weft_result_str(r));
+        return -1;
+    }
+    return weft_out_close(o, d) == WEFT_OK ? 0 : -1;
+}
+
 int weft_cmd_trace(int argc, char **argv) {
     weft_getopt g;
     if (argc < 2)
-        return weft_usage_error(&weft_spec_trace, "which command? summarize, check or merge");
+        return weft_usage_error(&weft_spec_trace, "which command? summarize, check, merge or draw");
     const char *sub = argv[1];
     const weft_cmd_spec *spec = NULL;
     const char *names[8];
@@ -171,6 +221,8 @@ int weft_cmd_trace(int argc, char **argv) {
         if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
     } else if (is_check) {
         if (weft_trace_check(&t, &co, stdout, NULL) > 0) rc = WEFT_EXIT_INPUT;
+    } else if (spec == &spec_draw) {
+        if (write_drawing(&t, so.call, outpath, d) != 0) rc = WEFT_EXIT_INPUT;
     } else if (write_merged(&t, outpath, d) != 0) {
         rc = WEFT_EXIT_INPUT;
     }

@@ -202,6 +202,23 @@ typedef struct weft_trace_summary_opts {
  * not in the trace. */
 weft_result weft_trace_summarize(const weft_trace *t, const weft_trace_summary_opts *o, FILE *out);
 
+/* The critical path of one call, as weft trace summarize reports it (the longest call when seq
+ * < 0): the call's model calls [c0, c1) (one per rank in the trace) and the slices on the path
+ * in time order (indices in t->slices; malloc'd, free them). WEFT_ERR_USAGE when seq is not in
+ * the trace (or it has no call). */
+typedef struct weft_trace_path {
+    int64_t seq;
+    size_t c0, c1;
+    size_t *slices, n;
+} weft_trace_path;
+weft_result weft_trace_call_path(const weft_trace *t, int64_t seq, weft_trace_path *out);
+
+/* One call's timeline as SVG (tools/trace/trace_draw.c): the call numbered seq (< 0: the
+ * longest), one group per rank (class "rank"), a bar per step execution (class "slice", "crit"
+ * on the critical path) split into waiting and moving data, an arrow per message received
+ * (class "msg"), the critical path as a polyline. WEFT_ERR_USAGE when seq is not in the trace. */
+weft_result weft_trace_draw_svg(const weft_trace *t, int64_t seq, FILE *out);
+
 typedef struct weft_trace_check_opts {
     double tolerance; /* per call and rank: busiest tb's step time within this of kernel time */
 } weft_trace_check_opts;

@@ -33,7 +33,7 @@ out=$(complete_words run --cpu x.xml --type b)
 out=$(complete_words select '')
 grep -qx allgather <<<"$out" || fail "completion of 'weft select ': no collectives: $out"
 out=$(complete_words trace '')
-[ "$(echo $out)" = "summarize check merge --help" ] || fail "completion of 'weft trace ': $out"
+[ "$(echo $out)" = "summarize check merge draw --help" ] || fail "completion of 'weft trace ': $out"
 out=$(complete_words trace merge -)
 grep -qx -- --output <<<"$out" || fail "completion of 'weft trace merge -': $out"
 out=$(complete_words '')

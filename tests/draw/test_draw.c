@@ -1,8 +1,15 @@
-/* test_draw.c — checks a picture of a schedule against the schedule, counted independently of
- * the drawing: `test_draw FILE.xml PICTURE.svg [PICTURE.dot]`. The SVG is parsed with libxml2:
- * it must be SVG with one group per rank holding exactly that rank's steps, one arrow per
- * message (a step that receives takes one), and as many steps marked critical as the verifier's
- * critical path, joined by one polyline; the DOT must have the same counts. Prints the counts. */
+/* test_draw.c — checks pictures against what they show, counted independently of the drawing.
+ *   test_draw FILE.xml PICTURE.svg [PICTURE.dot]: a schedule (weft show --format=svg|dot). The
+ *     SVG is parsed with libxml2: it must be SVG with one group per rank holding exactly that
+ *     rank's steps, one arrow per message (a step that receives takes one), and as many steps
+ *     marked critical as the verifier's critical path, joined by one polyline; the DOT must have
+ *     the same counts.
+ *   test_draw --trace PICTURE.svg SEQ PATH TRACE...: one call of a trace (weft trace draw): a
+ *     group per rank of call SEQ holding exactly that rank's step executions, an arrow per
+ *     message whose send and receive are both recorded, PATH executions marked critical (the
+ *     length `weft trace summarize` reports), joined by one polyline.
+ * Prints the counts. */
+#include "trace_internal.h"
 #include "weft_ir.h"
 
 #include <libxml/parser.h>
@@ -63,7 +70,97 @@ static void check_dot(const char *path, int nranks, long nsteps, long messages, 
     weft_diag_free(d);
 }
 
+static xmlXPathContextPtr open_svg(const char *path, xmlDocPtr *doc) {
+    *doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+    EXPECT(*doc != NULL, "%s is not well-formed XML", path);
+    if (*doc == NULL) return NULL;
+    xmlNodePtr root = xmlDocGetRootElement(*doc);
+    EXPECT(root && strcmp((const char *)root->name, "svg") == 0 && root->ns &&
+               strcmp((const char *)root->ns->href, "http://www.w3.org/2000/svg") == 0,
+           "the root is not an SVG element");
+    xmlXPathContextPtr x = xmlXPathNewContext(*doc);
+    xmlXPathRegisterNs(x, (const xmlChar *)"s", (const xmlChar *)"http://www.w3.org/2000/svg");
+    EXPECT(count(x, "count(/s:svg[@viewBox and @width and @height]/s:title)") == 1,
+           "no viewBox, size or title");
+    return x;
+}
+
+static long polyline_points(xmlXPathContextPtr x) {
+    xmlXPathObjectPtr o = xmlXPathEvalExpression(
+        (const xmlChar *)"string(//s:polyline[@class='critical-path']/@points)", x);
+    long n =
+        o && o->stringval && *o->stringval ? 1 + occurrences((const char *)o->stringval, " ") : 0;
+    xmlXPathFreeObject(o);
+    return n;
+}
+
+static int check_trace(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: test_draw --trace PICTURE.svg SEQ PATH TRACE...\n");
+        return 2;
+    }
+    int64_t seq = strtoll(argv[3], NULL, 10);
+    long path = strtol(argv[4], NULL, 10);
+    weft_diag *d = weft_diag_new();
+    weft_trace t;
+    weft_trace_init(&t, 0);
+    for (int i = 5; i < argc; i++)
+        if (weft_trace_read_file(&t, argv[i], d) != WEFT_OK) {
+            weft_diag_print(d, stderr, WEFT_SEV_ERROR);
+            return 1;
+        }
+    xmlDocPtr doc;
+    xmlXPathContextPtr x = open_svg(argv[2], &doc);
+    if (x == NULL) return 1;
+    long nranks = 0, nslices = 0, messages = 0;
+    char q[256];
+    for (size_t c = 0; c < t.ncalls; c++) {
+        if (t.calls[c].seq != seq) continue;
+        nranks++;
+        long mine = 0;
+        for (size_t i = 0; i < t.nslices; i++)
+            if ((size_t)t.slices[i].call == c) mine++;
+        nslices += mine;
+        snprintf(q, sizeof q,
+                 "count(/s:svg/s:g[@class='rank'][s:title='rank %d']//s:g[starts-with(@class, "
+                 "'slice')][starts-with(s:title, 'rank %d tb ')])",
+                 t.calls[c].rank, t.calls[c].rank);
+        EXPECT(count(x, q) == mine, "rank %d's group holds %ld of its %ld step executions",
+               t.calls[c].rank, count(x, q), mine);
+    }
+    /* a message is drawn when its send and its receive are both in the trace */
+    for (size_t i = 0; i < t.nslices; i++) {
+        const weft_trace_slice *r = &t.slices[i];
+        if (t.calls[r->call].seq != seq || r->rmsg < 0) continue;
+        for (size_t j = 0; j < t.nslices; j++) {
+            const weft_trace_slice *s = &t.slices[j];
+            if (t.calls[s->call].seq == seq && s->smsg == r->rmsg && s->chan == r->chan &&
+                t.calls[s->call].rank == r->recv && s->send == t.calls[r->call].rank) {
+                messages++;
+                break;
+            }
+        }
+    }
+    EXPECT(count(x, "count(/s:svg/s:g[@class='rank'])") == nranks, "%ld rank groups, not %ld",
+           count(x, "count(/s:svg/s:g[@class='rank'])"), nranks);
+    long arrows = count(x, "count(//s:line[@class='msg' or @class='msg crit'][@marker-end])");
+    EXPECT(arrows == messages, "%ld message arrows, not %ld", arrows, messages);
+    long crit = count(x, "count(//s:g[@class='slice crit'])");
+    EXPECT(crit == path, "%ld step executions marked critical, summarize's path has %ld", crit,
+           path);
+    EXPECT(polyline_points(x) == 2 * path, "the critical-path line has %ld points for %ld steps",
+           polyline_points(x), path);
+    printf("call %lld: %ld ranks, %ld step executions, %ld messages, critical path %ld\n",
+           (long long)seq, nranks, nslices, messages, crit);
+    xmlXPathFreeContext(x);
+    xmlFreeDoc(doc);
+    weft_trace_free(&t);
+    weft_diag_free(d);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--trace") == 0) return check_trace(argc, argv);
     if (argc != 3 && argc != 4) {
         fprintf(stderr, "usage: test_draw FILE.xml PICTURE.svg [PICTURE.dot]\n");
         return 2;
@@ -82,18 +179,10 @@ int main(int argc, char **argv) {
             for (int32_t i = 0; i < a->gpus[r].tbs[t].nsteps; i++, nsteps++)
                 messages += receives[a->gpus[r].tbs[t].steps[i].type];
 
-    xmlDocPtr doc = xmlReadFile(argv[2], NULL, XML_PARSE_NONET);
-    EXPECT(doc != NULL, "%s is not well-formed XML", argv[2]);
-    if (doc == NULL) return 1;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    EXPECT(root && strcmp((const char *)root->name, "svg") == 0 && root->ns &&
-               strcmp((const char *)root->ns->href, "http://www.w3.org/2000/svg") == 0,
-           "the root is not an SVG element");
-    xmlXPathContextPtr x = xmlXPathNewContext(doc);
-    xmlXPathRegisterNs(x, (const xmlChar *)"s", (const xmlChar *)"http://www.w3.org/2000/svg");
+    xmlDocPtr doc;
+    xmlXPathContextPtr x = open_svg(argv[2], &doc);
+    if (x == NULL) return 1;
     char q[256];
-    EXPECT(count(x, "count(/s:svg[@viewBox and @width and @height]/s:title)") == 1,
-           "no viewBox, size or title");
     EXPECT(count(x, "count(/s:svg/s:g[@class='rank'])") == a->ngpus, "%ld rank groups, not %d",
            count(x, "count(/s:svg/s:g[@class='rank'])"), a->ngpus);
     for (int32_t r = 0; r < a->ngpus; r++) {
@@ -116,12 +205,8 @@ int main(int argc, char **argv) {
            crit, (long long)sum.critical_path);
     EXPECT(count(x, "count(//s:polyline[@class='critical-path'])") == 1, "no critical-path line");
     /* the polyline joins the critical steps: one point each */
-    xmlXPathObjectPtr o = xmlXPathEvalExpression(
-        (const xmlChar *)"string(//s:polyline[@class='critical-path']/@points)", x);
-    long points =
-        o && o->stringval && *o->stringval ? 1 + occurrences((const char *)o->stringval, " ") : 0;
-    xmlXPathFreeObject(o);
-    EXPECT(points == crit, "the critical-path line has %ld points for %ld steps", points, crit);
+    EXPECT(polyline_points(x) == crit, "the critical-path line has %ld points for %ld steps",
+           polyline_points(x), crit);
     printf("%s: %d ranks, %ld steps, %ld messages, critical path %ld\n", argv[1], a->ngpus, nsteps,
            messages, crit);
     if (argc == 4) check_dot(argv[3], a->ngpus, nsteps, messages, crit);

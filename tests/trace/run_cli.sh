@@ -20,7 +20,7 @@ expect() {
     echo "weft $*: output lacks \"$pat\":"; echo "$out" | head -5; fail=1
   fi
 }
-expect 2 "weft trace: which command? summarize, check or merge" trace
+expect 2 "weft trace: which command? summarize, check, merge or draw" trace
 expect 2 "unknown command 'sum'; did you mean 'summarize'?" trace sum data/min.json
 expect 2 "no trace file given" trace summarize
 expect 2 "--call: 'x' is not a whole number" trace summarize --call x data/min.json

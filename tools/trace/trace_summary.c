@@ -410,21 +410,56 @@ static void print_hop(const weft_trace *t, const hop *h, int64_t origin, FILE *o
             h->kind == HOP_START || h->kind == HOP_PROGRAM ? "" : us(h->waited).s);
 }
 
-static weft_result print_path(const an *a, const weft_trace_summary_opts *o, FILE *out) {
-    weft_result res = WEFT_OK;
-    const weft_trace *t = a->t;
+/* The call numbered seq, or the longest when seq < 0; NULL when there is none. */
+static const group *pick_group(const an *a, int64_t seq) {
     const group *g = NULL;
-    int32_t krank = 0;
     int64_t best = -1;
-    path p;
-    memset(&p, 0, sizeof p);
     for (size_t i = 0; i < a->ng; i++) {
         int32_t r = 0;
         int64_t k = group_kernel(a, &a->g[i], &r);
-        if (o->call >= 0 ? a->g[i].seq == o->call : k > best) g = &a->g[i], best = k, krank = r;
+        if (seq >= 0 ? a->g[i].seq == seq : k > best) g = &a->g[i], best = k;
     }
+    return g;
+}
+
+weft_result weft_trace_call_path(const weft_trace *t, int64_t seq, weft_trace_path *out) {
+    weft_result res = WEFT_OK;
+    an a;
+    path p;
+    memset(out, 0, sizeof *out);
+    memset(&p, 0, sizeof p);
+    WEFT_CHECK(an_init(&a, t));
+    const group *g = pick_group(&a, seq);
+    if (g == NULL) {
+        an_free(&a);
+        return WEFT_ERR_USAGE;
+    }
+    out->seq = g->seq;
+    out->c0 = g->c0;
+    out->c1 = g->c1;
+    res = critical_path(&a, g, &p);
+    if (res == WEFT_OK) {
+        out->slices = malloc((p.n ? p.n : 1) * sizeof *out->slices);
+        if (out->slices == NULL) res = WEFT_ERR_NOMEM;
+    }
+    if (res == WEFT_OK) {
+        for (size_t i = 0; i < p.n; i++)
+            out->slices[i] = p.h[i].slice;
+        out->n = p.n;
+    }
+    free(p.h);
+    an_free(&a);
+fail:
+    return res;
+}
+
+static weft_result print_path(const an *a, const weft_trace_summary_opts *o, FILE *out) {
+    weft_result res = WEFT_OK;
+    const weft_trace *t = a->t;
+    path p;
+    memset(&p, 0, sizeof p);
+    const group *g = pick_group(a, o->call);
     if (g == NULL) return WEFT_ERR_INPUT; /* weft_trace_summarize checked o->call */
-    (void)krank;
     const weft_trace_call *c0 = &t->calls[g->c0];
     WEFT_CHECK(critical_path(a, g, &p));
     int64_t origin = INT64_MAX;
