@@ -5,6 +5,7 @@
 # wrote nothing into the build tree.
 set -euo pipefail
 build=$1 cmake=$2 cc=$3
+command -v pkg-config >/dev/null || { echo "pkg-config is not installed: skipped"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft_install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
