@@ -43,8 +43,7 @@ expect 1 "the schedule deadlocks, so its steps have no place in time" \
     "$weft" show --format=svg "$src/tests/verify/bad/deadlock-cycle.xml"
 
 # the pictures in the documentation, made by the commands docs/README say
-"$weft" compile "$src/algorithms/allreduce_ring.weft" -D N=4 -D SERVE=1 -o "$tmp/ring4.xml"
-"$weft" show --format=svg "$tmp/ring4.xml" >"$tmp/ring4.svg"
+"$weft" show --format=svg -D N=4 -D SERVE=1 "$src/algorithms/allreduce_ring.weft" >"$tmp/ring4.svg"
 cmp "$tmp/ring4.svg" "$src/docs/pictures/allreduce_ring_4.svg" ||
     fail "docs/pictures/allreduce_ring_4.svg is stale: regenerate it as docs/pictures/README.md says"
 echo "pictures: ok"
