@@ -77,21 +77,7 @@ int main(int argc, char **argv) {
         for (int b = 0; b < g->ntbs; b++) {
             const weft_tb *x = &g->tbs[b];
             weft_trace_step *st = calloc((size_t)x->nsteps + 1, sizeof *st);
-            for (int s = 0; s < x->nsteps; s++) {
-                const weft_step *xs = &x->steps[s];
-                st[s] = (weft_trace_step){xs->type,
-                                          xs->srcbuf,
-                                          xs->srcoff,
-                                          xs->dstbuf,
-                                          xs->dstoff,
-                                          xs->cnt,
-                                          1,
-                                          s,
-                                          xs->depid,
-                                          xs->depid >= 0 ? g->tbs[xs->depid].nsteps : 0,
-                                          xs->depid >= 0 ? xs->deps + 1 : 0,
-                                          xs->hasdep ? s + 1 : 0};
-            }
+            weft_sim_tb_steps(a, r, b, st);
             tbs[r][b] = (weft_trace_tb){x->send, x->recv, x->chan, x->nsteps, x->nsteps, st};
         }
         /* Two clock samples a long way apart: rank r's GPU runs r * offset ahead of the host. */

@@ -26,14 +26,25 @@ void weft_sim_model_default(weft_sim_model *m) {
     m->proto[WEFT_PROTO_LL128] = m->proto[WEFT_PROTO_LL]; /* the runtime runs LL128 as LL */
 }
 
-/* A step as the model walks it: its XML step with its dependency resolved. */
-typedef struct sstep {
-    int32_t type, srcbuf, srcoff, dstbuf, dstoff, cnt;
-    int32_t dep_tb;     /* tb of the rank it waits for, -1: none */
-    int64_t dep_stride; /* that tb's steps per slice */
-    int64_t dep_target; /* progress it waits for within a slice */
-    int64_t post;       /* progress it posts within a slice (0: none) */
-} sstep;
+void weft_sim_tb_steps(const weft_algo *a, int32_t r, int32_t b, weft_trace_step *steps) {
+    const weft_gpu *g = &a->gpus[r];
+    const weft_tb *x = &g->tbs[b];
+    for (int s = 0; s < x->nsteps; s++) {
+        const weft_step *xs = &x->steps[s];
+        steps[s] = (weft_trace_step){xs->type,
+                                     xs->srcbuf,
+                                     xs->srcoff,
+                                     xs->dstbuf,
+                                     xs->dstoff,
+                                     xs->cnt,
+                                     1,
+                                     s,
+                                     xs->depid,
+                                     xs->depid >= 0 ? g->tbs[xs->depid].nsteps : 0,
+                                     xs->depid >= 0 ? xs->deps + 1 : 0,
+                                     xs->hasdep ? s + 1 : 0};
+    }
+}
 
 /* The elements of chunk x the slice [e0, e0 + E) holds (a scratch chunk is always whole). */
 static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, int32_t x,
@@ -96,6 +107,26 @@ static weft_sim_tb *tb_of(weft_sim *s, const size_t *first, int32_t r, int32_t b
     return i < first[r + 1] ? &s->tbs[i] : NULL;
 }
 
+/* The placed execution of a message on the connection between rank and peer on channel chan:
+ * sent = 1, the one of peer's tb sending to rank that sent message msg (a receive's data);
+ * sent = 0, the one of peer's tb receiving from rank that received msg (a send's credit). NULL
+ * while it is not placed; else *tb and *x say where it stands (s->tbs[*tb].e[*x]). */
+static const weft_sim_exec *msg_exec(const weft_algo *a, const weft_sim *s, const int32_t *next,
+                                     int32_t peer, int32_t rank, int32_t chan, int sent,
+                                     int64_t msg, int32_t *tb, int32_t *x) {
+    for (size_t j = 0; j < s->ntbs; j++) {
+        const weft_sim_tb *o = &s->tbs[j];
+        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
+        if (o->rank != peer || (sent ? ob->send : ob->recv) != rank || ob->chan != chan) continue;
+        for (int i = 0; i < next[j]; i++)
+            if ((sent ? o->e[i].smsg : o->e[i].rmsg) == msg) {
+                *tb = (int32_t)j, *x = i;
+                return &o->e[i];
+            }
+    }
+    return NULL;
+}
+
 weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start,
                          weft_sim *out, weft_diag *d) {
     weft_result res = WEFT_OK;
@@ -103,7 +134,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     size_t *first = NULL;
     int32_t *next = NULL;
     int64_t *sends = NULL, *recvs = NULL;
-    sstep **steps = NULL;
+    weft_trace_step **steps = NULL;
     double *bw_send = NULL, *bw_local = NULL;
     if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1) return WEFT_ERR_USAGE;
     memset(out, 0, sizeof *out);
@@ -149,19 +180,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
             const weft_tb *x = &g->tbs[b];
             steps[q] = calloc((size_t)x->nsteps + 1, sizeof **steps);
             WEFT_CHECK_ALLOC(steps[q]);
-            for (int st = 0; st < x->nsteps; st++) {
-                const weft_step *xs = &x->steps[st];
-                steps[q][st] = (sstep){xs->type,
-                                       xs->srcbuf,
-                                       xs->srcoff,
-                                       xs->dstbuf,
-                                       xs->dstoff,
-                                       xs->cnt,
-                                       xs->depid,
-                                       xs->depid >= 0 ? g->tbs[xs->depid].nsteps : 0,
-                                       xs->depid >= 0 ? xs->deps + 1 : 0,
-                                       xs->hasdep ? st + 1 : 0};
-            }
+            weft_sim_tb_steps(a, r, b, steps[q]);
             weft_sim_tb *t = &out->tbs[q];
             t->rank = r, t->tb = b;
             t->n = niter * x->nsteps;
@@ -193,7 +212,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
             const weft_tb *tb = &a->gpus[t->rank].tbs[t->tb];
             while (next[i] < t->n) {
                 int it = next[i] / tb->nsteps, s = next[i] % tb->nsteps;
-                const sstep *st = &steps[i][s];
+                const weft_trace_step *st = &steps[i][s];
                 unsigned f = weft_step_flags((weft_step_type)st->type);
                 int64_t dep_at = 0, data_at = 0, credit_at = 0;
                 int32_t dep_from = -1, dep_x = -1, data_from = -1, data_x = -1;
@@ -212,34 +231,16 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                         }
                 }
                 if (ok && (f & WEFT_STEP_F_RECV)) {
-                    ok = 0;
-                    for (size_t j = 0; j < ntr && !ok; j++) {
-                        const weft_sim_tb *o = &out->tbs[j];
-                        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
-                        if (o->rank != tb->recv || ob->send != t->rank || ob->chan != tb->chan)
-                            continue;
-                        for (int x = 0; x < next[j]; x++)
-                            if (o->e[x].smsg == recvs[i]) {
-                                data_at = o->e[x].t1 + (int64_t)pr->lat_ns, ok = 1;
-                                data_from = (int32_t)j, data_x = x;
-                                break;
-                            }
-                    }
+                    const weft_sim_exec *x = msg_exec(a, out, next, tb->recv, t->rank, tb->chan, 1,
+                                                      recvs[i], &data_from, &data_x);
+                    ok = x != NULL;
+                    if (ok) data_at = x->t1 + (int64_t)pr->lat_ns;
                 }
                 if (ok && (f & WEFT_STEP_F_SEND) && sends[i] >= m->slots) {
-                    ok = 0;
-                    for (size_t j = 0; j < ntr && !ok; j++) {
-                        const weft_sim_tb *o = &out->tbs[j];
-                        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
-                        if (o->rank != tb->send || ob->recv != t->rank || ob->chan != tb->chan)
-                            continue;
-                        for (int x = 0; x < next[j]; x++)
-                            if (o->e[x].rmsg == sends[i] - m->slots) {
-                                credit_at = o->e[x].t1 + m->sig_ns, ok = 1;
-                                credit_from = (int32_t)j, credit_x = x;
-                                break;
-                            }
-                    }
+                    const weft_sim_exec *x = msg_exec(a, out, next, tb->send, t->rank, tb->chan, 0,
+                                                      sends[i] - m->slots, &credit_from, &credit_x);
+                    ok = x != NULL;
+                    if (ok) credit_at = x->t1 + m->sig_ns;
                 }
                 if (!ok) break;
                 weft_sim_exec *e = &t->e[next[i]];

@@ -6,6 +6,7 @@
 #ifndef WEFT_SIM_H
 #define WEFT_SIM_H
 
+#include "trace_internal.h"
 #include "weft_ir.h"
 
 #ifdef __cplusplus
@@ -72,6 +73,11 @@ typedef struct weft_sim {
     int32_t niter, group; /* slices per chunk the model ran; CTAs per tb the runtime would use */
     int32_t elem_bytes;
 } weft_sim;
+
+/* The steps of tb b of rank r as the model walks them, each XML step with its dependency
+ * resolved: the trace's step table of an unfused schedule (nsrc 1, xml_step its own index), so
+ * a synthetic trace records what the model ran. steps holds the tb's nsteps. */
+void weft_sim_tb_steps(const weft_algo *a, int32_t r, int32_t b, weft_trace_step *steps);
 
 /* Runs one call of a (validated) from time start. A deadlock (a pass that places nothing) is
  * WEFT_ERR_INPUT with the rank, tb and execution in d. On WEFT_OK *out is owned by the caller
