@@ -356,6 +356,28 @@ typedef struct point_result {
         if ((call) < 0) goto backend_failed;                                                       \
     } while (0)
 
+/* A stage before the timing (warm-up, capture): n launches of each implementation still in
+ * (st[k] OK) through fn, whose status replaces st[k] where it is not OK; then the ranks agree.
+ * 0: NCCL passed; 1: NCCL failed it, an error "POINT: NCCL nccl_failed" in R->d (the point
+ * cannot be measured); -1: the backend failed. */
+static int prepare(run *R, const tune_point *p, const int *impl, int *st, int nimpl,
+                   int (*fn)(void *ctx, const tune_point *p, int impl, int n), int n,
+                   const char *doing, const char *nccl_failed) {
+    for (int k = 0; k < nimpl; k++) {
+        if (st[k] != WEFT_TUNE_OK) continue;
+        progress_live(R, p, doing, algo_name(R, impl[k]));
+        int r = fn(R->b->ctx, p, impl[k], n);
+        if (r < 0) return -1;
+        if (r != WEFT_TUNE_OK) st[k] = r;
+    }
+    if (agree_status(R, st, nimpl) != 0) return -1;
+    if (st[0] == WEFT_TUNE_OK) return 0;
+    char pt[160];
+    point_str(R, p, pt, sizeof pt);
+    weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "%s: NCCL %s", pt, nccl_failed);
+    return 1;
+}
+
 /* Measures point p of section s: NCCL and s's candidates interleaved until every ratio is clear
  * of thr or known to the precision asked; pr gets the statistics and the decision. */
 static weft_result measure(run *R, const plan_sec *s, const tune_point *p, double thr,
@@ -367,7 +389,7 @@ static weft_result measure(run *R, const plan_sec *s, const tune_point *p, doubl
     int *impl = malloc((size_t)nimpl * sizeof *impl), *ok = calloc((size_t)nimpl, sizeof *ok);
     double *mine = calloc((size_t)nimpl, sizeof *mine), *avg = calloc((size_t)nimpl, sizeof *avg);
     double *t = NULL;
-    int *st = pr->status;
+    int *st = pr->status, stage;
     WEFT_CHECK_ALLOC(impl);
     WEFT_CHECK_ALLOC(ok);
     WEFT_CHECK_ALLOC(mine);
@@ -386,39 +408,17 @@ static weft_result measure(run *R, const plan_sec *s, const tune_point *p, doubl
         }
     if (agree_status(R, st, nimpl) != 0) goto backend_failed;
     /* 2. warm-up, eager */
-    for (int k = 0; k < nimpl; k++) {
-        if (st[k] != WEFT_TUNE_OK) continue;
-        progress_live(R, p, "warming up", algo_name(R, impl[k]));
-        int w;
-        BK(w = b->warm(b->ctx, p, impl[k], o->warmup > 0 ? o->warmup : 1));
-        if (w != WEFT_TUNE_OK) st[k] = w;
-    }
-    if (agree_status(R, st, nimpl) != 0) goto backend_failed;
-    if (st[0] != WEFT_TUNE_OK) {
-        char pt[160];
-        point_str(R, p, pt, sizeof pt);
-        weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "%s: NCCL itself failed", pt);
-        WEFT_FAIL(WEFT_ERR_INTERNAL);
-    }
+    BK(stage = prepare(R, p, impl, st, nimpl, b->warm, o->warmup > 0 ? o->warmup : 1, "warming up",
+                       "itself failed"));
+    if (stage != 0) WEFT_FAIL(WEFT_ERR_INTERNAL);
     /* 3. calls per sample: a fixed count, as nccl-tests' -n (a sample of one call at a large
      * size would charge the barrier's skew and the host's enqueue latency to that one call) */
     int batch = o->calls > 0 ? o->calls : 20;
     /* 4. graph points: can each implementation be captured (every sample captures anew) */
     if (p->flags & WEFT_CALL_GRAPH) {
-        for (int k = 0; k < nimpl; k++) {
-            if (st[k] != WEFT_TUNE_OK) continue;
-            progress_live(R, p, "capturing", algo_name(R, impl[k]));
-            int c;
-            BK(c = b->capture(b->ctx, p, impl[k], batch));
-            if (c != WEFT_TUNE_OK) st[k] = c;
-        }
-        if (agree_status(R, st, nimpl) != 0) goto backend_failed;
-        if (st[0] != WEFT_TUNE_OK) {
-            char pt[160];
-            point_str(R, p, pt, sizeof pt);
-            weft_diag_add(R->d, WEFT_SEV_ERROR, NULL, 0, 0, "%s: NCCL could not be captured", pt);
-            WEFT_FAIL(WEFT_ERR_INTERNAL);
-        }
+        BK(stage = prepare(R, p, impl, st, nimpl, b->capture, batch, "capturing",
+                           "could not be captured"));
+        if (stage != 0) WEFT_FAIL(WEFT_ERR_INTERNAL);
     }
     for (int k = 0; k < nimpl; k++)
         ok[k] = st[k] == WEFT_TUNE_OK;
