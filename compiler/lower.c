@@ -462,16 +462,10 @@ static void step_refs(const lowerer *L, const lstep *ls, cc_ref *src, cc_ref *ds
 
 static void fill_step(const lowerer *L, const lstep *ls, int32_t c, int32_t sper, weft_step *st) {
     const weft_cc_program *p = L->p;
-    memset(st, 0, sizeof *st);
-    st->type = ls->type;
-    st->depid = st->deps = -1;
     cc_ref src, dst;
     step_refs(L, ls, &src, &dst);
-    st->srcbuf = xml_buf(src.buf);
-    st->dstbuf = xml_buf(dst.buf);
-    st->srcoff = map_off(p, src.buf, src.off, c, sper);
-    st->dstoff = map_off(p, dst.buf, dst.off, c, sper);
-    st->cnt = dst.cnt;
+    *st = weft_step_make(ls->type, xml_buf(src.buf), map_off(p, src.buf, src.off, c, sper),
+                         xml_buf(dst.buf), map_off(p, dst.buf, dst.off, c, sper), dst.cnt);
 }
 
 static int check_segments(lowerer *L) {

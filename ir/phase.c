@@ -158,15 +158,8 @@ fail:
 /* Appends one step to tb t of rank r of algo a; returns its index or -1. */
 static int32_t emit(weft_algo *a, int32_t r, int32_t t, weft_step_type type, weft_buf sb,
                     int32_t so, weft_buf db, int32_t dof, int32_t cnt, int32_t line) {
-    weft_step s = {.type = type,
-                   .srcbuf = sb,
-                   .dstbuf = db,
-                   .srcoff = so,
-                   .dstoff = dof,
-                   .cnt = cnt,
-                   .depid = -1,
-                   .deps = -1,
-                   .line = line};
+    weft_step s = weft_step_make(type, sb, so, db, dof, cnt);
+    s.line = line;
     return weft_tb_add_step(&a->gpus[r].tbs[t], &s);
 }
 

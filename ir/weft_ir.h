@@ -51,6 +51,14 @@ typedef struct weft_step {
     int32_t line;
 } weft_step;
 
+/* A step of type t moving cnt chunks from (sb, so) to (db, dof), with no dependency and no line:
+ * where the compiler, the phase cut and the tests make one. */
+static inline weft_step weft_step_make(weft_step_type t, weft_buf sb, int32_t so, weft_buf db,
+                                       int32_t dof, int32_t cnt) {
+    weft_step s = {t, sb, db, so, dof, cnt, -1, -1, 0, 0};
+    return s;
+}
+
 /* What an IR step accesses (weft_step_access): its source read, then its destination. */
 static inline int weft_step_accesses(const weft_step *s, weft_access out[2]) {
     return weft_step_access(s->type, s->srcbuf, s->srcoff, s->dstbuf, s->dstoff, s->cnt, out);

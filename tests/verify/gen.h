@@ -10,24 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline weft_step gen_step(weft_step_type t, weft_buf sb, int32_t so, weft_buf db,
-                                 int32_t dof, int32_t cnt) {
-    weft_step s;
-    memset(&s, 0, sizeof s);
-    s.type = t;
-    s.srcbuf = sb;
-    s.srcoff = so;
-    s.dstbuf = db;
-    s.dstoff = dof;
-    s.cnt = cnt;
-    s.depid = s.deps = -1;
-    return s;
-}
-
 /* Appends a step to tb; returns 0 or -1 (allocation). */
 static inline int gen_add(weft_tb *tb, weft_step_type t, weft_buf sb, int32_t so, weft_buf db,
                           int32_t dof, int32_t cnt) {
-    weft_step s = gen_step(t, sb, so, db, dof, cnt);
+    weft_step s = weft_step_make(t, sb, so, db, dof, cnt);
     return weft_tb_add_step(tb, &s) < 0 ? -1 : 0;
 }
 
@@ -112,7 +98,7 @@ static inline weft_algo *gen_allpairs_allreduce(int32_t N) {
         if (lt == NULL || gen_add(lt, WEFT_STEP_CPY, GI, r, GO, r, 1)) goto fail;
         for (int32_t q = 0; q < N; q++) {
             if (q == r) continue;
-            weft_step st = gen_step(WEFT_STEP_RE, GS, q, GO, r, 1);
+            weft_step st = weft_step_make(WEFT_STEP_RE, GS, q, GO, r, 1);
             st.depid = q < r ? q : q - 1;
             st.deps = 1;
             if (weft_tb_add_step(lt, &st) < 0) goto fail;

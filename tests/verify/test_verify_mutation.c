@@ -75,7 +75,7 @@ static int park(weft_algo *a, int32_t r, char *what, size_t len) {
         weft_tb *ut = &g->tbs[u];
         if (ut->nsteps == 0) continue;
         ut->steps[ut->nsteps - 1].hasdep = 1;
-        weft_step n = gen_step(WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0);
+        weft_step n = weft_step_make(WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0);
         n.depid = u;
         n.deps = ut->nsteps - 1;
         if (weft_tb_add_step(&g->tbs[ntb], &n) < 0) return -1;
