@@ -84,12 +84,7 @@ enum {
 static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
 
 static const weft_opt estimate_opts[] = {
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set a parameter of a .weft source; repeatable"},
+    WEFT_OPT_DEFINE,
     {.id = OPT_SIZES,
      .name = "sizes",
      .arg = WEFT_ARG_STR,

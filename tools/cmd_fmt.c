@@ -18,12 +18,7 @@ static const weft_opt fmt_opts[] = {
      .name = "verbose",
      .arg = WEFT_ARG_NONE,
      .help = "also print info notes (e.g. defaults applied to\nlegacy files)"},
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set a parameter of .weft sources; repeatable"},
+    WEFT_OPT_DEFINE,
     {0}};
 
 const weft_cmd_spec weft_spec_fmt = {

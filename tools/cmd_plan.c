@@ -46,12 +46,7 @@ static const weft_opt plan_opts[] = {
      .help = "elements per rank for --cpu (default 1000)",
      .lo = 1,
      .hi = 1ull << 32},
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set a parameter of a .weft source;\nrepeatable"},
+    WEFT_OPT_DEFINE,
     {0}};
 
 const weft_cmd_spec weft_spec_plan = {

@@ -127,12 +127,7 @@ static const weft_opt run_opts[] = {
      .name = "quiet",
      .arg = WEFT_ARG_NONE,
      .help = "print nothing when the result is right"},
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set a parameter of .weft sources; repeatable"},
+    WEFT_OPT_DEFINE,
     {0}};
 
 const weft_cmd_spec weft_spec_run = {

@@ -42,12 +42,7 @@ static const weft_opt verify_opts[] = {
      .name = "verbose",
      .arg = WEFT_ARG_NONE,
      .help = "also print info notes, and every peer pair in the\nsummary"},
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set a parameter of .weft sources; repeatable"},
+    WEFT_OPT_DEFINE,
     {0}};
 
 const weft_cmd_spec weft_spec_verify = {

@@ -45,6 +45,16 @@ typedef struct weft_opt {
     int (*lookup)(const char *name);
 } weft_opt;
 
+/* -D NAME=VALUE of the commands that take a .weft source wherever a schedule is (compiled with
+ * weft_cc_load_file): one entry, so that they all say it alike. */
+#define WEFT_OPT_DEFINE                                                                            \
+    {.id = 'D',                                                                                    \
+     .shortname = 'D',                                                                             \
+     .name = "define",                                                                             \
+     .arg = WEFT_ARG_STR,                                                                          \
+     .meta = "NAME=VALUE",                                                                         \
+     .help = "set a parameter of .weft sources; repeatable"}
+
 /* One command (or subcommand: "trace merge"). Texts are pre-wrapped at 80 columns: --help
  * prints them as they are; the man page joins each paragraph's lines, keeping lines that start
  * with two spaces as they are. */
