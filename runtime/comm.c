@@ -186,7 +186,7 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
             if (mp == NULL) continue;
             const weft_rank_plan *rp = &mp->ranks[rank];
             int32_t rb = weft_plan_rec_bytes(rp);
-            size_t bytes = (size_t)rb * (size_t)rp->ntbs;
+            size_t bytes = weft_plan_table_bytes(rp);
             free(rec);
             rec = malloc(bytes);
             WEFT_CHECK_ALLOC(rec);
@@ -1012,9 +1012,10 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int direct = m->direct && call_windows(c, call, send, (const void *const *)recv, w, off);
     weft_call_geom g;
     weft_kargs ka;
-    int ncta = 0, traced = 0;
+    int ncta = 0, traced = 0, collapsed = 0;
     res = weft_call_geometry(p, &c->cfg, mi, call->count, weft_dtype_size(call->dtype), reduces,
                              direct, &g);
+    if (res == WEFT_OK) collapsed = weft_plan_use_collapsed(p, m, &g, &c->cfg, c->trace != NULL);
     if (res == WEFT_OK) res = order_streams(c, stream);
     if (res == WEFT_OK) {
         weft_plan_call_args(p, ai, &g, &c->cfg, &ka.c);
@@ -1046,6 +1047,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         x->peer_win = rr->peer_win;
         x->err = rr->err_d;
         x->rank = rr->rank;
+        x->tb0 = weft_plan_tb0(rp, collapsed);
         if (g.direct)
             for (int b = 0; b < 2; b++)
                 x->pbase[b] = w[b]->peer[s], x->poff[b] = off[b];
@@ -1054,7 +1056,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
                                  stream, &x->trace);
         traced |= x->trace.rec != NULL;
         ka.cta_base[s] = ncta;
-        ncta += rp->ntbs * g.K;
+        ncta += weft_plan_ntbs_run(rp, collapsed) * g.K;
     }
     if (res == WEFT_OK) ka.cta_base[c->nsub] = ncta;
     int launched = 0;
@@ -1090,7 +1092,9 @@ int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
     if (!weft_rt_algo_eligible(c, ai)) return 0;
     if (weft_rt_call_geom((weft_comm *)c, ai, call, NULL, NULL, &g) != WEFT_OK) return 0;
     const weft_mode_plan *m = weft_plan_mode(&c->plans[ai], call->inplace);
-    return m ? m->ranks[c->sub[0].rank].ntbs * g.K : 0;
+    if (m == NULL) return 0;
+    int collapsed = weft_plan_use_collapsed(&c->plans[ai], m, &g, &c->cfg, c->trace != NULL);
+    return weft_plan_ntbs_run(&m->ranks[c->sub[0].rank], collapsed) * g.K;
 }
 
 weft_result weft_comm_detach(weft_comm *c) {

@@ -209,7 +209,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         if (!P::claim(&a.state->claim)) return; /* device memory: no host atomics */
         e->algo = c.tag;
         e->rank = a.rank;
-        e->tb = tbi;
+        e->tb = st.otb; /* as the schedule numbers it (a runner stands for every tb) */
         e->member = g;
         e->step = st.orig;
         e->peer = peer;
@@ -561,40 +561,49 @@ template <class P, class T, class Op, bool TR> struct Interp {
         return true;
     }
 
-    /* ---- fused receives ---------------------------------------------------------------- *
-     * Message i of a fused receive (plan.c: a chain of receive-reduce steps of several tbs):
-     * its connection end (member g's), and its number: on a FIFO the connection's position
-     * (the tb that owns it only counts it: its counter stays at the call's start until that tb
-     * ends, which is after this step), direct the message's number in this call. Thread i
-     * handles message i: it waits for it, finds it, and returns its slot. */
-    WEFT_DEV void fused_src(const weft_dstep &st, int i, weft_dconn &e, uint64_t &msg,
-                            bool &dir) const {
-        const weft_drecv &x = a.xrecv[st.xrecv + i];
+    /* ---- folds and multi-peer sends -------------------------------------------------- *
+     * Entry i of the message table (see weft_drecv): a message's connection end (member
+     * g's) and number. On a FIFO the number is the connection's position at the call's start
+     * (the owner only counts it: its counter does not move until it ends, after this step, and
+     * a runner's never moves during the call) plus the message's place in the member's
+     * iterations; direct, the message's number in this call. */
+    WEFT_DEV void msg_end(const weft_drecv &x, bool send, weft_dconn &e, uint64_t &msg,
+                          bool &dir) const {
         const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)x.tb * a.rec_bytes);
-        e = R->rc;
+        e = send ? R->sc : R->rc;
         member(e, g);
         dir = c.direct && e.direct;
         msg = (uint64_t)(j * x.per + x.k);
         if (!dir) msg += P::ld_rlx(e.pos);
     }
 
-    WEFT_DEV const char *fused_ptr(const weft_dstep &st, int i, const weft_dconn &e, uint64_t msg,
-                                   bool dir, int jj, int64_t e0) const {
+    /* Operand i's data for chunk jj: a FIFO slot, the sender's chunk read in place, or a local
+     * chunk (lim: its valid elements). */
+    WEFT_DEV const char *operand_ptr(const weft_drecv &x, const weft_dconn &e, uint64_t msg, bool dir,
+                                     int jj, int64_t e0, int64_t en, int64_t *lim) const {
+        if (x.tb < 0) return chunk(x.pbuf, x.poff + jj, e0, en, lim);
+        if (x.pbuf >= 0 && x.pbuf < 2) {
+            *lim = valid(x.poff + jj, e0, en); /* as the sender's source chunk */
+        } else {
+            *lim = en;
+        }
         if (!dir)
             return e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes +
-                   (int64_t)jj * c.E * SZ;
-        const weft_drecv &x = a.xrecv[st.xrecv + i];
+                   (int64_t)jj * c.E * (c.proto == WEFT_RT_PROTO_LL ? 2 * SZ : SZ);
         const char *b = a.pbase[x.pbuf ? 1 : 0][e.peer] + a.poff[x.pbuf ? 1 : 0];
         return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
     }
 
-    WEFT_DEV bool fused_wait(const weft_dstep &st) {
+    /* Thread i waits for the message of operand i (Simple: its tail or ready word). */
+    WEFT_DEV bool fold_wait(const weft_dstep &st) {
         bool ok = true;
         for (int i = p.tid(); i < st.nrecv && ok; i += p.nthreads()) {
+            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            if (x.tb < 0) continue;
             weft_dconn e;
             uint64_t msg;
             bool dir;
-            fused_src(st, i, e, msg, dir);
+            msg_end(x, false, e, msg, dir);
             const uint64_t *w = dir ? e.ready : e.tail;
             uint64_t want = dir ? (tag | (msg + 1)) : msg + 1;
             ok = spin([&] { return P::ld_acq_sys(w) >= want; }, [&] { return P::ld_rlx(w); },
@@ -604,12 +613,14 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* Every message read: FIFO slots (or the senders' buffers) go back. */
-    WEFT_DEV void fused_done(const weft_dstep &st) {
+    WEFT_DEV void fold_done(const weft_dstep &st) {
         for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
+            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            if (x.tb < 0) continue;
             weft_dconn e;
             uint64_t msg;
             bool dir;
-            fused_src(st, i, e, msg, dir);
+            msg_end(x, false, e, msg, dir);
             if (dir)
                 P::st_rel_sys(e.done, tag | (msg + 1));
             else if (c.proto == WEFT_RT_PROTO_LL)
@@ -617,91 +628,251 @@ template <class P, class T, class Op, bool TR> struct Interp {
             else
                 P::st_rel_sys(e.head, msg + 1);
         }
-        /* the last message came on this tb's own connection */
-        if (rdir)
-            rcount++;
-        else
-            rpos++;
+        /* A fold of the plan as written took its last message on this tb's own connection. */
+        if (!(st.flags & WEFT_DSTEP_F_XCONN)) {
+            if (rdir)
+                rcount++;
+            else
+                rpos++;
+        }
     }
 
-    /* Elements of chunk jj that matter: the source's, the destination's and the senders'. */
-    WEFT_DEV int64_t fused_lim(const weft_dstep &st, int jj, int64_t e0, int64_t en,
-                               const char **src, char **dst) const {
+    /* Chunk jj of a fold: every operand's data in sr[0 .. m) (its order and whether it is a
+     * message in sr[MAX_FUSE + i]), destinations in *dst and *dst2; returns the elements that
+     * matter (the least any operand or destination holds). Uniform across the CTA. */
+    WEFT_DEV int64_t fold_chunk(const weft_dstep &st, int jj, int64_t e0, int64_t en, char **dst,
+                                char **dst2) {
+        const char **sr = p.sred();
         int64_t lim = en, l;
-        *src = chunk(st.srcbuf, st.srcoff + jj, e0, en, &l);
-        lim = l < lim ? l : lim;
-        *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
-        lim = l < lim ? l : lim;
-        for (int i = 0; i < st.nrecv; i++) {
-            l = valid(a.xrecv[st.xrecv + i].poff + jj, e0, en);
+        *dst = *dst2 = nullptr;
+        if (!(st.flags & WEFT_DSTEP_F_NODST)) {
+            *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
             lim = l < lim ? l : lim;
         }
+        if (st.flags & WEFT_DSTEP_F_DST2) {
+            *dst2 = chunk(st.dst2buf, st.dst2off + jj, e0, en, &l);
+            lim = l < lim ? l : lim;
+        }
+        for (int i = 0; i < st.nrecv; i++) {
+            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            if (x.tb >= 0 && !(x.pbuf >= 0 && x.pbuf < 2)) continue;
+            if (x.tb < 0)
+                chunk(x.pbuf, x.poff + jj, e0, en, &l);
+            else
+                l = valid(x.poff + jj, e0, en);
+            lim = l < lim ? l : lim;
+        }
+        p.sync(); /* the previous chunk's readers are done with sr */
+        for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
+            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            weft_dconn e;
+            uint64_t msg = 0;
+            bool dir = false;
+            if (x.tb >= 0) msg_end(x, false, e, msg, dir);
+            int64_t ll;
+            sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &ll);
+            /* bit 0: combine as op(value, operand); bit 1: an LL message; bits 32..: its flag */
+            uint64_t w = (x.ord ? 1u : 0u);
+            if (x.tb >= 0 && !dir && c.proto == WEFT_RT_PROTO_LL)
+                w |= 2u | ((uint64_t)(uint32_t)(msg + 1) << 32);
+            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)w;
+        }
+        p.sync();
         return lim;
     }
 
-    /* Simple: value = P(m-1) (+) (... (P1 (+) (P0 (+) src))), the chain's order. */
-    WEFT_DEV bool fused_simple(const weft_dstep &st, int64_t e0, int64_t en) {
-        if (!fused_wait(st)) return false;
+    /* Simple: value = op0, then each operand combined in its order, into dst and dst2. */
+    WEFT_DEV bool fold_simple(const weft_dstep &st, int64_t e0, int64_t en) {
+        if (!fold_wait(st)) return false;
         const char **sr = p.sred();
+        const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         for (int jj = 0; jj < st.cnt; jj++) {
-            const char *src;
-            char *dst;
-            int64_t lim = fused_lim(st, jj, e0, en, &src, &dst);
-            p.sync(); /* the previous chunk's readers are done with sr */
-            for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
-                weft_dconn e;
-                uint64_t msg;
-                bool dir;
-                fused_src(st, i, e, msg, dir);
-                sr[i == 0 ? 0 : i + 1] = fused_ptr(st, i, e, msg, dir, jj, e0);
+            char *dst, *dst2;
+            const int64_t lim = fold_chunk(st, jj, e0, en, &dst, &dst2);
+            uintptr_t al = (uintptr_t)dst | (uintptr_t)dst2;
+            for (int i = 0; i < m; i++)
+                al |= (uintptr_t)sr[i];
+            const int64_t npk = (al & 15) == 0 ? lim / V : 0;
+            for (int64_t i0 = 0; i0 < npk; i0 += (int64_t)U * nt) {
+                Pack v[U];
+                WEFT_UNROLL
+                for (int u = 0; u < U; u++) {
+                    int64_t i = i0 + (int64_t)u * nt + tid;
+                    if (i < npk) v[u] = P::ld_pack(sr[0] + i * 16);
+                }
+                for (int r = 1; r < m; r++) {
+                    const bool ord = ((uintptr_t)sr[WEFT_RT_MAX_FUSE + r] & 1u) != 0;
+                    WEFT_UNROLL
+                    for (int u = 0; u < U; u++) {
+                        int64_t i = i0 + (int64_t)u * nt + tid;
+                        if (i >= npk) continue;
+                        Pack x = P::ld_pack(sr[r] + i * 16);
+                        v[u] = ord ? reduce_pack<T, Op>(v[u], x) : reduce_pack<T, Op>(x, v[u]);
+                    }
+                }
+                WEFT_UNROLL
+                for (int u = 0; u < U; u++) {
+                    int64_t i = i0 + (int64_t)u * nt + tid;
+                    if (i >= npk) continue;
+                    if (dst) P::st_pack(dst + i * 16, v[u]);
+                    if (dst2) P::st_pack(dst2 + i * 16, v[u]);
+                }
             }
-            if (p.tid() == 0) sr[1] = src;
-            p.sync();
-            move(lim, sr[0], st.nrecv, nullptr, sr + 1, dst, nullptr);
+            for (int64_t e = npk * V + tid; e < lim; e += nt) {
+                T v = P::template ld<T>(sr[0] + e * SZ);
+                for (int r = 1; r < m; r++) {
+                    T x = P::template ld<T>(sr[r] + e * SZ);
+                    v = ((uintptr_t)sr[WEFT_RT_MAX_FUSE + r] & 1u) ? Op::template apply<T>(v, x)
+                                                                   : Op::template apply<T>(x, v);
+                }
+                if (dst) P::template st<T>(dst + e * SZ, v);
+                if (dst2) P::template st<T>(dst2 + e * SZ, v);
+            }
             if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
         }
         p.sync();
-        fused_done(st);
+        fold_done(st);
         return true;
     }
 
-    /* LL: every thread takes its lines from every message, waiting for each line's flags. */
-    WEFT_DEV bool fused_ll(const weft_dstep &st, int64_t e0, int64_t en) {
+    /* LL: every thread takes its lines of every operand, loading a few operands' lines before
+     * it looks at any flag, so that the messages' latencies overlap. */
+    WEFT_DEV bool fold_ll(const weft_dstep &st, int64_t e0, int64_t en) {
+        constexpr int B = 4;
         const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
-        /* slots in sr[0..m), flags in sr[MAX_FUSE + i] */
-        p.sync();
-        for (int i = tid; i < m; i += nt) {
-            weft_dconn e;
-            uint64_t msg;
-            bool dir;
-            fused_src(st, i, e, msg, dir);
-            sr[i] = e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes;
-            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)(uint32_t)(msg + 1);
-        }
-        p.sync();
-        const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
+        const int64_t nl = (en * SZ + 7) / 8;
         bool ok = true;
         for (int jj = 0; jj < st.cnt && ok; jj++) {
-            const char *src;
-            char *dst;
-            const int64_t lim = fused_lim(st, jj, e0, en, &src, &dst);
+            char *dst, *dst2;
+            const int64_t lim = fold_chunk(st, jj, e0, en, &dst, &dst2);
             if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
             for (int64_t l = tid; ok && l < nl; l += nt) {
-                uint64_t v = ll_read(src, lim, l);
-                for (int i = 0; i < m && ok; i++) {
-                    const char *line = sr[i] + ((int64_t)jj * stride + l) * 16;
-                    uint32_t fin = (uint32_t)(uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
-                    Line w = P::ll_ld(line);
-                    if ((w.f0 != fin || w.f1 != fin) && !(ok = wait_line(line, fin, st, w))) break;
-                    v = reduce_u64<T, Op>((uint64_t)w.d0 | (uint64_t)w.d1 << 32, v);
+                uint64_t v = 0;
+                for (int i0 = 0; i0 < m && ok; i0 += B) {
+                    Line w[B];
+                    uint64_t x[B];
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m) continue;
+                        const uintptr_t fw = (uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                        if (fw & 2u)
+                            w[u] = P::ll_ld(sr[i] + l * 16);
+                        else
+                            x[u] = ll_read(sr[i], lim, l);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m || !ok) continue;
+                        const uintptr_t fw = (uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                        if (fw & 2u) {
+                            const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
+                            if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                                !(ok = wait_line(sr[i] + l * 16, fin, st, w[u])))
+                                continue;
+                            x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+                        }
+                        v = i == 0      ? x[u]
+                            : (fw & 1u) ? reduce_u64<T, Op>(v, x[u])
+                                        : reduce_u64<T, Op>(x[u], v);
+                    }
                 }
-                if (ok) ll_write(dst, lim, l, v);
+                if (ok) {
+                    if (dst) ll_write(dst, lim, l, v);
+                    if (dst2) ll_write(dst2, lim, l, v);
+                }
             }
         }
         if (p.sync_or(!ok)) return false;
-        fused_done(st);
+        fold_done(st);
         return true;
+    }
+
+    /* One source to several peers (a collapsed rank's consecutive sends): thread i waits for
+     * room on connection i and puts its slot and flag in sr; the data is read once. */
+    WEFT_DEV bool msend(const weft_dstep &st, int64_t e0, int64_t en) {
+        const int m = st.nsend, nt = p.nthreads(), tid = p.tid();
+        const char **sr = p.sred();
+        const bool ll = c.proto == WEFT_RT_PROTO_LL;
+        bool ok = true;
+        p.sync(); /* the previous step's readers are done with sr */
+        for (int i = tid; i < m && ok; i += nt) {
+            weft_dconn e;
+            uint64_t msg;
+            bool dir;
+            msg_end(a.xrecv[st.xsend + i], true, e, msg, dir);
+            if (msg >= (uint64_t)e.nslots) {
+                uint64_t need = msg + 1 - (uint64_t)e.nslots;
+                ok = spin([&] { return P::ld_acq_sys(e.head) >= need; },
+                          [&] { return P::ld_rlx(e.head); }, WEFT_RT_WAIT_CREDIT, st, e.peer,
+                          e.chan, need);
+            }
+            sr[i] = e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes;
+            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)(msg + 1);
+        }
+        if (p.sync_or(!ok)) return false;
+        const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
+        for (int jj = 0; jj < st.cnt; jj++) {
+            int64_t lim;
+            const char *src = chunk(st.srcbuf, st.srcoff + jj, e0, en, &lim);
+            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+            if (ll) {
+                for (int64_t l = tid; l < nl; l += nt) {
+                    const uint64_t v = ll_read(src, lim, l);
+                    for (int i = 0; i < m; i++) {
+                        const uint32_t fo = (uint32_t)(uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                        P::ll_st((char *)sr[i] + ((int64_t)jj * stride + l) * 16, (uint32_t)v, fo,
+                                 (uint32_t)(v >> 32), fo);
+                    }
+                }
+            } else {
+                uintptr_t al = (uintptr_t)src;
+                for (int i = 0; i < m; i++)
+                    al |= (uintptr_t)sr[i];
+                const int64_t npk = (al & 15) == 0 ? lim / V : 0, off = (int64_t)jj * c.E * SZ;
+                for (int64_t i0 = tid; i0 < npk; i0 += nt) {
+                    const Pack v = P::ld_pack(src + i0 * 16);
+                    for (int i = 0; i < m; i++)
+                        P::st_pack((char *)sr[i] + off + i0 * 16, v);
+                }
+                for (int64_t e = npk * V + tid; e < lim; e += nt) {
+                    const T v = P::template ld<T>(src + e * SZ);
+                    for (int i = 0; i < m; i++)
+                        P::template st<T>((char *)sr[i] + off + e * SZ, v);
+                }
+            }
+        }
+        if (!ll) {
+            p.sync();
+            for (int i = tid; i < m; i += nt) {
+                weft_dconn e;
+                uint64_t msg;
+                bool dir;
+                msg_end(a.xrecv[st.xsend + i], true, e, msg, dir);
+                P::st_rel_sys(e.tail, msg + 1);
+            }
+        }
+        return true;
+    }
+
+    /* A collapsed rank's step on one connection each way: that connection's ends become the
+     * tb's own for the step (a runner has none of its own), then the step runs as any other. */
+    WEFT_DEV bool xstep(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
+        bool dir;
+        if (f & WEFT_STEP_F_SEND) {
+            msg_end(a.xrecv[st.xsend], true, sc, spos, dir);
+            credit = spos >= (uint64_t)sc.nslots ? 0 : spos; /* read the head when it matters */
+            sdir = false;
+        }
+        if (f & WEFT_STEP_F_RECV) {
+            msg_end(a.xrecv[st.xrecv], false, rc, rpos, dir);
+            rdir = false;
+        }
+        const bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
+        return comm && c.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
+                                                   : simple_step(st, f, e0, en);
     }
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
@@ -725,9 +896,13 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 rcount++;
             else
                 rpos++;
-        } else if (st.nrecv > 1) {
-            if (!(c.proto == WEFT_RT_PROTO_LL ? fused_ll(st, e0, en) : fused_simple(st, e0, en)))
+        } else if (st.flags & WEFT_DSTEP_F_FOLD) {
+            if (!(c.proto == WEFT_RT_PROTO_LL ? fold_ll(st, e0, en) : fold_simple(st, e0, en)))
                 return false;
+        } else if (st.nsend > 1) {
+            if (!msend(st, e0, en)) return false;
+        } else if ((st.flags & WEFT_DSTEP_F_XCONN) && (f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV))) {
+            if (!xstep(st, f, e0, en)) return false;
         } else if (st.type != WEFT_STEP_NOP) {
             bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
             bool ok = comm && c.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
@@ -775,7 +950,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
         sc = R->sc;
         rc = R->rc;
         steps = (const weft_dstep *)(const void *)(R + 1);
-        prog = &a.prog[(int64_t)tbi * c.kmax + g].v;
+        /* A runner counts calls on tb 0's line, as the tbs it stands for do (see finish). */
+        prog = &a.prog[(int64_t)(t.runner ? 0 : tbi) * c.kmax + g].v;
         member(sc, g);
         member(rc, g);
         sdir = c.direct && sc.direct;
@@ -792,7 +968,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         tag = (calls + 1) << 32;
         scount = rcount = 0;
         posted = false;
-        if (tbi == 0 && g == 0 && p.tid() == 0)
+        if (tbi == a.tb0 && g == 0 && p.tid() == 0)
             P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + c.arrival_off), calls + 1);
         const bool tr = traced() && p.tid() == 0;
         if (tr) tlast = trace_entry<P>(a.trace, tbi, spos, rpos);
@@ -812,6 +988,13 @@ template <class P, class T, class Op, bool TR> struct Interp {
             return;
         }
         if (tr) trace_exit<P>(a.trace, tbi, false, 0);
+        /* Threads of the last step may still be returning slots, which reads the connections'
+         * counters (a fold's messages, a multi-peer send's tails): those go first. */
+        p.sync();
+        if (t.runner) {
+            finish_runner();
+            return;
+        }
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
          * The next call's base; a release when this call posted progress (a waiter may read
          * this value instead of the post it waited for). No barrier, no fence otherwise: only
@@ -823,6 +1006,25 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 P::st_rel_gpu(prog, base + (1ull << 32));
             else
                 P::st_rlx(prog, base + (1ull << 32));
+        }
+    }
+
+    /* A runner's end: for every tb it stood for (records 0 .. tbi - 1), what that tb would
+     * have left had it run this call: its connections' counters past this member's messages
+     * (j iterations of nsend / nrecv each) and its progress line at the next call, so that
+     * calls run as written and collapsed share every counter and epoch. Thread i takes tb i;
+     * only the next launch reads these. */
+    WEFT_DEV void finish_runner() {
+        for (int i = p.tid(); i < tbi; i += p.nthreads()) {
+            const weft_drec *H = (const weft_drec *)(const void *)(a.rec + (int64_t)i * a.rec_bytes);
+            weft_dconn hs = H->sc, hr = H->rc;
+            member(hs, g);
+            member(hr, g);
+            if (hs.pos && H->tb.nsend)
+                P::st_rlx(hs.pos, P::ld_rlx(hs.pos) + (uint64_t)(j * H->tb.nsend));
+            if (hr.pos && H->tb.nrecv)
+                P::st_rlx(hr.pos, P::ld_rlx(hr.pos) + (uint64_t)(j * H->tb.nrecv));
+            P::st_rlx(&a.prog[(int64_t)i * c.kmax + g].v, base + (1ull << 32));
         }
     }
 };

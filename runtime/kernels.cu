@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
     /* Once every CTA of this launch is running, the stream's next weft launch may start its
      * own (it waits in grid_wait until this one has ended). */
     asm volatile("griddepcontrol.launch_dependents;");
-    int tbi = b / ka.c.K, g = b - tbi * ka.c.K;
+    int t = b / ka.c.K, g = b - t * ka.c.K, tbi = ka.r[s].tb0 + t;
     __shared__ const char *sred[2 * WEFT_RT_MAX_FUSE];
     DevPlat p{sred};
     weft_rt::Interp<DevPlat, T, Op, TR> in(p, ka.c, ka.r[s], tbi, g);

@@ -444,6 +444,10 @@ static const weft_step *nth_message(const weft_tb *tb, int send, int32_t k) {
     return NULL;
 }
 
+/* Message-table entries a step may need at most: its send, its receive, and (folds made of it)
+ * an operand and a source per fused `re` source, with room to spare. */
+#define XRECV_PER_STEP 6
+
 static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32_t r,
                               const weft_layout *l, weft_rank_plan *rp) {
     weft_result res = WEFT_OK;
@@ -452,12 +456,15 @@ static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32
     int64_t total = 0;
     for (int32_t t = 0; t < g->ntbs; t++)
         total += g->tbs[t].nsteps;
-    rp->ntbs = g->ntbs;
+    rp->ntbs = rp->nrec = g->ntbs;
+    rp->crun = -1;
     rp->s_chunks = g->s_chunks;
-    rp->tbs = calloc((size_t)g->ntbs, sizeof *rp->tbs);
-    rp->steps = calloc(total ? (size_t)total : 1, sizeof *rp->steps);
+    /* room for a runner (collapse_rank): one more record, a copy of every step, and for each
+     * step a send, a receive and fold operands in the message table */
+    rp->tbs = calloc((size_t)g->ntbs + 1, sizeof *rp->tbs);
+    rp->steps = calloc(2 * (size_t)total + 1, sizeof *rp->steps);
     rp->xsrc = calloc(total ? (size_t)total : 1, sizeof *rp->xsrc);
-    rp->xrecv = calloc(total ? (size_t)total : 1, sizeof *rp->xrecv);
+    rp->xrecv = calloc(XRECV_PER_STEP * (size_t)total + 1, sizeof *rp->xrecv);
     WEFT_CHECK_ALLOC(rp->tbs);
     WEFT_CHECK_ALLOC(rp->steps);
     WEFT_CHECK_ALLOC(rp->xsrc);
@@ -468,6 +475,11 @@ static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32
         dt->first = rp->nsteps;
         dt->nsteps_orig = tb->nsteps;
         dt->speer = tb->send, dt->rpeer = tb->recv, dt->chan = tb->chan;
+        for (int32_t s = 0; s < tb->nsteps; s++) {
+            unsigned f = weft_step_flags(tb->steps[s].type);
+            dt->nsend += (f & WEFT_STEP_F_SEND) != 0;
+            dt->nrecv += (f & WEFT_STEP_F_RECV) != 0;
+        }
         dt->sconn = tb->send >= 0 ? weft_layout_find(l, mod(tb->send - r, n), tb->chan, proto) : -1;
         dt->rconn = tb->recv >= 0 ? weft_layout_find(l, mod(r - tb->recv, n), tb->chan, proto) : -1;
         if ((tb->send >= 0 && dt->sconn < 0) || (tb->recv >= 0 && dt->rconn < 0))
@@ -502,6 +514,7 @@ static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32
             d->dep_stride = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
             d->dep_target = st->depid >= 0 ? st->deps + 1 : 0;
             d->post = tb->steps[s + nf - 1].hasdep ? s + nf : 0;
+            d->otb = t;
             d->orig = s;
             d->xsrc = rp->nxsrc;
             if ((f & WEFT_STEP_F_RECV) && ptb) {
@@ -534,6 +547,14 @@ int32_t weft_plan_rec_bytes(const weft_rank_plan *rp) {
     return (int32_t)(sizeof(weft_drec) + (size_t)m * sizeof(weft_dstep) + 15) / 16 * 16;
 }
 
+size_t weft_plan_table_bytes(const weft_rank_plan *rp) {
+    size_t b = (size_t)weft_plan_rec_bytes(rp) * (size_t)rp->ntbs;
+    if (rp->crun >= 0)
+        b += (sizeof(weft_drec) + (size_t)rp->tbs[rp->crun].nsteps * sizeof(weft_dstep) + 15) /
+             16 * 16;
+    return b;
+}
+
 /* Whether every message tb sends comes from an `s` step out of a user buffer (which peers can
  * read: scratch is not in a window). */
 static int sends_from_source(const weft_tb *tb) {
@@ -555,11 +576,13 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
     size_t dfo = ai >= 0 && ai < l->nalgos ? l->dflag_off[ai] : 0;
     size_t ready0 = dfo, done0 = dfo + (size_t)p->maxtbs * (size_t)p->kmax * WEFT_RT_DLINE;
     size_t tbline = (size_t)p->kmax * WEFT_RT_DLINE;
-    memset(out, 0, (size_t)rb * (size_t)rp->ntbs);
-    for (int32_t t = 0; t < rp->ntbs; t++) {
+    memset(out, 0, weft_plan_table_bytes(rp));
+    for (int32_t t = 0; t < rp->nrec; t++) {
         weft_drec *r = (weft_drec *)(void *)(out + (size_t)t * (size_t)rb);
-        const weft_tb *tb = &a->gpus[rank].tbs[t];
         r->tb = rp->tbs[t];
+        memcpy(r + 1, rp->steps + r->tb.first, (size_t)r->tb.nsteps * sizeof(weft_dstep));
+        if (t == rp->crun) continue; /* the runner owns no connection end of its own */
+        const weft_tb *tb = &a->gpus[rank].tbs[t];
         if (r->tb.sconn >= 0) {
             r->sc = sconn[r->tb.sconn];
             const weft_tb *q = find_tb(&a->gpus[tb->send], 0, rank, tb->chan);
@@ -578,7 +601,6 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
                 r->rc.done = (uint64_t *)(void *)(win[tb->recv] + done0 + (size_t)q->id * tbline);
             }
         }
-        memcpy(r + 1, rp->steps + r->tb.first, (size_t)r->tb.nsteps * sizeof(weft_dstep));
     }
 }
 
@@ -655,21 +677,23 @@ static int fuse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp) {
     for (int32_t t1 = 0; t1 < n; t1++) {
         if (fed[t1] || next[t1] < 0) continue; /* chains start where nothing feeds them */
         int32_t m = 0;
-        for (int32_t t = t1; t >= 0 && m < WEFT_RT_MAX_FUSE - 1; t = next[t])
+        for (int32_t t = t1; t >= 0 && m < WEFT_RT_MAX_FUSE - 1; t = next[t]) /* + X1's source */
             chain[m++] = t;
         if (m < 2) continue;
         int32_t tm = chain[m - 1];
         weft_dstep *dm = &rp->steps[dstep_of(rp, tm, link[tm])];
         const weft_dstep *d1 = &rp->steps[dstep_of(rp, t1, link[t1])];
-        /* the fused step: X1's source and dependency, every message */
+        /* the fused step: a fold of X1's source and every message, with X1's dependency */
         dm->srcbuf = d1->srcbuf, dm->srcoff = d1->srcoff;
         dm->depid = d1->depid, dm->dep_stride = d1->dep_stride, dm->dep_target = d1->dep_target;
-        dm->nrecv = (uint8_t)m;
+        dm->flags |= WEFT_DSTEP_F_FOLD;
+        dm->nrecv = (uint8_t)(m + 1);
         dm->xrecv = rp->nxrecv;
         dm->post = dm->orig + 1;
+        rp->xrecv[rp->nxrecv++] = (weft_drecv){-1, 0, 0, d1->srcbuf, d1->srcoff, 0};
         for (int32_t i = 0; i < m; i++) {
             const weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
-            rp->xrecv[rp->nxrecv++] = (weft_drecv){chain[i], 0, 1, di->pbuf, di->poff};
+            rp->xrecv[rp->nxrecv++] = (weft_drecv){chain[i], 0, 1, di->pbuf, di->poff, 0};
         }
         for (int32_t i = 0; i < m - 1; i++) {
             weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
@@ -691,66 +715,86 @@ done:
 
 /* Whether every rank's tables run to the end of `iters` iterations, steps taken greedily as
  * soon as they may run, with connection buffers of cap messages (direct connections never
- * wait for room; a member that sent directly ends only once all was read). */
+ * wait for room; a member that sent directly ends only once all was read). Each rank runs its
+ * collapsed form when `collapsed` (and has one), else its tb records. Connections are counted
+ * per tb of the schedule: a runner's messages count on the tbs they belong to. order (when not
+ * NULL, tb records only): per rank, the step indices of its first iteration in the order they
+ * ran (room for the rank's steps), counts in norder. */
 static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const weft_algo_plan *p,
-                          int32_t cap, int32_t iters) {
+                          int32_t cap, int32_t iters, int collapsed, int32_t **order,
+                          int32_t *norder) {
     int32_t nr = p->nranks, ntb = 0;
     int32_t *base = calloc((size_t)nr + 1, sizeof *base);
     if (base == NULL) return 0;
     for (int32_t r = 0; r < nr; r++)
-        base[r + 1] = base[r] + m->ranks[r].ntbs;
+        base[r + 1] = base[r] + m->ranks[r].nrec;
     ntb = base[nr];
     int64_t *pos = calloc((size_t)ntb, sizeof *pos), *prog = calloc((size_t)ntb, sizeof *prog);
     int64_t *sent = calloc((size_t)ntb, sizeof *sent), *taken = calloc((size_t)ntb, sizeof *taken);
     int32_t *to = malloc((size_t)ntb * sizeof *to); /* the receiving tb of a tb's sends */
     int ok = 0;
     if (!pos || !prog || !sent || !taken || !to) goto done;
-    for (int32_t r = 0; r < nr; r++)
+    for (int32_t r = 0; r < nr; r++) {
+        for (int32_t t = 0; t < m->ranks[r].nrec; t++)
+            to[base[r] + t] = -1;
         for (int32_t t = 0; t < m->ranks[r].ntbs; t++) {
             const weft_tb *tb = &a->gpus[r].tbs[t];
             const weft_tb *q = tb->send >= 0 ? find_tb(&a->gpus[tb->send], 0, r, tb->chan) : NULL;
             to[base[r] + t] = q ? base[tb->send] + q->id : -1;
         }
+        if (norder) norder[r] = 0;
+    }
     int64_t budget = (int64_t)1 << 24;
     for (int moved = 1; moved && budget > 0;) {
         moved = 0;
         for (int32_t r = 0; r < nr; r++) {
             const weft_rank_plan *rp = &m->ranks[r];
-            for (int32_t t = 0; t < rp->ntbs; t++) {
+            int cf = collapsed > 1 ? (collapsed >> (r + 1)) & 1 : collapsed;
+            int32_t t0 = weft_plan_tb0(rp, cf), tn = weft_plan_ntbs_run(rp, cf);
+            for (int32_t t = t0; t < t0 + tn; t++) {
                 int32_t x = base[r] + t;
                 const weft_dtb *dt = &rp->tbs[t];
                 while (dt->nsteps > 0 && pos[x] < (int64_t)iters * dt->nsteps && budget-- > 0) {
                     int64_t j = pos[x] / dt->nsteps;
                     const weft_dstep *d = &rp->steps[dt->first + pos[x] % dt->nsteps];
                     unsigned f = weft_step_flags((weft_step_type)d->type);
+                    const int xc = (d->flags & WEFT_DSTEP_F_XCONN) != 0;
                     if (d->depid >= 0 &&
                         prog[base[r] + d->depid] < j * d->dep_stride + d->dep_target)
                         break;
                     int ready = 1;
                     if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
-                        if (d->nrecv > 1) {
+                        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
                             for (int32_t i = 0; i < d->nrecv && ready; i++) {
                                 const weft_drecv *e = &rp->xrecv[d->xrecv + i];
-                                ready = sent[base[r] + e->tb] > j * e->per + e->k;
+                                ready = e->tb < 0 || sent[base[r] + e->tb] > j * e->per + e->k;
                             }
                         } else {
                             ready = sent[x] > taken[x];
                         }
                     }
                     /* as staged (direct sends never wait for room: no stricter) */
-                    int32_t y = to[x];
-                    if (ready && (f & WEFT_STEP_F_SEND) && y >= 0 && sent[y] - taken[y] >= cap)
-                        ready = 0;
+                    int32_t nsend = (f & WEFT_STEP_F_SEND) ? (xc ? d->nsend : 1) : 0;
+                    for (int32_t i = 0; i < nsend && ready; i++) {
+                        int32_t y = to[xc ? base[r] + rp->xrecv[d->xsend + i].tb : x];
+                        if (y >= 0 && sent[y] - taken[y] >= cap) ready = 0;
+                    }
                     if (!ready) break;
                     if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
-                        if (d->nrecv > 1)
+                        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
                             for (int32_t i = 0; i < d->nrecv; i++)
-                                taken[base[r] + rp->xrecv[d->xrecv + i].tb]++;
-                        else
+                                if (rp->xrecv[d->xrecv + i].tb >= 0)
+                                    taken[base[r] + rp->xrecv[d->xrecv + i].tb]++;
+                        } else {
                             taken[x]++;
+                        }
                     }
-                    if ((f & WEFT_STEP_F_SEND) && y >= 0) sent[y]++;
+                    for (int32_t i = 0; i < nsend; i++) {
+                        int32_t y = to[xc ? base[r] + rp->xrecv[d->xsend + i].tb : x];
+                        if (y >= 0) sent[y]++;
+                    }
                     if (d->post) prog[x] = j * dt->nsteps_orig + d->post;
+                    if (order && j == 0) order[r][norder[r]++] = dt->first + (int32_t)(pos[x] % dt->nsteps);
                     pos[x]++;
                     moved = 1;
                 }
@@ -758,9 +802,13 @@ static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const wef
         }
     }
     ok = 1;
-    for (int32_t r = 0; r < nr && ok; r++)
-        for (int32_t t = 0; t < m->ranks[r].ntbs && ok; t++)
-            ok = pos[base[r] + t] == (int64_t)iters * m->ranks[r].tbs[t].nsteps;
+    for (int32_t r = 0; r < nr && ok; r++) {
+        const weft_rank_plan *rp = &m->ranks[r];
+        int cf = collapsed > 1 ? (collapsed >> (r + 1)) & 1 : collapsed;
+        int32_t t0 = weft_plan_tb0(rp, cf), tn = weft_plan_ntbs_run(rp, cf);
+        for (int32_t t = t0; t < t0 + tn && ok; t++)
+            ok = pos[base[r] + t] == (int64_t)iters * rp->tbs[t].nsteps;
+    }
 done:
     free(base);
     free(pos);
@@ -769,6 +817,266 @@ done:
     free(taken);
     free(to);
     return ok;
+}
+
+/* ---- collapsed ranks --------------------------------------------------------------------- *
+ * A rank's steps on one CTA group (the runner): no progress hand-offs between CTAs, no marker
+ * CTAs, and where the order allows, one pass for several peers: consecutive sends of one source
+ * become one multi-peer send, and a chain of receive-reduces and `re`s into one accumulator
+ * (the one-shot shape, with the local operand anywhere in it) becomes one fold whose copy out
+ * is folded in. The order is the one a simulation of every rank ran the tbs' steps in, and the
+ * collapsed plan is kept only if a simulation of it completes too. */
+
+/* Largest runner (steps), and most records a collapsed rank's fixed-stride table may take. */
+#define WEFT_RT_MAX_RUNNER_STEPS 256
+
+/* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
+ * destination of `re`, a fused `re`'s sources, a fold's local operands). */
+static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
+                      weft_buf b, int32_t o, int32_t n) {
+    unsigned f = weft_step_flags((weft_step_type)d->type);
+    if (d->flags & WEFT_DSTEP_F_FOLD) {
+        for (int32_t i = 0; i < d->nrecv; i++) {
+            const weft_drecv *e = &rp->xrecv[d->xrecv + i];
+            if (e->tb < 0 && may_overlap(a, r, (weft_buf)e->pbuf, e->poff, b, o, n)) return 1;
+        }
+        return 0;
+    }
+    if (f & WEFT_STEP_F_READS_SRC) {
+        if (d->nsrc > 1) {
+            for (int32_t i = 0; i < d->nsrc; i++) {
+                const weft_dsrc *x = &rp->xsrc[d->xsrc + i];
+                if (may_overlap(a, r, (weft_buf)x->buf, x->off, b, o, n)) return 1;
+            }
+        } else if (may_overlap(a, r, (weft_buf)d->srcbuf, d->srcoff, b, o, n)) {
+            return 1;
+        }
+    }
+    return d->type == WEFT_STEP_RE && may_overlap(a, r, (weft_buf)d->dstbuf, d->dstoff, b, o, n);
+}
+
+/* Index of send (or receive) message `which` of step s among tb's, and how many tb has. */
+static int32_t message_index(const weft_tb *tb, int32_t s, int send) {
+    unsigned want = send ? WEFT_STEP_F_SEND : WEFT_STEP_F_RECV;
+    int32_t k = 0;
+    for (int32_t i = 0; i < s; i++)
+        k += (weft_step_flags(tb->steps[i].type) & want) != 0;
+    return k;
+}
+
+/* Appends a fold of runner steps in[i0 .. i1) (a chain into accumulator A, see collapse_rank)
+ * to out. Returns the fold. */
+static weft_dstep *emit_fold(const weft_algo *a, int32_t r, weft_rank_plan *rp,
+                             const weft_dstep *in, int32_t i0, int32_t i1, int32_t nin,
+                             weft_dstep *out) {
+    const weft_dstep *x = &in[i0];
+    weft_dstep f = *x;
+    f.flags = WEFT_DSTEP_F_XCONN | WEFT_DSTEP_F_FOLD;
+    f.type = WEFT_STEP_RRC;
+    f.nsrc = 1;
+    f.nsend = 0;
+    f.xrecv = rp->nxrecv;
+    weft_drecv *e = rp->xrecv;
+    int32_t n = 0;
+    /* operand 0: the start's value */
+    if (x->type == WEFT_STEP_RECV) {
+        e[f.xrecv + n++] = rp->xrecv[x->xrecv];
+    } else if (x->type == WEFT_STEP_RRC) {
+        e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, x->srcbuf, x->srcoff, 0};
+        e[f.xrecv + n] = rp->xrecv[x->xrecv];
+        e[f.xrecv + n++].ord = 0;
+    } else { /* re */
+        e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, x->dstbuf, x->dstoff, 0};
+        for (int32_t k = 0; k < x->nsrc; k++) {
+            weft_dsrc sx = x->nsrc > 1 ? rp->xsrc[x->xsrc + k] : (weft_dsrc){x->srcbuf, x->srcoff};
+            e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, sx.buf, sx.off, 1};
+        }
+    }
+    for (int32_t i = i0 + 1; i < i1; i++) {
+        const weft_dstep *y = &in[i];
+        if (y->type == WEFT_STEP_RRC) {
+            e[f.xrecv + n] = rp->xrecv[y->xrecv];
+            e[f.xrecv + n++].ord = 0;
+        } else if (y->type == WEFT_STEP_RE) {
+            for (int32_t k = 0; k < y->nsrc; k++) {
+                weft_dsrc sx =
+                    y->nsrc > 1 ? rp->xsrc[y->xsrc + k] : (weft_dsrc){y->srcbuf, y->srcoff};
+                e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, sx.buf, sx.off, 1};
+            }
+        } else { /* the closing cpy */
+            f.flags |= WEFT_DSTEP_F_DST2;
+            f.dst2buf = y->dstbuf;
+            f.dst2off = y->dstoff;
+        }
+    }
+    f.nrecv = (uint8_t)n;
+    rp->nxrecv += n;
+    /* the accumulator itself: scratch that nothing after the fold reads is never written */
+    if (x->dstbuf == WEFT_BUF_SCRATCH) {
+        int live = 0;
+        for (int32_t i = i1; i < nin && !live; i++)
+            live = step_reads(a, r, rp, &in[i], WEFT_BUF_SCRATCH, x->dstoff, x->cnt);
+        if (!live) f.flags |= WEFT_DSTEP_F_NODST;
+    }
+    *out = f;
+    return out;
+}
+
+/* Operands step y would add to a fold into accumulator A (0: y does not continue the chain). */
+static int32_t chain_operands(const weft_algo *a, int32_t r, const weft_rank_plan *rp,
+                              const weft_dstep *y, const weft_dstep *x) {
+    if (y->cnt != x->cnt) return 0;
+    const weft_buf ab = (weft_buf)x->dstbuf;
+    const int32_t ao = x->dstoff, n = x->cnt;
+    if (y->type == WEFT_STEP_RRC)
+        return y->nrecv == 1 && y->srcbuf == ab && y->srcoff == ao && y->dstbuf == ab &&
+                       y->dstoff == ao
+                   ? 1
+                   : 0;
+    if (y->type == WEFT_STEP_RE) {
+        if (y->dstbuf != ab || y->dstoff != ao) return 0;
+        for (int32_t k = 0; k < y->nsrc; k++) {
+            weft_dsrc sx = y->nsrc > 1 ? rp->xsrc[y->xsrc + k] : (weft_dsrc){y->srcbuf, y->srcoff};
+            if (may_overlap(a, r, (weft_buf)sx.buf, sx.off, ab, ao, n)) return 0;
+        }
+        return y->nsrc;
+    }
+    return 0;
+}
+
+/* Builds rank r's runner from its tb records (unfused) and the order its steps ran in. */
+static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, const int32_t *order,
+                         int32_t norder) {
+    const weft_gpu *g = &a->gpus[r];
+    int32_t cap = rp->nsteps; /* step table entries before the runner's */
+    weft_dstep *tmp = calloc((size_t)norder + 1, sizeof *tmp);
+    if (tmp == NULL) return 0;
+    int32_t n = 0, xr0 = rp->nxrecv;
+    /* 1. the steps in order, dependencies gone (they ran in this order), connections from the
+     * message table; consecutive sends of one source to several peers as one */
+    for (int32_t i = 0; i < norder; i++) {
+        weft_dstep d = rp->steps[order[i]];
+        const weft_tb *tb = &g->tbs[d.otb];
+        unsigned f = weft_step_flags((weft_step_type)d.type);
+        if (d.type == WEFT_STEP_NOP) continue;
+        d.depid = -1, d.dep_stride = d.dep_target = 0, d.post = 0;
+        d.flags = WEFT_DSTEP_F_XCONN;
+        d.nsend = 0, d.nrecv = 0;
+        if (f & WEFT_STEP_F_RECV) {
+            d.nrecv = 1;
+            d.xrecv = rp->nxrecv;
+            rp->xrecv[rp->nxrecv++] =
+                (weft_drecv){d.otb, message_index(tb, d.orig, 0), rp->tbs[d.otb].nrecv, d.pbuf,
+                             d.poff, 0};
+        }
+        if (f & WEFT_STEP_F_SEND) {
+            weft_drecv e = {d.otb, message_index(tb, d.orig, 1), rp->tbs[d.otb].nsend, 0, 0, 0};
+            weft_dstep *pv = n > 0 ? &tmp[n - 1] : NULL;
+            if (d.type == WEFT_STEP_SEND && pv && pv->type == WEFT_STEP_SEND &&
+                pv->srcbuf == d.srcbuf && pv->srcoff == d.srcoff && pv->cnt == d.cnt &&
+                pv->nsend < WEFT_RT_MAX_FUSE && pv->xsend + pv->nsend == rp->nxrecv) {
+                rp->xrecv[rp->nxrecv++] = e;
+                pv->nsend++;
+                continue;
+            }
+            d.nsend = 1;
+            d.xsend = rp->nxrecv;
+            rp->xrecv[rp->nxrecv++] = e;
+        }
+        tmp[n++] = d;
+    }
+    /* 2. folds: a chain into one accumulator A starts with r, rrc or re writing A; then rrc
+     * (A to A) and re into A whose sources are not A; it may close with a cpy out of A */
+    weft_dstep *out = &rp->steps[cap];
+    int32_t m = 0, ok = 1;
+    for (int32_t i = 0; i < n && ok;) {
+        const weft_dstep *x = &tmp[i];
+        int32_t i1 = i + 1, nops = 0, msgs = 0;
+        if ((x->type == WEFT_STEP_RECV || x->type == WEFT_STEP_RRC || x->type == WEFT_STEP_RE) &&
+            x->cnt > 0) {
+            nops = x->type == WEFT_STEP_RECV ? 1 : x->type == WEFT_STEP_RRC ? 2 : 1 + x->nsrc;
+            msgs = x->type != WEFT_STEP_RE;
+            for (; i1 < n; i1++) {
+                const weft_dstep *y = &tmp[i1];
+                if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
+                    y->srcoff == x->dstoff && y->nsrc <= 1 &&
+                    !(y->dstbuf == x->dstbuf && y->dstoff == x->dstoff) &&
+                    !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,
+                                 x->dstoff, x->cnt)) {
+                    i1++;
+                    break;
+                }
+                int32_t k = chain_operands(a, r, rp, y, x);
+                if (k == 0 || nops + k > WEFT_RT_MAX_FUSE) break;
+                nops += k;
+                msgs += y->type == WEFT_STEP_RRC;
+            }
+        }
+        if (m >= WEFT_RT_MAX_RUNNER_STEPS) ok = 0;
+        else if (i1 - i >= 2 && msgs > 0)
+            emit_fold(a, r, rp, tmp, i, i1, n, &out[m++]);
+        else
+            out[m++] = tmp[i], i1 = i + 1;
+        i = i1;
+    }
+    free(tmp);
+    if (!ok || m == 0) {
+        rp->nxrecv = xr0;
+        return 0;
+    }
+    weft_dtb *rt = &rp->tbs[rp->ntbs];
+    memset(rt, 0, sizeof *rt);
+    rt->first = cap;
+    rt->nsteps = rt->nsteps_orig = m;
+    rt->sconn = rt->rconn = rt->speer = rt->rpeer = -1;
+    rt->runner = 1;
+    rp->nsteps = cap + m;
+    rp->crun = rp->ntbs;
+    rp->nrec = rp->ntbs + 1;
+    return 1;
+}
+
+/* Gives every rank of m a runner where all of them can have one and the collapsed plan
+ * completes with FIFOs of cap messages; m's tb records are as built (unfused). */
+static weft_result collapse_mode(const weft_algo_plan *p, weft_mode_plan *m, int32_t cap) {
+    const weft_algo *a = m->sched;
+    int32_t nr = p->nranks;
+    int32_t **order = calloc((size_t)nr, sizeof *order), *norder = calloc((size_t)nr, sizeof *norder);
+    int32_t *nsteps0 = calloc((size_t)nr, sizeof *nsteps0), *nx0 = calloc((size_t)nr, sizeof *nx0);
+    weft_result res = WEFT_OK;
+    int ok = order && norder && nsteps0 && nx0;
+    if (!ok) res = WEFT_ERR_NOMEM;
+    for (int32_t r = 0; r < nr && ok; r++) {
+        nsteps0[r] = m->ranks[r].nsteps, nx0[r] = m->ranks[r].nxrecv;
+        order[r] = malloc(((size_t)m->ranks[r].nsteps + 1) * sizeof **order);
+        if (order[r] == NULL) ok = 0, res = WEFT_ERR_NOMEM;
+        else if (m->ranks[r].nsteps > WEFT_RT_MAX_RUNNER_STEPS) ok = 0;
+    }
+    ok = ok && plan_completes(a, m, p, cap, 1, 0, order, norder);
+    for (int32_t r = 0; r < nr && ok; r++)
+        ok = norder[r] == m->ranks[r].nsteps && collapse_rank(a, r, &m->ranks[r], order[r], norder[r]);
+    ok = ok && plan_completes(a, m, p, cap, cap + 2, 1, NULL, NULL);
+    m->collapsed = ok;
+    if (!ok && nsteps0)
+        for (int32_t r = 0; r < nr; r++) { /* as built: no runner */
+            weft_rank_plan *rp = &m->ranks[r];
+            if (rp->crun >= 0) rp->nsteps = nsteps0[r], rp->nxrecv = nx0[r];
+            rp->crun = -1;
+            rp->nrec = rp->ntbs;
+        }
+    for (int32_t r = 0; order && r < nr; r++)
+        free(order[r]);
+    free(order);
+    free(norder);
+    free(nsteps0);
+    free(nx0);
+    return res;
+}
+
+int weft_plan_use_collapsed(const weft_algo_plan *p, const weft_mode_plan *m,
+                            const weft_call_geom *g, const weft_rt_cfg *cfg, int traced) {
+    return m && m->collapsed && !g->direct && !traced &&
+           g->C * (int64_t)g->kelem <= cfg->collapse_bytes[p->proto];
 }
 
 static void free_ranks(weft_mode_plan *m, int32_t nranks) {
@@ -785,6 +1093,7 @@ static void free_ranks(weft_mode_plan *m, int32_t nranks) {
 
 weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_t fifo_slots) {
     weft_result res = WEFT_OK;
+    const int32_t cap = fifo_slots > 0 ? fifo_slots : 1;
     for (int mi = 0; mi < 2; mi++) {
         weft_mode_plan *m = &p->mode[mi];
         if (m->sched == NULL) continue;
@@ -792,13 +1101,14 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
             m->ranks = calloc((size_t)p->nranks, sizeof *m->ranks);
             WEFT_CHECK_ALLOC(m->ranks);
             m->fused = 0;
-            for (int32_t r = 0; r < p->nranks; r++) {
+            for (int32_t r = 0; r < p->nranks; r++)
                 WEFT_CHECK(build_rank(p, m->sched, r, layout, &m->ranks[r]));
-                if (fuse) m->fused += fuse_rank(m->sched, r, &m->ranks[r]);
-            }
-            if (!fuse || m->fused == 0 ||
-                plan_completes(m->sched, m, p, fifo_slots > 0 ? fifo_slots : 1,
-                               (fifo_slots > 0 ? fifo_slots : 1) + 2))
+            /* the runners copy the steps as built, before fusing rewrites them */
+            WEFT_CHECK(collapse_mode(p, m, cap));
+            if (fuse)
+                for (int32_t r = 0; r < p->nranks; r++)
+                    m->fused += fuse_rank(m->sched, r, &m->ranks[r]);
+            if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0, NULL, NULL))
                 break;
             free_ranks(m, p->nranks); /* fused, it could deadlock: as written instead */
         }
@@ -988,6 +1298,47 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
     return WEFT_OK;
 }
 
+/* A byte size with an optional K, M or G; -1 when malformed. */
+static long long parse_size(const char *s, char **end) {
+    if (*s < '0' || *s > '9') return -1;
+    long long v = strtoll(s, end, 10);
+    int sh = **end == 'K' || **end == 'k' ? 10 : **end == 'M' || **end == 'm' ? 20
+             : **end == 'G' || **end == 'g' ? 30 : 0;
+    if (sh) (*end)++;
+    if (v < 0 || v > (1ll << (62 - sh))) return -1;
+    return v << sh;
+}
+
+weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char *why,
+                                       size_t whylen) {
+    weft_rt_cfg c = *cfg;
+    char *end;
+    long long all = parse_size(spec, &end);
+    if (all >= 0 && *end == '\0') {
+        for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
+            c.collapse_bytes[p] = all;
+        *cfg = c;
+        return WEFT_OK;
+    }
+    for (const char *s = spec; *s;) {
+        int p = -1;
+        size_t nl = strcspn(s, "=");
+        if (nl == 6 && strncmp(s, "Simple", 6) == 0)
+            p = WEFT_RT_PROTO_SIMPLE;
+        else if (nl == 2 && strncmp(s, "LL", 2) == 0)
+            p = WEFT_RT_PROTO_LL;
+        long long v = p >= 0 && s[nl] == '=' ? parse_size(s + nl + 1, &end) : -1;
+        if (v < 0 || (*end != ',' && *end != '\0')) {
+            why_set(why, whylen, "expected BYTES or Simple=BYTES,LL=BYTES at '%s'", s);
+            return WEFT_ERR_INPUT;
+        }
+        c.collapse_bytes[p] = v;
+        s = *end == ',' ? end + 1 : end;
+    }
+    *cfg = c;
+    return WEFT_OK;
+}
+
 void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->nslots[WEFT_RT_PROTO_SIMPLE] = 8;
@@ -1004,4 +1355,9 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     char why[256];
     if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)
         WEFT_WARN("WEFT_FIFO=%s ignored: %s", f, why);
+    cfg->collapse_bytes[WEFT_RT_PROTO_LL] = WEFT_RT_DEFAULT_COLLAPSE_LL;
+    cfg->collapse_bytes[WEFT_RT_PROTO_SIMPLE] = WEFT_RT_DEFAULT_COLLAPSE_SIMPLE;
+    const char *k = weft_env_get(WEFT_ENV_COLLAPSE);
+    if (*k && weft_rt_cfg_parse_collapse(cfg, k, why, sizeof why) != WEFT_OK)
+        WEFT_WARN("WEFT_COLLAPSE=%s ignored: %s", k, why);
 }

@@ -19,7 +19,8 @@ extern "C" {
  * resident at once (they wait on each other), so what fits is checked against the device's
  * CTA budget at attach. */
 #define WEFT_RT_MAX_TBS 256
-/* Sources a fused `re` combines (as the MSCCL executor). */
+/* Sources a fused `re` combines (as the MSCCL executor), operands of a fold and connections of
+ * one multi-peer send. */
 #define WEFT_RT_MAX_FUSE 16
 /* Ranks simulated by one loopback launch. */
 #define WEFT_RT_MAX_SUB 8
@@ -49,6 +50,9 @@ typedef struct weft_rt_cfg {
     /* > 0: a chunk's slice per iteration holds at most this many data bytes, so that a chunk
      * that fits one slot still crosses in several pipelined messages. */
     int32_t slice_bytes[WEFT_RT_PROTO_COUNT];
+    /* A rank's thread blocks run as one (its collapsed plan, where it has one) for calls whose
+     * chunks hold at most this many bytes; 0: never. */
+    int64_t collapse_bytes[WEFT_RT_PROTO_COUNT];
     int32_t nthreads;   /* threads per CTA */
     int32_t max_ctas;   /* CTAs per rank a launch may take (before the device's own limit) */
     int64_t timeout_ns; /* watchdog; 0 = never */
@@ -57,6 +61,12 @@ typedef struct weft_rt_cfg {
 /* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS and WEFT_TIMEOUT_MS applied (a malformed
  * WEFT_FIFO is reported and ignored). */
 void weft_rt_cfg_default(weft_rt_cfg *cfg);
+/* Applies a WEFT_COLLAPSE spec: BYTES for every protocol, or "LL=256K,Simple=0". */
+weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char *why,
+                                       size_t whylen);
+/* Chunk bytes up to which calls run collapsed ranks by default (measured: docs/runtime.md). */
+#define WEFT_RT_DEFAULT_COLLAPSE_LL     (256 << 10)
+#define WEFT_RT_DEFAULT_COLLAPSE_SIMPLE 0
 /* Applies a WEFT_FIFO spec ("Simple=8x128K,LL=8x32K"; either part may be left out; a part may
  * end in /SLICE, e.g. Simple=8x128K/32K). */
 weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, size_t whylen);
@@ -68,45 +78,67 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
  * member after finishing its original step s in its j-th iteration is base + j * nsteps_orig
  * + s + 1 (members of one tb run the same iterations as the members of the same index of every
  * other tb, so member g only ever waits for member g). A receive also names where the matching
- * send's data lies on the sender (pbuf, poff: its source chunk), for direct transfers. */
+ * send's data lies on the sender (pbuf, poff: its source chunk), for direct transfers.
+ * Steps of a collapsed rank (see weft_rank_plan) take their connections from the message table
+ * (WEFT_DSTEP_F_XCONN): sends to nsend connections from xrecv[xsend ..] (the message table), receives from nrecv
+ * at xrecv[xrecv ..]. A fold (WEFT_DSTEP_F_FOLD) combines nrecv operands, messages and local
+ * chunks, listed at xrecv[xrecv ..] in the order of the steps it replaces. */
 typedef struct weft_dstep {
     uint8_t type; /* weft_step_type */
     uint8_t srcbuf, dstbuf;
     uint8_t nsrc;  /* re: sources (> 1: fused, in xsrc[xsrc ..]) */
     uint8_t pbuf;  /* receives: the sender's buffer of this message (direct transfers) */
-    uint8_t nrecv; /* receives: messages taken (> 1: fused, in xrecv[xrecv ..], see below) */
+    uint8_t nrecv; /* receives: messages taken (> 1: fused, in xrecv[xrecv ..]); folds: operands */
     uint8_t flags; /* WEFT_DSTEP_F_* */
-    uint8_t pad_;
+    uint8_t nsend; /* XCONN sends: connections (one source to each, in xrecv[xsend ..]) */
     int32_t srcoff, dstoff, cnt;           /* chunks */
     int32_t poff;                          /* receives: the sender's chunk of this message */
     int32_t depid, dep_stride, dep_target; /* wait: progress[depid] >= j*stride + target */
     int32_t post;                          /* > 0: afterwards progress = j*nsteps_orig + post */
     int32_t xsrc;
     int32_t xrecv;
+    int32_t xsend;
+    int32_t dst2off; /* folds with WEFT_DSTEP_F_DST2: a second destination (a copy folded in) */
+    uint8_t dst2buf;
+    uint8_t pad_[3];
+    int32_t otb;  /* the tb the (first) original step belongs to (diagnostics) */
     int32_t orig; /* first original step index (diagnostics) */
 } weft_dstep;
 
 /* This receive's message is taken by another tb's fused receive (the step waits for it and
  * only counts the message). */
 #define WEFT_DSTEP_F_ELSEWHERE 1u
+/* Connections from the message table, not the tb's own ends (collapsed ranks). */
+#define WEFT_DSTEP_F_XCONN 2u
+/* A fold: value = operand 0, then each further operand combined with it in its order; written
+ * to dst (unless WEFT_DSTEP_F_NODST) and to dst2 (WEFT_DSTEP_F_DST2). */
+#define WEFT_DSTEP_F_FOLD  4u
+#define WEFT_DSTEP_F_NODST 8u
+#define WEFT_DSTEP_F_DST2  16u
 
 typedef struct weft_dsrc {
     int32_t buf, off;
 } weft_dsrc;
 
-/* One message of a fused receive (a chain of receive-reduce steps of several tbs, each reducing
- * into what the previous one wrote, run as one step that takes every message at once and
- * reduces them in registers in the chain's order). The message arrives on tb's receive
- * connection, which receives nothing else: in the member's iteration j it is the tb's message
- * j * per + k of the call. pbuf/poff: where it lies on the sender (direct transfers). */
+/* One entry of the message table. A message (tb >= 0) arrives on (or, for a send, leaves on)
+ * tb's connection, which carries only the messages of that tb's steps: in the member's
+ * iteration j it is the tb's message j * per + k of the call. pbuf/poff: where a received
+ * message lies on the sender (direct transfers). A fold's local operand has tb = -1 and names
+ * its chunk with pbuf/poff. ord (folds): 0 combines as op(operand, value) (a receive-reduce),
+ * 1 as op(value, operand) (an `re` into the value). Fused receives of the plan as written
+ * (chains of receive-reduce steps of several tbs) are folds whose operand 0 is the first
+ * link's source. */
 typedef struct weft_drecv {
     int32_t tb, k, per;
     int32_t pbuf, poff;
+    int32_t ord;
 } weft_drecv;
 
 typedef struct weft_dtb {
     int32_t first, nsteps; /* range in the step table */
     int32_t nsteps_orig;
+    int32_t nsend, nrecv;  /* messages per iteration on the send and receive connection */
+    int32_t runner;        /* this record runs a collapsed rank: it owns every connection */
     int32_t sconn, rconn; /* connection (key) index, or -1 */
     int32_t speer, rpeer, chan;
 } weft_dtb;
@@ -223,6 +255,8 @@ typedef struct weft_rank_args {
     int64_t poff[2];
     weft_trace_dev trace; /* per-step records of member 0; rec NULL: not traced */
     int32_t rec_bytes, rank;
+    int32_t tb0; /* the first record this launch runs (a collapsed rank: its runner) */
+    int32_t pad_;
 } weft_rank_args;
 
 /* A launch: one rank (nsub = 1), or several ranks on one device (loopback), all in the kernel
@@ -276,9 +310,16 @@ typedef struct weft_layout {
     size_t bytes;
 } weft_layout;
 
-/* One rank's share of one algorithm in one call mode, ready to upload. */
+/* One rank's share of one algorithm in one call mode, ready to upload: ntbs records, one per
+ * tb of the schedule, and where the rank collapses, one more (index crun) that runs every
+ * step of the rank on one CTA group, in an order a simulation of every rank shows cannot
+ * deadlock, with multi-peer sends and folds; the tb records then only hold its connections.
+ * Both forms move the same messages in the same order on every connection, so ranks may
+ * differ in which one they run. */
 typedef struct weft_rank_plan {
     int32_t ntbs, nsteps, nxsrc, nxrecv;
+    int32_t nrec; /* records: ntbs, or ntbs + 1 with a runner */
+    int32_t crun; /* the runner's record, or -1 */
     weft_dtb *tbs;
     weft_dstep *steps;
     weft_dsrc *xsrc;
@@ -296,6 +337,7 @@ typedef struct weft_mode_plan {
     int32_t direct;         /* verified safe for direct (zero-copy) transfers in this mode */
     int32_t dropped;        /* dependencies dropped */
     int32_t fused;          /* receive chains run as fused receives (weft_plan_build) */
+    int32_t collapsed;      /* every rank has a runner (weft_plan_build) */
     int32_t maxsteps;       /* most steps of a tb */
     weft_rank_plan *ranks;  /* nranks (weft_plan_build) */
 } weft_mode_plan;
@@ -367,10 +409,25 @@ size_t weft_call_scratch(const weft_algo_plan *p, int32_t rank, size_t count, in
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
                        uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn);
 
-/* Bytes of one tb record of rp (all records of an algorithm, mode and rank share it). */
+/* Whether a call of geometry g runs the collapsed form of mode plan m (traced calls never do:
+ * a trace records thread blocks as written). */
+int weft_plan_use_collapsed(const weft_algo_plan *p, const weft_mode_plan *m,
+                            const weft_call_geom *g, const weft_rt_cfg *cfg, int traced);
+/* Records and CTAs of rank plan rp for a call: first record and thread blocks launched. */
+static inline int32_t weft_plan_tb0(const weft_rank_plan *rp, int collapsed) {
+    return collapsed && rp->crun >= 0 ? rp->crun : 0;
+}
+static inline int32_t weft_plan_ntbs_run(const weft_rank_plan *rp, int collapsed) {
+    return collapsed && rp->crun >= 0 ? 1 : rp->ntbs;
+}
+
+/* Bytes of one tb record of rp (all records of an algorithm, mode and rank share it; a
+ * runner's record follows them, as long as it needs). */
 int32_t weft_plan_rec_bytes(const weft_rank_plan *rp);
-/* Rank rank's records of plan p (algorithm ai of layout l) in mode m into out (ntbs x
- * rec_bytes), with the rank's connection ends and the algorithm's direct-transfer words. */
+/* Bytes of rp's whole record table. */
+size_t weft_plan_table_bytes(const weft_rank_plan *rp);
+/* Rank rank's records of plan p (algorithm ai of layout l) in mode m into out
+ * (weft_plan_table_bytes), with the rank's connection ends and the algorithm's direct-transfer words. */
 void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan *m,
                        const weft_layout *l, int32_t rank, char *const *win,
                        const weft_dconn *sconn, const weft_dconn *rconn, char *out);

@@ -170,7 +170,7 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
                 const weft_mode_plan *mp = weft_plan_mode(&p, m);
                 if (!mp) continue;
                 const weft_rank_plan &rp = mp->ranks[r];
-                rec[r][i][m].resize((size_t)weft_plan_rec_bytes(&rp) * (size_t)rp.ntbs);
+                rec[r][i][m].resize(weft_plan_table_bytes(&rp));
                 weft_plan_records(&p, (int32_t)i, mp, &lay, r, win.data(), sc[r].data(),
                                   rc[r].data(), rec[r][i][m].data());
             }
@@ -207,10 +207,19 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
         for (int b = 0; b < 2; b++)
             pb[b][q] = bufs[q][b];
     std::vector<weft_rank_args> ra(n);
+    std::vector<int> col(n);
+    for (int r = 0; r < n; r++) {
+        const bool traced = (size_t)r < trace.size() && trace[r].rec != nullptr;
+        int want = (size_t)r < collapse_ranks.size() ? collapse_ranks[r] : collapse;
+        col[r] = want < 0 ? weft_plan_use_collapsed(&p, m, &g, &cfg, traced)
+                          : want && m->collapsed && !g.direct && !traced;
+        collapsed_calls += col[r];
+    }
     for (int r = 0; r < n; r++) {
         weft_rank_args &x = ra[r];
         memset(&x, 0, sizeof x);
         const weft_rank_plan &rp = m->ranks[r];
+        x.tb0 = weft_plan_tb0(&rp, col[r]);
         x.rec = rec[r][ai][inplace ? 1 : 0].data(), x.rec_bytes = weft_plan_rec_bytes(&rp);
         x.xsrc = rp.xsrc;
         x.xrecv = rp.xrecv;
@@ -228,7 +237,7 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
     }
     size_t ncta = 0;
     for (int r = 0; r < n; r++)
-        ncta += (size_t)m->ranks[r].ntbs * (size_t)g.K;
+        ncta += (size_t)weft_plan_ntbs_run(&m->ranks[r], col[r]) * (size_t)g.K;
     std::vector<CtaSync> syncs(ncta);
     /* as the GPU: the tracing variant only for traced ranks */
     std::vector<CtaFn> fns(n);
@@ -243,7 +252,7 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
         std::vector<std::thread> th;
         size_t ci = 0;
         for (int r = 0; r < n; r++)
-            for (int t = 0; t < m->ranks[r].ntbs; t++)
+            for (int t = ra[r].tb0; t < ra[r].tb0 + weft_plan_ntbs_run(&m->ranks[r], col[r]); t++)
                 for (int k = 0; k < g.K; k++, ci++) {
                     CtaSync *cs = &syncs[ci];
                     pthread_barrier_init(&cs->bar, nullptr, (unsigned)nthreads);
@@ -265,7 +274,7 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
         size_t ci = 0, qi = 0;
         uint64_t t0 = mono_ns();
         for (int r = 0; r < n; r++)
-            for (int t = 0; t < m->ranks[r].ntbs; t++)
+            for (int t = ra[r].tb0; t < ra[r].tb0 + weft_plan_ntbs_run(&m->ranks[r], col[r]); t++)
                 for (int k = 0; k < g.K; k++, ci++) {
                     CtaSync *cs = &syncs[ci];
                     cs->flag[0] = cs->flag[1] = 0;

@@ -24,6 +24,12 @@ struct EmuComm {
     /* Launch with every rank's buffers "registered" (as symmetric windows): transfers the plan
      * allows run direct, receivers reading the sender's buffer in place. */
     bool direct = false;
+    /* Collapsed ranks (plan.c): -1 as the configuration says (cfg.collapse_bytes), 0 never,
+     * 1 whenever the plan has them; per rank when collapse_ranks is not empty (ranks may run
+     * different forms of one plan). collapsed_calls counts rank-calls that ran collapsed. */
+    int collapse = -1;
+    std::vector<int> collapse_ranks;
+    long collapsed_calls = 0;
     weft_rt_cfg cfg{};
     weft_layout lay{};
     std::vector<const weft_algo *> algos;

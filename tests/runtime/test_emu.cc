@@ -27,7 +27,7 @@ using namespace weft_rt;
 using namespace refcheck;
 
 static int failures = 0;
-static long ncases = 0, ndirect = 0, ngroups = 0, nfused = 0;
+static long ncases = 0, ndirect = 0, ngroups = 0, nfused = 0, ncollapsed = 0, nmixed = 0;
 #define FAILF(...)                                                                                 \
     do {                                                                                           \
         fprintf(stderr, __VA_ARGS__);                                                              \
@@ -110,19 +110,74 @@ static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t c
     }
 
     ncases++;
-    /* Every other call with registered buffers: direct transfers where the plan allows. */
+    /* Every other call with registered buffers: direct transfers where the plan allows. Of
+     * the calls, a third run every rank collapsed where the plan has it, a third as written,
+     * a third with the ranks differing (both forms on one communicator, call after call). */
     em.direct = (seed & 1) != 0;
+    const int cm = (int)((seed >> 1) % 3);
+    em.collapse = cm == 2 ? 0 : cm;
+    em.collapse_ranks.clear();
+    if (cm == 2)
+        for (int r = 0; r < n; r++)
+            em.collapse_ranks.push_back((int)((r + seed) & 1));
+    long before = em.collapsed_calls;
     weft_result res = em.launch(ai, dt, op, count, inplace, bufs);
+    ncollapsed += em.collapsed_calls > before;
+    if (res == WEFT_OK) {
+        /* At a call boundary every connection is drained: the sender's count, the receiver's
+         * count and (LL) the head agree, per key and member, whichever forms ran. */
+        for (int32_t k = 0; k < em.lay.nkeys; k++)
+            for (int r = 0; r < n; r++) {
+                int to = (r + em.lay.keys[k].d) % n;
+                for (int g = 0; g < em.lay.members[k]; g++) {
+                    uint64_t sp = em.pos[r][em.lay.pos_off[k] + 2 * g];
+                    uint64_t rp = em.pos[to][em.lay.pos_off[k] + 2 * em.lay.members[k] + 2 * g];
+                    uint64_t hd = *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[k] + (size_t)g * WEFT_RT_LINE);
+                    if (sp != rp || (em.lay.keys[k].proto == WEFT_RT_PROTO_LL && hd != sp))
+                        FAILF("%s: after the call, rank %d to %d (distance %d, channel %d, "
+                              "member %d): sent %llu, received %llu, returned %llu\n",
+                              name.c_str(), r, to, em.lay.keys[k].d, em.lay.keys[k].chan, g,
+                              (unsigned long long)sp, (unsigned long long)rp,
+                              (unsigned long long)hd);
+                }
+            }
+    }
+    if (res == WEFT_OK) {
+        /* At a call boundary every connection is drained: the sender's count, the receiver's
+         * count and (LL) the head agree, per key and member, whichever forms ran. */
+        for (int32_t k = 0; k < em.lay.nkeys; k++)
+            for (int r = 0; r < n; r++) {
+                int to = (r + em.lay.keys[k].d) % n;
+                for (int g = 0; g < em.lay.members[k]; g++) {
+                    uint64_t sp = em.pos[r][em.lay.pos_off[k] + 2 * g];
+                    uint64_t rp = em.pos[to][em.lay.pos_off[k] + 2 * em.lay.members[k] + 2 * g];
+                    uint64_t hd = *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[k] + (size_t)g * WEFT_RT_LINE);
+                    if (sp != rp || (em.lay.keys[k].proto == WEFT_RT_PROTO_LL && hd != sp))
+                        FAILF("%s: after the call, rank %d to %d (distance %d, channel %d, "
+                              "member %d): sent %llu, received %llu, returned %llu\n",
+                              name.c_str(), r, to, em.lay.keys[k].d, em.lay.keys[k].chan, g,
+                              (unsigned long long)sp, (unsigned long long)rp,
+                              (unsigned long long)hd);
+                }
+            }
+    }
+    nmixed += cm == 2 && em.collapsed_calls > before && em.collapsed_calls - before < n;
     ndirect += em.last.direct;
     ngroups += em.last.K > 1;
     nfused += em.plans[ai].mode[inplace ? 1 : 0].fused > 0;
     if (res != WEFT_OK) {
         char msg[1024] = "";
         for (int r = 0; r < n; r++)
-            if (em.err[r].code) {
+            if (em.err[r].code && em.err[r].code != WEFT_RT_WAIT_ABORTED) {
                 weft_errrec_format(&em.err[r], a, msg, sizeof msg);
                 break;
             }
+        if (!msg[0])
+            for (int r = 0; r < n; r++)
+                if (em.err[r].code) {
+                    weft_errrec_format(&em.err[r], a, msg, sizeof msg);
+                    break;
+                }
         FAILF("%s: launch failed: %s %s\n", name.c_str(), weft_result_str(res), msg);
         return;
     }
@@ -144,6 +199,60 @@ static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t c
             FAILF("%s: rank %d wrote outside a buffer\n", name.c_str(), r);
         if (!inplace && memcmp(bufs[r][0], in[r].data(), ine * es) != 0)
             FAILF("%s: rank %d changed its input\n", name.c_str(), r);
+    }
+}
+
+/* Floats that do not add exactly: a collapsed call computes the bits the schedule as written
+ * computes (its reduction order, operand by operand, for sum, max and min). */
+static long norder = 0;
+static void check_order(EmuComm &em, int ai, int inplace) {
+    const weft_algo *a = em.algos[ai];
+    const weft_mode_plan *m = weft_plan_mode(&em.plans[ai], inplace);
+    if (!m || !m->collapsed || !weft_coll_reduces(a->coll)) return;
+    const int n = em.n, li = weft_coll_large(a->coll, WEFT_BUF_INPUT),
+              lo = weft_coll_large(a->coll, WEFT_BUF_OUTPUT);
+    const size_t count = 37, ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
+    int64_t C = weft_chunk_elems((int64_t)count, weft_algo_chunks_per_seg(a));
+    for (weft_redop op : {WEFT_OP_SUM, WEFT_OP_MAX, WEFT_OP_MIN}) {
+        std::vector<float> out[2];
+        for (int form = 0; form < 2; form++) {
+            std::vector<std::vector<float>> b1(n), b2(n), scr(n);
+            std::vector<std::vector<char *>> bufs(n, std::vector<char *>(3));
+            for (int r = 0; r < n; r++) {
+                size_t big = inplace ? (li || lo ? n : 1) * count : ine;
+                b1[r].assign(big, 0.f);
+                b2[r].assign(oute, 0.f);
+                uint32_t x = 2654435761u * (uint32_t)(r + 1);
+                float *ip = b1[r].data() + (inplace && lo && !li ? (size_t)r * count : 0);
+                for (size_t e = 0; e < ine; e++) {
+                    x = x * 1664525u + 1013904223u;
+                    ip[e] = (float)(x >> 8) * 1e-7f - 0.3f * (float)(e % 5) + 1e-3f * (float)r;
+                    if (op != WEFT_OP_SUM && (x & 7) == 0) ip[e] = (x & 8) ? 0.0f : -0.0f;
+                }
+                scr[r].assign((size_t)a->gpus[r].s_chunks * (size_t)C + 1, 0.f);
+                float *op_ = inplace ? (lo && !li ? b1[r].data()
+                                                  : b1[r].data() + (li && !lo ? (size_t)r * count : 0))
+                                     : b2[r].data();
+                bufs[r][0] = (char *)ip, bufs[r][1] = (char *)op_, bufs[r][2] = (char *)scr[r].data();
+            }
+            em.direct = false;
+            em.collapse = form;
+            em.collapse_ranks.clear();
+            long before = em.collapsed_calls;
+            if (em.launch(ai, WEFT_DTYPE_FLOAT, op, count, inplace, bufs) != WEFT_OK) {
+                FAILF("%s: order check launch failed\n", a->name);
+                return;
+            }
+            if (form == 1 && em.collapsed_calls == before) return; /* too large to collapse */
+            for (int r = 0; r < n; r++)
+                out[form].insert(out[form].end(), (float *)bufs[r][1],
+                                 (float *)bufs[r][1] + (lo ? n : 1) * count);
+        }
+        if (memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) != 0)
+            FAILF("%s %s %s: collapsed results differ from the plan as written\n", a->name,
+                  op == WEFT_OP_SUM ? "sum" : op == WEFT_OP_MAX ? "max" : "min",
+                  inplace ? "in-place" : "out-of-place");
+        norder++;
     }
 }
 
@@ -184,6 +293,7 @@ static void run_algo(EmuComm &em, int ai, int heavy) {
     for (int mode = 0; mode < 2; mode++) {
         if (mode == 0 && !a->outofplace) continue;
         if (mode == 1 && !a->inplace) continue;
+        check_order(em, ai, mode);
         for (size_t ci = 0; ci < ncounts; ci++)
             for (size_t t = 0; t < ty.size(); t++) {
                 /* Heavy schedules: a subset of types per count. */
@@ -498,10 +608,12 @@ int main(int argc, char **argv) {
     else
         fprintf(stderr,
                 "all %ld emulated calls match (%ld with direct transfers, %ld with groups of "
-                "several CTAs, %ld with fused receives)\n",
-                ncases, ndirect, ngroups, nfused);
-    if (!failures && (ndirect == 0 || ngroups == 0 || nfused == 0)) {
-        fprintf(stderr, "direct transfers, groups or fused receives never ran\n");
+                "several CTAs, %ld with fused receives, %ld with collapsed ranks, %ld of them "
+                "mixed; %ld float calls bit for bit as written)\n",
+                ncases, ndirect, ngroups, nfused, ncollapsed, nmixed, norder);
+    if (!failures && (ndirect == 0 || ngroups == 0 || nfused == 0 || ncollapsed == 0 ||
+                      nmixed == 0 || norder == 0)) {
+        fprintf(stderr, "direct transfers, groups, fused receives or collapsed ranks never ran\n");
         failures++;
     }
     return failures ? 1 : 0;

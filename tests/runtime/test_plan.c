@@ -297,9 +297,34 @@ static void test_fused_receive(void) {
     const weft_rank_plan *rp = &p.mode[0].ranks[1];
     const weft_dstep *x1 = rp->steps + rp->tbs[2].first, *x2 = rp->steps + rp->tbs[3].first;
     CHECK(x1->flags == WEFT_DSTEP_F_ELSEWHERE && x1->depid == 3 && x1->dep_target == 1);
-    CHECK(x2->nrecv == 2 && x2->depid == -1 && x2->srcbuf == WEFT_BUF_INPUT && x2->post == 1);
-    CHECK(rp->nxrecv == 2 && rp->xrecv[x2->xrecv].tb == 2 && rp->xrecv[x2->xrecv + 1].tb == 3);
-    CHECK(rp->xrecv[x2->xrecv].per == 1 && rp->xrecv[x2->xrecv].k == 0);
+    /* a fold: the first link's source, then each message in the chain's order */
+    CHECK((x2->flags & WEFT_DSTEP_F_FOLD) && x2->nrecv == 3 && x2->depid == -1 && x2->post == 1);
+    const weft_drecv *e = rp->xrecv + x2->xrecv;
+    CHECK(e[0].tb == -1 && e[0].pbuf == WEFT_BUF_INPUT && e[0].poff == 0);
+    CHECK(e[1].tb == 2 && e[2].tb == 3 && e[1].per == 1 && e[1].k == 0 && e[1].ord == 0);
+
+    /* The collapsed form of rank 1: one runner after the tb records; one send to both peers,
+     * then one fold of the input and both messages into the output. */
+    CHECK(p.mode[0].collapsed && rp->crun == 4 && rp->nrec == 5 && rp->tbs[4].runner == 1);
+    const weft_dstep *y = rp->steps + rp->tbs[4].first;
+    CHECK(rp->tbs[4].nsteps == 2);
+    CHECK(y[0].type == WEFT_STEP_SEND && y[0].nsend == 2 && (y[0].flags & WEFT_DSTEP_F_XCONN));
+    CHECK(rp->xrecv[y[0].xsend].tb == 0 && rp->xrecv[y[0].xsend + 1].tb == 1);
+    CHECK((y[1].flags & WEFT_DSTEP_F_FOLD) && y[1].nrecv == 3 && y[1].dstbuf == WEFT_BUF_OUTPUT);
+    CHECK(!(y[1].flags & (WEFT_DSTEP_F_NODST | WEFT_DSTEP_F_DST2)));
+    e = rp->xrecv + y[1].xrecv;
+    CHECK(e[0].tb == -1 && e[1].tb == 2 && e[2].tb == 3);
+    /* runner records after the tbs' own, as long as they need */
+    CHECK(weft_plan_table_bytes(rp) ==
+          4 * (size_t)weft_plan_rec_bytes(rp) +
+              (sizeof(weft_drec) + 2 * sizeof(weft_dstep) + 15) / 16 * 16);
+    weft_call_geom g;
+    CHECK(weft_call_geometry(&p, &c, 0, 100, 4, 1, 0, &g) == WEFT_OK);
+    c.collapse_bytes[p.proto] = 400; /* 100 floats in one chunk */
+    CHECK(weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 0));
+    CHECK(!weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 1)); /* traced: as written */
+    c.collapse_bytes[p.proto] = 399;
+    CHECK(!weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 0));
     weft_plan_free(&p);
     /* A FIFO of one message: the fused plan still completes (each message is its own). */
     CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
