@@ -147,6 +147,9 @@ static void rank_free(weft_comm *c, rt_rank *rr) {
     cudaFree(rr->pos);
     cudaFree(rr->peer_win);
     if (rr->scratch) cudaFree(rr->scratch);
+    for (size_t i = 0; i < rr->nretired; i++)
+        cudaFree(rr->retired[i]);
+    free(rr->retired);
     if (rr->err_h) cudaFreeHost(rr->err_h);
     memset(rr, 0, sizeof *rr);
 }
@@ -910,10 +913,18 @@ weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) 
     if (need <= rr->scratch_bytes) return WEFT_OK;
     unsigned long long id;
     if (is_capturing(stream, &id)) return WEFT_ERR_UNSUPPORTED; /* no allocation in a graph */
+    if (need < 2 * rr->scratch_bytes) need = 2 * rr->scratch_bytes;
     size_t bytes = (need + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
     void *p = NULL;
+    if (rr->scratch) {
+        char **r = realloc(rr->retired, (rr->nretired + 1) * sizeof *r);
+        if (r == NULL) return WEFT_ERR_NOMEM;
+        rr->retired = r;
+    }
     if (cudaMallocAsync(&p, bytes, stream) != cudaSuccess) return WEFT_ERR_CUDA;
-    if (rr->scratch) cudaFreeAsync(rr->scratch, stream);
+    /* A graph captured earlier may replay with the old address: keep it (not freed here,
+     * not even stream-ordered, since a replay can come at any later time). */
+    if (rr->scratch) rr->retired[rr->nretired++] = rr->scratch;
     rr->scratch = p;
     rr->scratch_bytes = bytes;
     return WEFT_OK;

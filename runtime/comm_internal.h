@@ -27,6 +27,10 @@ typedef struct rt_rank {
     weft_errrec *err_h, *err_d; /* host-mapped watchdog record */
     char *scratch;
     size_t scratch_bytes;
+    /* Scratch outgrown by a larger call: a captured graph may still hold its address, so it
+     * lives as long as the communicator (the sizes at least double: a bounded overhead). */
+    char **retired;
+    size_t nretired;
 } rt_rank;
 
 /* A buffer registered on every rank (an NCCL symmetric window, or a loopback registration):
@@ -116,7 +120,8 @@ weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const
 /* The libnccl version check (exposed for tests). */
 weft_result weft_rt_check_version(int version, weft_diag *d);
 
-/* Grows a rank's scratch to need bytes (1 MB granules, stream-ordered); WEFT_ERR_UNSUPPORTED
+/* Grows a rank's scratch to need bytes (1 MB granules, at least doubling; the old buffer is
+ * retired, never freed while graphs may replay it); WEFT_ERR_UNSUPPORTED
  * under graph capture, where nothing may be allocated. */
 weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream);
 /* Elements of the output that an avg divides: what the reduction wrote. */

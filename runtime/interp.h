@@ -5,7 +5,8 @@
  *
  * P provides, for the calling thread of a CTA:
  *   int tid(), nthreads(); void sync(); bool sync_or(bool)         (CTA barrier)
- *   const char **sred()              (2 * WEFT_RT_MAX_FUSE pointers shared by the CTA)
+ *   const char **sred()              (4 * WEFT_RT_MAX_FUSE pointers shared by the CTA)
+ *   RunSmem *rsm()                   (a runner's tables, shared by the CTA)
  *   static uint64_t ld_acq_sys/ld_acq_gpu/ld_rlx(const uint64_t*)   (rlx: relaxed, system)
  *   static void st_rel_sys/st_rel_gpu/st_rlx(uint64_t*, uint64_t)
  *   static uint32_t ld_rlx32(const uint32_t*); static void st_rlx32(uint32_t*, uint32_t)
@@ -157,6 +158,21 @@ template <class T, class Op> WEFT_DEV uint64_t reduce_u64(uint64_t a, uint64_t b
     return a;
 }
 
+/* What a collapsed rank's runner keeps in shared memory for the whole call, loaded once at its
+ * start (the static part while the previous kernel ends): every step, every connection with its
+ * counter at the call's start (member g's ends), every entry of its message table. Steps then
+ * find a message in one shared-memory read instead of a chain of dependent global loads. */
+struct RunConn {
+    weft_dconn e;
+    uint64_t pos0;
+    int32_t per, send;
+};
+struct RunSmem {
+    weft_dstep steps[WEFT_RT_RUN_MAX_STEPS];
+    RunConn conn[WEFT_RT_RUN_MAX_CONNS];
+    weft_drecv ent[WEFT_RT_RUN_MAX_ENTS];
+};
+
 /* TR: this instantiation can trace (a.trace.rec decides per launch). The GPU builds every
  * kernel twice and launches the TR = false one when the launch is not traced, so tracing costs
  * an untraced call nothing: not a test, not a register, not a byte of code. */
@@ -186,6 +202,13 @@ template <class P, class T, class Op, bool TR> struct Interp {
 
     WEFT_DEV Interp(P &p_, const weft_rargs &c_, const weft_rank_args &a_, int tbi_, int g_)
         : p(p_), c(c_), a(a_), tbi(tbi_), g(g_) {}
+
+    /* The LL flag of message msg: never 0 (what lines never written hold), and different from
+     * the flag of every message that used the same slot before (they are nslots <= 1024 apart),
+     * also when the 32-bit count wraps. */
+    static WEFT_DEV uint32_t ll_flag(uint64_t msg) {
+        return (uint32_t)(msg % 0xffffffffull) + 1u;
+    }
 
     WEFT_DEV bool traced() const {
         return TR && a.trace.rec != nullptr && g == 0;
@@ -406,9 +429,11 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool simple_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
         const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
         if (send && sdir) {
-            /* An `s` step read in place: its source is final (earlier steps of this CTA ended
-             * with a barrier; other CTAs' writes were acquired through dependencies). */
+            /* An `s` step read in place: its source is final once every thread of this CTA is
+             * past its earlier stores (this barrier) and other CTAs' writes were acquired through
+             * dependencies; the release publishes both. */
             scount++;
+            p.sync();
             if (p.tid() == 0) P::st_rel_sys(sc.ready, tag | scount);
             return true;
         }
@@ -508,7 +533,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             recv ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes : nullptr;
         char *oslot =
             send ? sc.slots + (int64_t)(spos % (uint64_t)sc.nslots) * sc.slot_bytes : nullptr;
-        const uint32_t fin = (uint32_t)(rpos + 1), fout = (uint32_t)(spos + 1);
+        const uint32_t fin = ll_flag(rpos), fout = ll_flag(spos);
         const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
         const int nt = p.nthreads(), tid = p.tid();
         Ptrs q;
@@ -561,14 +586,25 @@ template <class P, class T, class Op, bool TR> struct Interp {
         return true;
     }
 
-    /* ---- folds and multi-peer sends -------------------------------------------------- *
-     * Entry i of the message table (see weft_drecv): a message's connection end (member
-     * g's) and number. On a FIFO the number is the connection's position at the call's start
-     * (the owner only counts it: its counter does not move until it ends, after this step, and
-     * a runner's never moves during the call) plus the message's place in the member's
-     * iterations; direct, the message's number in this call. */
+    /* ---- folds, scatters and multi-peer sends --------------------------------------- *
+     * Entry i of the message table (see weft_drecv): a runner's from its shared tables, a tb's
+     * from the rank's table. A message's connection end (member g's) and number: on a FIFO the
+     * connection's position at the call's start (the owner only counts it: its counter does not
+     * move until it ends, after this step, and a runner's never moves during the call) plus the
+     * message's place in the member's iterations; direct, its number in this call. */
+    static constexpr int F = WEFT_RT_MAX_FUSE;
+    WEFT_DEV const weft_drecv &xent(int32_t i) const {
+        return t.runner ? p.rsm()->ent[i] : a.xrecv[i];
+    }
     WEFT_DEV void msg_end(const weft_drecv &x, bool send, weft_dconn &e, uint64_t &msg,
                           bool &dir) const {
+        if (t.runner) {
+            const RunConn &rc = p.rsm()->conn[x.conn];
+            e = rc.e;
+            dir = false;
+            msg = rc.pos0 + (uint64_t)(j * rc.per + x.k);
+            return;
+        }
         const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)x.tb * a.rec_bytes);
         e = send ? R->sc : R->rc;
         member(e, g);
@@ -577,16 +613,12 @@ template <class P, class T, class Op, bool TR> struct Interp {
         if (!dir) msg += P::ld_rlx(e.pos);
     }
 
-    /* Operand i's data for chunk jj: a FIFO slot, the sender's chunk read in place, or a local
-     * chunk (lim: its valid elements). */
+    /* An entry's data for chunk jj: a FIFO slot, the sender's chunk read in place, or a local
+     * chunk (lim: the elements that matter there). */
     WEFT_DEV const char *operand_ptr(const weft_drecv &x, const weft_dconn &e, uint64_t msg, bool dir,
                                      int jj, int64_t e0, int64_t en, int64_t *lim) const {
         if (x.tb < 0) return chunk(x.pbuf, x.poff + jj, e0, en, lim);
-        if (x.pbuf >= 0 && x.pbuf < 2) {
-            *lim = valid(x.poff + jj, e0, en); /* as the sender's source chunk */
-        } else {
-            *lim = en;
-        }
+        *lim = valid(x.poff + jj, e0, en); /* as the sender's source chunk */
         if (!dir)
             return e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes +
                    (int64_t)jj * c.E * (c.proto == WEFT_RT_PROTO_LL ? 2 * SZ : SZ);
@@ -594,11 +626,11 @@ template <class P, class T, class Op, bool TR> struct Interp {
         return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
     }
 
-    /* Thread i waits for the message of operand i (Simple: its tail or ready word). */
-    WEFT_DEV bool fold_wait(const weft_dstep &st) {
+    /* Simple: thread i waits for the message of entry i (its tail or ready word). */
+    WEFT_DEV bool xwait(const weft_dstep &st) {
         bool ok = true;
         for (int i = p.tid(); i < st.nrecv && ok; i += p.nthreads()) {
-            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            const weft_drecv &x = xent(st.xrecv + i);
             if (x.tb < 0) continue;
             weft_dconn e;
             uint64_t msg;
@@ -613,14 +645,15 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* Every message read: FIFO slots (or the senders' buffers) go back. */
-    WEFT_DEV void fold_done(const weft_dstep &st) {
+    WEFT_DEV void xdone(const weft_dstep &st) {
         for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
-            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            const weft_drecv &x = xent(st.xrecv + i);
             if (x.tb < 0) continue;
             weft_dconn e;
             uint64_t msg;
             bool dir;
             msg_end(x, false, e, msg, dir);
+            if (x.ord & WEFT_XENT_NOTLAST) continue;
             if (dir)
                 P::st_rel_sys(e.done, tag | (msg + 1));
             else if (c.proto == WEFT_RT_PROTO_LL)
@@ -637,58 +670,63 @@ template <class P, class T, class Op, bool TR> struct Interp {
         }
     }
 
-    /* Chunk jj of a fold: every operand's data in sr[0 .. m) (its order and whether it is a
-     * message in sr[MAX_FUSE + i]), destinations in *dst and *dst2; returns the elements that
-     * matter (the least any operand or destination holds). Uniform across the CTA. */
-    WEFT_DEV int64_t fold_chunk(const weft_dstep &st, int jj, int64_t e0, int64_t en, char **dst,
-                                char **dst2) {
+    /* Chunk jj of a fold or scatter, uniform across the CTA: entry i's data in sr[i]; in
+     * sr[F + i] bit 0 its order (folds: op(value, it)), bit 1 an LL message, bits 32.. its flag;
+     * scatters: its destination in sr[2F + i] and its elements in sr[3F + i]. Returns what a
+     * fold writes (the least any operand or destination holds); its destinations in *dst and
+     * *dst2. */
+    WEFT_DEV int64_t xchunk(const weft_dstep &st, int jj, int64_t e0, int64_t en, char **dst,
+                            char **dst2) {
         const char **sr = p.sred();
+        const bool scat = st.flags & WEFT_DSTEP_F_SCATTER;
         int64_t lim = en, l;
         *dst = *dst2 = nullptr;
-        if (!(st.flags & WEFT_DSTEP_F_NODST)) {
+        if (!scat && !(st.flags & WEFT_DSTEP_F_NODST)) {
             *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
             lim = l < lim ? l : lim;
         }
-        if (st.flags & WEFT_DSTEP_F_DST2) {
+        if (!scat && (st.flags & WEFT_DSTEP_F_DST2)) {
             *dst2 = chunk(st.dst2buf, st.dst2off + jj, e0, en, &l);
-            lim = l < lim ? l : lim;
-        }
-        for (int i = 0; i < st.nrecv; i++) {
-            const weft_drecv &x = a.xrecv[st.xrecv + i];
-            if (x.tb >= 0 && !(x.pbuf >= 0 && x.pbuf < 2)) continue;
-            if (x.tb < 0)
-                chunk(x.pbuf, x.poff + jj, e0, en, &l);
-            else
-                l = valid(x.poff + jj, e0, en);
             lim = l < lim ? l : lim;
         }
         p.sync(); /* the previous chunk's readers are done with sr */
         for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
-            const weft_drecv &x = a.xrecv[st.xrecv + i];
+            const weft_drecv &x = xent(st.xrecv + i);
             weft_dconn e;
             uint64_t msg = 0;
             bool dir = false;
             if (x.tb >= 0) msg_end(x, false, e, msg, dir);
-            int64_t ll;
-            sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &ll);
-            /* bit 0: combine as op(value, operand); bit 1: an LL message; bits 32..: its flag */
-            uint64_t w = (x.ord ? 1u : 0u);
+            int64_t li;
+            sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &li);
+            uint64_t w = (x.ord & WEFT_XENT_ORD) ? 1u : 0u;
             if (x.tb >= 0 && !dir && c.proto == WEFT_RT_PROTO_LL)
-                w |= 2u | ((uint64_t)(uint32_t)(msg + 1) << 32);
-            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)w;
+                w |= 2u | ((uint64_t)ll_flag(msg) << 32);
+            sr[F + i] = (const char *)(uintptr_t)w;
+            if (scat) {
+                int64_t ld;
+                sr[2 * F + i] = chunk(x.dbuf, x.doff + jj, e0, en, &ld);
+                sr[3 * F + i] = (const char *)(uintptr_t)(li < ld ? li : ld);
+            } else {
+                sr[3 * F + i] = (const char *)(uintptr_t)li;
+            }
         }
         p.sync();
+        if (!scat)
+            for (int i = 0; i < st.nrecv; i++) {
+                int64_t li = (int64_t)(uintptr_t)sr[3 * F + i];
+                lim = li < lim ? li : lim;
+            }
         return lim;
     }
 
     /* Simple: value = op0, then each operand combined in its order, into dst and dst2. */
     WEFT_DEV bool fold_simple(const weft_dstep &st, int64_t e0, int64_t en) {
-        if (!fold_wait(st)) return false;
+        if (!xwait(st)) return false;
         const char **sr = p.sred();
         const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         for (int jj = 0; jj < st.cnt; jj++) {
             char *dst, *dst2;
-            const int64_t lim = fold_chunk(st, jj, e0, en, &dst, &dst2);
+            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2);
             uintptr_t al = (uintptr_t)dst | (uintptr_t)dst2;
             for (int i = 0; i < m; i++)
                 al |= (uintptr_t)sr[i];
@@ -701,7 +739,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     if (i < npk) v[u] = P::ld_pack(sr[0] + i * 16);
                 }
                 for (int r = 1; r < m; r++) {
-                    const bool ord = ((uintptr_t)sr[WEFT_RT_MAX_FUSE + r] & 1u) != 0;
+                    const bool ord = ((uintptr_t)sr[F + r] & 1u) != 0;
                     WEFT_UNROLL
                     for (int u = 0; u < U; u++) {
                         int64_t i = i0 + (int64_t)u * nt + tid;
@@ -722,8 +760,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 T v = P::template ld<T>(sr[0] + e * SZ);
                 for (int r = 1; r < m; r++) {
                     T x = P::template ld<T>(sr[r] + e * SZ);
-                    v = ((uintptr_t)sr[WEFT_RT_MAX_FUSE + r] & 1u) ? Op::template apply<T>(v, x)
-                                                                   : Op::template apply<T>(x, v);
+                    v = ((uintptr_t)sr[F + r] & 1u) ? Op::template apply<T>(v, x)
+                                                    : Op::template apply<T>(x, v);
                 }
                 if (dst) P::template st<T>(dst + e * SZ, v);
                 if (dst2) P::template st<T>(dst2 + e * SZ, v);
@@ -731,7 +769,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
         }
         p.sync();
-        fold_done(st);
+        xdone(st);
         return true;
     }
 
@@ -745,7 +783,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         bool ok = true;
         for (int jj = 0; jj < st.cnt && ok; jj++) {
             char *dst, *dst2;
-            const int64_t lim = fold_chunk(st, jj, e0, en, &dst, &dst2);
+            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2);
             if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
             for (int64_t l = tid; ok && l < nl; l += nt) {
                 uint64_t v = 0;
@@ -756,8 +794,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     for (int u = 0; u < B; u++) {
                         const int i = i0 + u;
                         if (i >= m) continue;
-                        const uintptr_t fw = (uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
-                        if (fw & 2u)
+                        if ((uintptr_t)sr[F + i] & 2u)
                             w[u] = P::ll_ld(sr[i] + l * 16);
                         else
                             x[u] = ll_read(sr[i], lim, l);
@@ -766,7 +803,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     for (int u = 0; u < B; u++) {
                         const int i = i0 + u;
                         if (i >= m || !ok) continue;
-                        const uintptr_t fw = (uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                        const uintptr_t fw = (uintptr_t)sr[F + i];
                         if (fw & 2u) {
                             const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
                             if ((w[u].f0 != fin || w[u].f1 != fin) &&
@@ -786,12 +823,65 @@ template <class P, class T, class Op, bool TR> struct Interp {
             }
         }
         if (p.sync_or(!ok)) return false;
-        fold_done(st);
+        xdone(st);
         return true;
     }
 
-    /* One source to several peers (a collapsed rank's consecutive sends): thread i waits for
-     * room on connection i and puts its slot and flag in sr; the data is read once. */
+    /* A scatter: every entry's data to its own destination in one pass. */
+    WEFT_DEV bool scatter(const weft_dstep &st, int64_t e0, int64_t en) {
+        constexpr int B = 4;
+        const bool ll = c.proto == WEFT_RT_PROTO_LL;
+        if (!ll && !xwait(st)) return false;
+        const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
+        const char **sr = p.sred();
+        const int64_t nl = (en * SZ + 7) / 8;
+        bool ok = true;
+        for (int jj = 0; jj < st.cnt && ok; jj++) {
+            char *d0, *d1;
+            xchunk(st, jj, e0, en, &d0, &d1);
+            if (!ll) {
+                for (int i = 0; i < m; i++)
+                    move((int64_t)(uintptr_t)sr[3 * F + i], sr[i], 0, nullptr, nullptr,
+                         (char *)sr[2 * F + i], nullptr);
+                continue;
+            }
+            for (int64_t l = tid; ok && l < nl; l += nt)
+                for (int i0 = 0; i0 < m && ok; i0 += B) {
+                    Line w[B];
+                    uint64_t x[B];
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m) continue;
+                        if ((uintptr_t)sr[F + i] & 2u)
+                            w[u] = P::ll_ld(sr[i] + l * 16);
+                        else
+                            x[u] = ll_read(sr[i], (int64_t)(uintptr_t)sr[3 * F + i], l);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m || !ok) continue;
+                        const uintptr_t fw = (uintptr_t)sr[F + i];
+                        if (fw & 2u) {
+                            const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
+                            if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                                !(ok = wait_line(sr[i] + l * 16, fin, st, w[u])))
+                                continue;
+                            x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+                        }
+                        ll_write((char *)sr[2 * F + i], (int64_t)(uintptr_t)sr[3 * F + i], l, x[u]);
+                    }
+                }
+        }
+        if (p.sync_or(!ok)) return false;
+        xdone(st);
+        return true;
+    }
+
+    /* Sends to several peers in one pass (a collapsed rank's consecutive sends): thread i waits
+     * for room on entry i's connection and puts its slot, flag and (per chunk) its source in
+     * sr; every source is read once per line. */
     WEFT_DEV bool msend(const weft_dstep &st, int64_t e0, int64_t en) {
         const int m = st.nsend, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
@@ -802,7 +892,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             weft_dconn e;
             uint64_t msg;
             bool dir;
-            msg_end(a.xrecv[st.xsend + i], true, e, msg, dir);
+            msg_end(xent(st.xsend + i), true, e, msg, dir);
             if (msg >= (uint64_t)e.nslots) {
                 uint64_t need = msg + 1 - (uint64_t)e.nslots;
                 ok = spin([&] { return P::ld_acq_sys(e.head) >= need; },
@@ -810,39 +900,36 @@ template <class P, class T, class Op, bool TR> struct Interp {
                           e.chan, need);
             }
             sr[i] = e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes;
-            sr[WEFT_RT_MAX_FUSE + i] = (const char *)(uintptr_t)(msg + 1);
+            sr[F + i] = (const char *)(uintptr_t)(ll ? ll_flag(msg) : msg + 1);
         }
         if (p.sync_or(!ok)) return false;
         const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
         for (int jj = 0; jj < st.cnt; jj++) {
-            int64_t lim;
-            const char *src = chunk(st.srcbuf, st.srcoff + jj, e0, en, &lim);
-            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+            if (jj > 0) p.sync(); /* the previous chunk's readers are done with the sources */
+            for (int i = tid; i < m; i += nt) {
+                const weft_drecv &x = xent(st.xsend + i);
+                int64_t lim;
+                sr[2 * F + i] = chunk(x.pbuf, x.poff + jj, e0, en, &lim);
+                sr[3 * F + i] = (const char *)(uintptr_t)lim;
+            }
+            p.sync();
             if (ll) {
                 for (int64_t l = tid; l < nl; l += nt) {
-                    const uint64_t v = ll_read(src, lim, l);
+                    uint64_t v = 0;
                     for (int i = 0; i < m; i++) {
-                        const uint32_t fo = (uint32_t)(uintptr_t)sr[WEFT_RT_MAX_FUSE + i];
+                        if (i == 0 || sr[2 * F + i] != sr[2 * F + i - 1])
+                            v = ll_read(sr[2 * F + i], (int64_t)(uintptr_t)sr[3 * F + i], l);
+                        const uint32_t fo = (uint32_t)(uintptr_t)sr[F + i];
                         P::ll_st((char *)sr[i] + ((int64_t)jj * stride + l) * 16, (uint32_t)v, fo,
                                  (uint32_t)(v >> 32), fo);
                     }
                 }
             } else {
-                uintptr_t al = (uintptr_t)src;
                 for (int i = 0; i < m; i++)
-                    al |= (uintptr_t)sr[i];
-                const int64_t npk = (al & 15) == 0 ? lim / V : 0, off = (int64_t)jj * c.E * SZ;
-                for (int64_t i0 = tid; i0 < npk; i0 += nt) {
-                    const Pack v = P::ld_pack(src + i0 * 16);
-                    for (int i = 0; i < m; i++)
-                        P::st_pack((char *)sr[i] + off + i0 * 16, v);
-                }
-                for (int64_t e = npk * V + tid; e < lim; e += nt) {
-                    const T v = P::template ld<T>(src + e * SZ);
-                    for (int i = 0; i < m; i++)
-                        P::template st<T>((char *)sr[i] + off + e * SZ, v);
-                }
+                    move((int64_t)(uintptr_t)sr[3 * F + i], sr[2 * F + i], 0, nullptr, nullptr,
+                         nullptr, (char *)sr[i] + (int64_t)jj * c.E * SZ);
             }
+            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, en * SZ);
         }
         if (!ll) {
             p.sync();
@@ -850,7 +937,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 weft_dconn e;
                 uint64_t msg;
                 bool dir;
-                msg_end(a.xrecv[st.xsend + i], true, e, msg, dir);
+                const weft_drecv &x = xent(st.xsend + i);
+                if (x.ord & WEFT_XENT_NOTLAST) continue;
+                msg_end(x, true, e, msg, dir);
                 P::st_rel_sys(e.tail, msg + 1);
             }
         }
@@ -862,12 +951,12 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool xstep(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
         bool dir;
         if (f & WEFT_STEP_F_SEND) {
-            msg_end(a.xrecv[st.xsend], true, sc, spos, dir);
+            msg_end(xent(st.xsend), true, sc, spos, dir);
             credit = spos >= (uint64_t)sc.nslots ? 0 : spos; /* read the head when it matters */
             sdir = false;
         }
         if (f & WEFT_STEP_F_RECV) {
-            msg_end(a.xrecv[st.xrecv], false, rc, rpos, dir);
+            msg_end(xent(st.xrecv), false, rc, rpos, dir);
             rdir = false;
         }
         const bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
@@ -899,7 +988,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
         } else if (st.flags & WEFT_DSTEP_F_FOLD) {
             if (!(c.proto == WEFT_RT_PROTO_LL ? fold_ll(st, e0, en) : fold_simple(st, e0, en)))
                 return false;
-        } else if (st.nsend > 1) {
+        } else if (st.flags & WEFT_DSTEP_F_SCATTER) {
+            if (!scatter(st, e0, en)) return false;
+        } else if (st.nsend > 1 || (st.nsend == 1 && st.type == WEFT_STEP_SEND)) {
             if (!msend(st, e0, en)) return false;
         } else if ((st.flags & WEFT_DSTEP_F_XCONN) && (f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV))) {
             if (!xstep(st, f, e0, en)) return false;
@@ -956,7 +1047,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
         member(rc, g);
         sdir = c.direct && sc.direct;
         rdir = c.direct && rc.direct;
+        if (t.runner) run_load(R);
         P::grid_wait();
+        if (t.runner) run_counters();
         uint64_t own = P::ld_rlx(prog);
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         credit = sc.pos ? P::ld_rlx(sc.pos + 1) : 0;
@@ -976,7 +1069,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         for (it = g; it < c.niter; it += c.K, j++) {
             int64_t e0 = it * c.E, en = c.C - e0 < c.E ? c.C - e0 : c.E;
             for (int s = 0; s < t.nsteps; s++) {
-                weft_dstep st = steps[s];
+                weft_dstep st = t.runner ? p.rsm()->steps[s] : steps[s];
                 if (!step(st, s, e0, en)) {
                     if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(j * t.nsteps + s));
                     return;
@@ -1015,17 +1108,43 @@ template <class P, class T, class Op, bool TR> struct Interp {
      * calls run as written and collapsed share every counter and epoch. Thread i takes tb i;
      * only the next launch reads these. */
     WEFT_DEV void finish_runner() {
-        for (int i = p.tid(); i < tbi; i += p.nthreads()) {
-            const weft_drec *H = (const weft_drec *)(const void *)(a.rec + (int64_t)i * a.rec_bytes);
-            weft_dconn hs = H->sc, hr = H->rc;
-            member(hs, g);
-            member(hr, g);
-            if (hs.pos && H->tb.nsend)
-                P::st_rlx(hs.pos, P::ld_rlx(hs.pos) + (uint64_t)(j * H->tb.nsend));
-            if (hr.pos && H->tb.nrecv)
-                P::st_rlx(hr.pos, P::ld_rlx(hr.pos) + (uint64_t)(j * H->tb.nrecv));
+        RunSmem &S = *p.rsm();
+        for (int i = p.tid(); i < t.nconn; i += p.nthreads())
+            P::st_rlx(S.conn[i].e.pos, S.conn[i].pos0 + (uint64_t)(j * S.conn[i].per));
+        for (int i = p.tid(); i < tbi; i += p.nthreads())
             P::st_rlx(&a.prog[(int64_t)i * c.kmax + g].v, base + (1ull << 32));
+    }
+
+    /* A runner's tables into shared memory: steps, connections (member g's ends), entries. Needs
+     * nothing of earlier kernels. */
+    WEFT_DEV void run_load(const weft_drec *R) {
+        RunSmem &S = *p.rsm();
+        const int nt = p.nthreads(), tid = p.tid();
+        const size_t co = (sizeof(weft_drec) + (size_t)t.nsteps * sizeof(weft_dstep) + 15) / 16 * 16;
+        const size_t eo = co + ((size_t)t.nconn * sizeof(weft_rconn) + 15) / 16 * 16;
+        const uint32_t *src = (const uint32_t *)(const void *)(R + 1);
+        uint32_t *dst = (uint32_t *)(void *)S.steps;
+        for (int w = tid; w < (int)(t.nsteps * sizeof(weft_dstep) / 4); w += nt)
+            dst[w] = src[w];
+        const weft_rconn *rc = (const weft_rconn *)(const void *)((const char *)R + co);
+        for (int i = tid; i < t.nconn; i += nt) {
+            S.conn[i].e = rc[i].e;
+            member(S.conn[i].e, g);
+            S.conn[i].per = rc[i].per;
+            S.conn[i].send = rc[i].send;
         }
+        src = (const uint32_t *)(const void *)((const char *)R + eo);
+        dst = (uint32_t *)(void *)S.ent;
+        for (int w = tid; w < (int)(t.nent * sizeof(weft_drecv) / 4); w += nt)
+            dst[w] = src[w];
+    }
+
+    /* Each connection's counter at the call's start (thread i loaded connection i itself). */
+    WEFT_DEV void run_counters() {
+        RunSmem &S = *p.rsm();
+        for (int i = p.tid(); i < t.nconn; i += p.nthreads())
+            S.conn[i].pos0 = P::ld_rlx(S.conn[i].e.pos);
+        p.sync();
     }
 };
 

@@ -13,8 +13,12 @@ using weft_rt::Pack;
 
 struct DevPlat {
     const char **sr;
+    weft_rt::RunSmem *rs;
     __device__ __forceinline__ const char **sred() const {
         return sr;
+    }
+    __device__ __forceinline__ weft_rt::RunSmem *rsm() const {
+        return rs;
     }
     __device__ __forceinline__ int tid() const {
         return threadIdx.x;
@@ -147,8 +151,9 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
      * own (it waits in grid_wait until this one has ended). */
     asm volatile("griddepcontrol.launch_dependents;");
     int t = b / ka.c.K, g = b - t * ka.c.K, tbi = ka.r[s].tb0 + t;
-    __shared__ const char *sred[2 * WEFT_RT_MAX_FUSE];
-    DevPlat p{sred};
+    __shared__ const char *sred[4 * WEFT_RT_MAX_FUSE];
+    __shared__ weft_rt::RunSmem rsm;
+    DevPlat p{sred, &rsm};
     weft_rt::Interp<DevPlat, T, Op, TR> in(p, ka.c, ka.r[s], tbi, g);
     in.run();
 }

@@ -547,11 +547,20 @@ int32_t weft_plan_rec_bytes(const weft_rank_plan *rp) {
     return (int32_t)(sizeof(weft_drec) + (size_t)m * sizeof(weft_dstep) + 15) / 16 * 16;
 }
 
+/* A runner's record: its tb, its steps, its connections, its entries (each part 16-aligned). */
+static size_t run_conns_off(const weft_dtb *t) {
+    return (sizeof(weft_drec) + (size_t)t->nsteps * sizeof(weft_dstep) + 15) / 16 * 16;
+}
+static size_t run_ents_off(const weft_dtb *t) {
+    return run_conns_off(t) + ((size_t)t->nconn * sizeof(weft_rconn) + 15) / 16 * 16;
+}
+
 size_t weft_plan_table_bytes(const weft_rank_plan *rp) {
     size_t b = (size_t)weft_plan_rec_bytes(rp) * (size_t)rp->ntbs;
-    if (rp->crun >= 0)
-        b += (sizeof(weft_drec) + (size_t)rp->tbs[rp->crun].nsteps * sizeof(weft_dstep) + 15) /
-             16 * 16;
+    if (rp->crun >= 0) {
+        const weft_dtb *t = &rp->tbs[rp->crun];
+        b += run_ents_off(t) + ((size_t)t->nent * sizeof(weft_drecv) + 15) / 16 * 16;
+    }
     return b;
 }
 
@@ -581,7 +590,19 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
         weft_drec *r = (weft_drec *)(void *)(out + (size_t)t * (size_t)rb);
         r->tb = rp->tbs[t];
         memcpy(r + 1, rp->steps + r->tb.first, (size_t)r->tb.nsteps * sizeof(weft_dstep));
-        if (t == rp->crun) continue; /* the runner owns no connection end of its own */
+        if (t == rp->crun) { /* no end of its own: its connections, then its entries */
+            weft_rconn *rc = (weft_rconn *)(void *)((char *)r + run_conns_off(&r->tb));
+            for (int32_t i = 0; i < r->tb.nconn; i++) {
+                int32_t h = rp->rconn[i] >> 1, send = rp->rconn[i] & 1;
+                const weft_dtb *ht = &rp->tbs[h];
+                rc[i].e = send ? sconn[ht->sconn] : rconn[ht->rconn];
+                rc[i].per = send ? ht->nsend : ht->nrecv;
+                rc[i].send = send;
+            }
+            memcpy((char *)r + run_ents_off(&r->tb), rp->xrecv + r->tb.xbase,
+                   (size_t)r->tb.nent * sizeof(weft_drecv));
+            continue;
+        }
         const weft_tb *tb = &a->gpus[rank].tbs[t];
         if (r->tb.sconn >= 0) {
             r->sc = sconn[r->tb.sconn];
@@ -602,6 +623,19 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
             }
         }
     }
+}
+
+/* Entries of the message table: a message on tb's connection, or a local chunk. */
+static weft_drecv xmsg(int32_t tb, int32_t k, int32_t per, int32_t pbuf, int32_t poff) {
+    weft_drecv e;
+    memset(&e, 0, sizeof e);
+    e.tb = tb, e.k = k, e.per = per, e.pbuf = pbuf, e.poff = poff;
+    return e;
+}
+static weft_drecv xlocal(int32_t buf, int32_t off, int32_t ord) {
+    weft_drecv e = xmsg(-1, 0, 0, buf, off);
+    e.ord = ord;
+    return e;
 }
 
 /* ---- fused receives -------------------------------------------------------------------- *
@@ -690,10 +724,10 @@ static int fuse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp) {
         dm->nrecv = (uint8_t)(m + 1);
         dm->xrecv = rp->nxrecv;
         dm->post = dm->orig + 1;
-        rp->xrecv[rp->nxrecv++] = (weft_drecv){-1, 0, 0, d1->srcbuf, d1->srcoff, 0};
+        rp->xrecv[rp->nxrecv++] = xlocal(d1->srcbuf, d1->srcoff, 0);
         for (int32_t i = 0; i < m; i++) {
             const weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
-            rp->xrecv[rp->nxrecv++] = (weft_drecv){chain[i], 0, 1, di->pbuf, di->poff, 0};
+            rp->xrecv[rp->nxrecv++] = xmsg(chain[i], 0, 1, di->pbuf, di->poff);
         }
         for (int32_t i = 0; i < m - 1; i++) {
             weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
@@ -713,109 +747,209 @@ done:
     return nf;
 }
 
-/* Whether every rank's tables run to the end of `iters` iterations, steps taken greedily as
- * soon as they may run, with connection buffers of cap messages (direct connections never
- * wait for room; a member that sent directly ends only once all was read). Each rank runs its
- * collapsed form when `collapsed` (and has one), else its tb records. Connections are counted
- * per tb of the schedule: a runner's messages count on the tbs they belong to. order (when not
- * NULL, tb records only): per rank, the step indices of its first iteration in the order they
- * ran (room for the rank's steps), counts in norder. */
-static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const weft_algo_plan *p,
-                          int32_t cap, int32_t iters, int collapsed, int32_t **order,
-                          int32_t *norder) {
-    int32_t nr = p->nranks, ntb = 0;
-    int32_t *base = calloc((size_t)nr + 1, sizeof *base);
-    if (base == NULL) return 0;
+/* ---- simulating a plan ---------------------------------------------------------------- *
+ * Every rank's tables, steps taken as soon as they may run, with connection buffers of cap
+ * messages (direct connections never wait for room: no stricter). Each rank runs its collapsed
+ * form when `collapsed` says so (and has one), else its tb records. Messages are counted per tb
+ * of the schedule: a runner's count on the tbs they belong to. */
+typedef struct sim {
+    const weft_algo *a;
+    const weft_mode_plan *m;
+    int32_t nr, cap, iters, collapsed;
+    int32_t *base;            /* first record of each rank */
+    int64_t *pos, *prog;      /* per record: steps taken, progress */
+    int64_t *sent, *taken;    /* per receiving tb: messages sent to it, taken by it */
+    int32_t *to;              /* the receiving tb of a tb's sends */
+} sim;
+
+static void sim_free(sim *x) {
+    free(x->base);
+    free(x->pos);
+    free(x->prog);
+    free(x->sent);
+    free(x->taken);
+    free(x->to);
+}
+
+static int sim_init(sim *x, const weft_algo *a, const weft_mode_plan *m, int32_t nr, int32_t cap,
+                    int32_t iters, int collapsed) {
+    memset(x, 0, sizeof *x);
+    x->a = a, x->m = m, x->nr = nr, x->cap = cap, x->iters = iters, x->collapsed = collapsed;
+    x->base = calloc((size_t)nr + 1, sizeof *x->base);
+    if (x->base == NULL) return 0;
     for (int32_t r = 0; r < nr; r++)
-        base[r + 1] = base[r] + m->ranks[r].nrec;
-    ntb = base[nr];
-    int64_t *pos = calloc((size_t)ntb, sizeof *pos), *prog = calloc((size_t)ntb, sizeof *prog);
-    int64_t *sent = calloc((size_t)ntb, sizeof *sent), *taken = calloc((size_t)ntb, sizeof *taken);
-    int32_t *to = malloc((size_t)ntb * sizeof *to); /* the receiving tb of a tb's sends */
-    int ok = 0;
-    if (!pos || !prog || !sent || !taken || !to) goto done;
+        x->base[r + 1] = x->base[r] + m->ranks[r].nrec;
+    size_t ntb = (size_t)x->base[nr];
+    x->pos = calloc(ntb, sizeof *x->pos), x->prog = calloc(ntb, sizeof *x->prog);
+    x->sent = calloc(ntb, sizeof *x->sent), x->taken = calloc(ntb, sizeof *x->taken);
+    x->to = malloc(ntb * sizeof *x->to);
+    if (!x->pos || !x->prog || !x->sent || !x->taken || !x->to) {
+        sim_free(x);
+        return 0;
+    }
     for (int32_t r = 0; r < nr; r++) {
         for (int32_t t = 0; t < m->ranks[r].nrec; t++)
-            to[base[r] + t] = -1;
+            x->to[x->base[r] + t] = -1;
         for (int32_t t = 0; t < m->ranks[r].ntbs; t++) {
             const weft_tb *tb = &a->gpus[r].tbs[t];
             const weft_tb *q = tb->send >= 0 ? find_tb(&a->gpus[tb->send], 0, r, tb->chan) : NULL;
-            to[base[r] + t] = q ? base[tb->send] + q->id : -1;
+            x->to[x->base[r] + t] = q ? x->base[tb->send] + q->id : -1;
         }
-        if (norder) norder[r] = 0;
     }
+    return 1;
+}
+
+static int sim_collapsed(const sim *x, int32_t r) {
+    return x->collapsed > 1 ? (x->collapsed >> (r + 1)) & 1 : x->collapsed;
+}
+
+/* The step record t of rank r would take next, or NULL when it is done. */
+static const weft_dstep *sim_next(const sim *x, int32_t r, int32_t t, int64_t *j) {
+    const weft_rank_plan *rp = &x->m->ranks[r];
+    const weft_dtb *dt = &rp->tbs[t];
+    int64_t p = x->pos[x->base[r] + t];
+    if (dt->nsteps <= 0 || p >= (int64_t)x->iters * dt->nsteps) return NULL;
+    *j = p / dt->nsteps;
+    return &rp->steps[dt->first + p % dt->nsteps];
+}
+
+static int sim_receives(const weft_dstep *d) {
+    return (weft_step_flags((weft_step_type)d->type) & WEFT_STEP_F_RECV) &&
+           !(d->flags & WEFT_DSTEP_F_ELSEWHERE);
+}
+
+/* Whether step d may run now; messages count as arrived once avail (sent, or a snapshot of it)
+ * says so. */
+static int sim_ready(const sim *x, int32_t r, int32_t t, const weft_dstep *d, int64_t j,
+                     const int64_t *avail) {
+    const weft_rank_plan *rp = &x->m->ranks[r];
+    const int32_t b = x->base[r];
+    unsigned f = weft_step_flags((weft_step_type)d->type);
+    const int xc = (d->flags & WEFT_DSTEP_F_XCONN) != 0;
+    const int32_t xb = rp->tbs[t].runner ? rp->tbs[t].xbase : 0;
+    if (d->depid >= 0 && x->prog[b + d->depid] < j * d->dep_stride + d->dep_target) return 0;
+    if (sim_receives(d)) {
+        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
+            for (int32_t i = 0; i < d->nrecv; i++) {
+                const weft_drecv *e = &rp->xrecv[xb + d->xrecv + i];
+                if (e->tb >= 0 && avail[b + e->tb] <= j * e->per + e->k) return 0;
+            }
+        } else if (avail[b + t] <= x->taken[b + t]) {
+            return 0;
+        }
+    }
+    int32_t nsend = (f & WEFT_STEP_F_SEND) ? (xc ? d->nsend : 1) : 0;
+    for (int32_t i = 0; i < nsend; i++) {
+        int32_t y = x->to[b + (xc ? rp->xrecv[xb + d->xsend + i].tb : t)];
+        if (y >= 0 && x->sent[y] - x->taken[y] >= x->cap) return 0;
+    }
+    return 1;
+}
+
+static void sim_take(sim *x, int32_t r, int32_t t, const weft_dstep *d, int64_t j) {
+    const weft_rank_plan *rp = &x->m->ranks[r];
+    const int32_t b = x->base[r];
+    unsigned f = weft_step_flags((weft_step_type)d->type);
+    const int xc = (d->flags & WEFT_DSTEP_F_XCONN) != 0;
+    const int32_t xb = rp->tbs[t].runner ? rp->tbs[t].xbase : 0;
+    if (sim_receives(d)) {
+        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
+            for (int32_t i = 0; i < d->nrecv; i++)
+                if (rp->xrecv[xb + d->xrecv + i].tb >= 0)
+                    x->taken[b + rp->xrecv[xb + d->xrecv + i].tb]++;
+        } else {
+            x->taken[b + t]++;
+        }
+    }
+    int32_t nsend = (f & WEFT_STEP_F_SEND) ? (xc ? d->nsend : 1) : 0;
+    for (int32_t i = 0; i < nsend; i++) {
+        int32_t y = x->to[b + (xc ? rp->xrecv[xb + d->xsend + i].tb : t)];
+        if (y >= 0) x->sent[y]++;
+    }
+    if (d->post) x->prog[b + t] = j * rp->tbs[t].nsteps_orig + d->post;
+    x->pos[b + t]++;
+}
+
+static int sim_done(const sim *x) {
+    for (int32_t r = 0; r < x->nr; r++) {
+        const weft_rank_plan *rp = &x->m->ranks[r];
+        int cf = sim_collapsed(x, r);
+        int32_t t0 = weft_plan_tb0(rp, cf), tn = weft_plan_ntbs_run(rp, cf);
+        for (int32_t t = t0; t < t0 + tn; t++)
+            if (x->pos[x->base[r] + t] != (int64_t)x->iters * rp->tbs[t].nsteps) return 0;
+    }
+    return 1;
+}
+
+/* Whether every rank's tables run to the end of `iters` iterations, each step taken as soon as
+ * it may. */
+static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const weft_algo_plan *p,
+                          int32_t cap, int32_t iters, int collapsed) {
+    sim x;
+    if (!sim_init(&x, a, m, p->nranks, cap, iters, collapsed)) return 0;
     int64_t budget = (int64_t)1 << 24;
     for (int moved = 1; moved && budget > 0;) {
         moved = 0;
-        for (int32_t r = 0; r < nr; r++) {
+        for (int32_t r = 0; r < x.nr; r++) {
             const weft_rank_plan *rp = &m->ranks[r];
-            int cf = collapsed > 1 ? (collapsed >> (r + 1)) & 1 : collapsed;
+            int cf = sim_collapsed(&x, r);
             int32_t t0 = weft_plan_tb0(rp, cf), tn = weft_plan_ntbs_run(rp, cf);
             for (int32_t t = t0; t < t0 + tn; t++) {
-                int32_t x = base[r] + t;
-                const weft_dtb *dt = &rp->tbs[t];
-                while (dt->nsteps > 0 && pos[x] < (int64_t)iters * dt->nsteps && budget-- > 0) {
-                    int64_t j = pos[x] / dt->nsteps;
-                    const weft_dstep *d = &rp->steps[dt->first + pos[x] % dt->nsteps];
-                    unsigned f = weft_step_flags((weft_step_type)d->type);
-                    const int xc = (d->flags & WEFT_DSTEP_F_XCONN) != 0;
-                    if (d->depid >= 0 &&
-                        prog[base[r] + d->depid] < j * d->dep_stride + d->dep_target)
-                        break;
-                    int ready = 1;
-                    if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
-                        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
-                            for (int32_t i = 0; i < d->nrecv && ready; i++) {
-                                const weft_drecv *e = &rp->xrecv[d->xrecv + i];
-                                ready = e->tb < 0 || sent[base[r] + e->tb] > j * e->per + e->k;
-                            }
-                        } else {
-                            ready = sent[x] > taken[x];
-                        }
-                    }
-                    /* as staged (direct sends never wait for room: no stricter) */
-                    int32_t nsend = (f & WEFT_STEP_F_SEND) ? (xc ? d->nsend : 1) : 0;
-                    for (int32_t i = 0; i < nsend && ready; i++) {
-                        int32_t y = to[xc ? base[r] + rp->xrecv[d->xsend + i].tb : x];
-                        if (y >= 0 && sent[y] - taken[y] >= cap) ready = 0;
-                    }
-                    if (!ready) break;
-                    if ((f & WEFT_STEP_F_RECV) && !(d->flags & WEFT_DSTEP_F_ELSEWHERE)) {
-                        if ((d->flags & WEFT_DSTEP_F_FOLD) || xc) {
-                            for (int32_t i = 0; i < d->nrecv; i++)
-                                if (rp->xrecv[d->xrecv + i].tb >= 0)
-                                    taken[base[r] + rp->xrecv[d->xrecv + i].tb]++;
-                        } else {
-                            taken[x]++;
-                        }
-                    }
-                    for (int32_t i = 0; i < nsend; i++) {
-                        int32_t y = to[xc ? base[r] + rp->xrecv[d->xsend + i].tb : x];
-                        if (y >= 0) sent[y]++;
-                    }
-                    if (d->post) prog[x] = j * dt->nsteps_orig + d->post;
-                    if (order && j == 0) order[r][norder[r]++] = dt->first + (int32_t)(pos[x] % dt->nsteps);
-                    pos[x]++;
+                const weft_dstep *d;
+                int64_t j;
+                while ((d = sim_next(&x, r, t, &j)) && budget-- > 0 && sim_ready(&x, r, t, d, j, x.sent)) {
+                    sim_take(&x, r, t, d, j);
                     moved = 1;
                 }
             }
         }
     }
-    ok = 1;
-    for (int32_t r = 0; r < nr && ok; r++) {
-        const weft_rank_plan *rp = &m->ranks[r];
-        int cf = collapsed > 1 ? (collapsed >> (r + 1)) & 1 : collapsed;
-        int32_t t0 = weft_plan_tb0(rp, cf), tn = weft_plan_ntbs_run(rp, cf);
-        for (int32_t t = t0; t < t0 + tn && ok; t++)
-            ok = pos[base[r] + t] == (int64_t)iters * rp->tbs[t].nsteps;
+    int ok = sim_done(&x);
+    sim_free(&x);
+    return ok;
+}
+
+/* One iteration of the tb records in rounds, a round being one hop: a receive may take only
+ * what was sent in earlier rounds. Within a round a rank takes everything that sends or computes
+ * before it takes a receive, so its sends go out as early as the schedule allows. order[r]: the
+ * rank's steps in the order taken (room for its steps), norder[r] their count. Returns whether
+ * every step was taken. */
+static int plan_order(const weft_algo *a, const weft_mode_plan *m, const weft_algo_plan *p,
+                      int32_t cap, int32_t **order, int32_t *norder) {
+    sim x;
+    if (!sim_init(&x, a, m, p->nranks, cap, 1, 0)) return 0;
+    size_t ntb = (size_t)x.base[x.nr];
+    int64_t *avail = malloc(ntb * sizeof *avail);
+    int ok = avail != NULL;
+    for (int32_t r = 0; r < x.nr; r++)
+        norder[r] = 0;
+    for (int round = 1; ok && round;) {
+        round = 0;
+        memcpy(avail, x.sent, ntb * sizeof *avail);
+        for (int32_t r = 0; r < x.nr; r++) {
+            const weft_rank_plan *rp = &m->ranks[r];
+            for (int moved = 1; moved;) {
+                moved = 0;
+                for (int pass = 0; pass < 2 && !moved; pass++)
+                    for (int32_t t = 0; t < rp->ntbs; t++) {
+                        const weft_dstep *d;
+                        int64_t j;
+                        /* pass 0: what needs no message; pass 1: one receive, then pass 0 again */
+                        while ((d = sim_next(&x, r, t, &j)) && (pass == 1 || !sim_receives(d)) &&
+                               sim_ready(&x, r, t, d, j, avail)) {
+                            order[r][norder[r]++] = rp->tbs[t].first + (int32_t)(x.pos[x.base[r] + t] % rp->tbs[t].nsteps);
+                            sim_take(&x, r, t, d, j);
+                            moved = round = 1;
+                            if (pass == 1) break;
+                        }
+                        if (pass == 1 && moved) break;
+                    }
+            }
+        }
     }
-done:
-    free(base);
-    free(pos);
-    free(prog);
-    free(sent);
-    free(taken);
-    free(to);
+    ok = ok && sim_done(&x);
+    free(avail);
+    sim_free(&x);
     return ok;
 }
 
@@ -827,15 +961,12 @@ done:
  * is folded in. The order is the one a simulation of every rank ran the tbs' steps in, and the
  * collapsed plan is kept only if a simulation of it completes too. */
 
-/* Largest runner (steps), and most records a collapsed rank's fixed-stride table may take. */
-#define WEFT_RT_MAX_RUNNER_STEPS 256
-
 /* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
  * destination of `re`, a fused `re`'s sources, a fold's local operands). */
 static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
                       weft_buf b, int32_t o, int32_t n) {
     unsigned f = weft_step_flags((weft_step_type)d->type);
-    if (d->flags & WEFT_DSTEP_F_FOLD) {
+    if (d->flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_SCATTER)) {
         for (int32_t i = 0; i < d->nrecv; i++) {
             const weft_drecv *e = &rp->xrecv[d->xrecv + i];
             if (e->tb < 0 && may_overlap(a, r, (weft_buf)e->pbuf, e->poff, b, o, n)) return 1;
@@ -882,14 +1013,14 @@ static weft_dstep *emit_fold(const weft_algo *a, int32_t r, weft_rank_plan *rp,
     if (x->type == WEFT_STEP_RECV) {
         e[f.xrecv + n++] = rp->xrecv[x->xrecv];
     } else if (x->type == WEFT_STEP_RRC) {
-        e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, x->srcbuf, x->srcoff, 0};
+        e[f.xrecv + n++] = xlocal(x->srcbuf, x->srcoff, 0);
         e[f.xrecv + n] = rp->xrecv[x->xrecv];
         e[f.xrecv + n++].ord = 0;
     } else { /* re */
-        e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, x->dstbuf, x->dstoff, 0};
+        e[f.xrecv + n++] = xlocal(x->dstbuf, x->dstoff, 0);
         for (int32_t k = 0; k < x->nsrc; k++) {
             weft_dsrc sx = x->nsrc > 1 ? rp->xsrc[x->xsrc + k] : (weft_dsrc){x->srcbuf, x->srcoff};
-            e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, sx.buf, sx.off, 1};
+            e[f.xrecv + n++] = xlocal(sx.buf, sx.off, WEFT_XENT_ORD);
         }
     }
     for (int32_t i = i0 + 1; i < i1; i++) {
@@ -901,7 +1032,7 @@ static weft_dstep *emit_fold(const weft_algo *a, int32_t r, weft_rank_plan *rp,
             for (int32_t k = 0; k < y->nsrc; k++) {
                 weft_dsrc sx =
                     y->nsrc > 1 ? rp->xsrc[y->xsrc + k] : (weft_dsrc){y->srcbuf, y->srcoff};
-                e[f.xrecv + n++] = (weft_drecv){-1, 0, 0, sx.buf, sx.off, 1};
+                e[f.xrecv + n++] = xlocal(sx.buf, sx.off, WEFT_XENT_ORD);
             }
         } else { /* the closing cpy */
             f.flags |= WEFT_DSTEP_F_DST2;
@@ -944,17 +1075,41 @@ static int32_t chain_operands(const weft_algo *a, int32_t r, const weft_rank_pla
     return 0;
 }
 
-/* Builds rank r's runner from its tb records (unfused) and the order its steps ran in. */
+/* Whether runner steps in[i0 .. i1) plus y can run as one scatter: plain receives and copies
+ * of one size whose destinations meet no other's source or destination. */
+static int scatter_fits(const weft_algo *a, int32_t r, const weft_dstep *in, int32_t i0,
+                        int32_t i1, const weft_dstep *y) {
+    if (!((y->type == WEFT_STEP_RECV && y->nrecv == 1) || (y->type == WEFT_STEP_CPY && y->nsrc <= 1)))
+        return 0;
+    if (i1 > i0 && y->cnt != in[i0].cnt) return 0;
+    if (y->type == WEFT_STEP_CPY &&
+        may_overlap(a, r, (weft_buf)y->srcbuf, y->srcoff, (weft_buf)y->dstbuf, y->dstoff, y->cnt))
+        return 0;
+    for (int32_t i = i0; i < i1; i++) {
+        const weft_dstep *x = &in[i];
+        if (may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff, (weft_buf)y->dstbuf, y->dstoff, y->cnt) ||
+            (y->type == WEFT_STEP_CPY &&
+             may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff, (weft_buf)y->srcbuf, y->srcoff, y->cnt)) ||
+            (x->type == WEFT_STEP_CPY &&
+             may_overlap(a, r, (weft_buf)x->srcbuf, x->srcoff, (weft_buf)y->dstbuf, y->dstoff, y->cnt)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Builds rank r's runner from its tb records (unfused) and the order its steps ran in: 0 when
+ * the rank does not fit a runner (see WEFT_RT_RUN_MAX_*). */
 static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, const int32_t *order,
                          int32_t norder) {
     const weft_gpu *g = &a->gpus[r];
     int32_t cap = rp->nsteps; /* step table entries before the runner's */
     weft_dstep *tmp = calloc((size_t)norder + 1, sizeof *tmp);
-    if (tmp == NULL) return 0;
-    int32_t n = 0, xr0 = rp->nxrecv;
+    int32_t *conn = calloc(2 * (size_t)rp->ntbs + 1, sizeof *conn);
+    int32_t *rconn = calloc(WEFT_RT_RUN_MAX_CONNS, sizeof *rconn);
+    int32_t n = 0, m = 0, ok = tmp && conn && rconn, xr0 = rp->nxrecv, nconn = 0;
     /* 1. the steps in order, dependencies gone (they ran in this order), connections from the
-     * message table; consecutive sends of one source to several peers as one */
-    for (int32_t i = 0; i < norder; i++) {
+     * message table; consecutive sends as one multi-peer send (each entry names its source) */
+    for (int32_t i = 0; ok && i < norder; i++) {
         weft_dstep d = rp->steps[order[i]];
         const weft_tb *tb = &g->tbs[d.otb];
         unsigned f = weft_step_flags((weft_step_type)d.type);
@@ -966,14 +1121,13 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
             d.nrecv = 1;
             d.xrecv = rp->nxrecv;
             rp->xrecv[rp->nxrecv++] =
-                (weft_drecv){d.otb, message_index(tb, d.orig, 0), rp->tbs[d.otb].nrecv, d.pbuf,
-                             d.poff, 0};
+                xmsg(d.otb, message_index(tb, d.orig, 0), rp->tbs[d.otb].nrecv, d.pbuf, d.poff);
         }
         if (f & WEFT_STEP_F_SEND) {
-            weft_drecv e = {d.otb, message_index(tb, d.orig, 1), rp->tbs[d.otb].nsend, 0, 0, 0};
+            weft_drecv e =
+                xmsg(d.otb, message_index(tb, d.orig, 1), rp->tbs[d.otb].nsend, d.srcbuf, d.srcoff);
             weft_dstep *pv = n > 0 ? &tmp[n - 1] : NULL;
-            if (d.type == WEFT_STEP_SEND && pv && pv->type == WEFT_STEP_SEND &&
-                pv->srcbuf == d.srcbuf && pv->srcoff == d.srcoff && pv->cnt == d.cnt &&
+            if (d.type == WEFT_STEP_SEND && pv && pv->type == WEFT_STEP_SEND && pv->cnt == d.cnt &&
                 pv->nsend < WEFT_RT_MAX_FUSE && pv->xsend + pv->nsend == rp->nxrecv) {
                 rp->xrecv[rp->nxrecv++] = e;
                 pv->nsend++;
@@ -986,10 +1140,10 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
         tmp[n++] = d;
     }
     /* 2. folds: a chain into one accumulator A starts with r, rrc or re writing A; then rrc
-     * (A to A) and re into A whose sources are not A; it may close with a cpy out of A */
+     * (A to A) and re into A whose sources are not A; it may close with a cpy out of A.
+     * Scatters: plain receives and copies that meet nothing of each other's. */
     weft_dstep *out = &rp->steps[cap];
-    int32_t m = 0, ok = 1;
-    for (int32_t i = 0; i < n && ok;) {
+    for (int32_t i = 0; ok && i < n;) {
         const weft_dstep *x = &tmp[i];
         int32_t i1 = i + 1, nops = 0, msgs = 0;
         if ((x->type == WEFT_STEP_RECV || x->type == WEFT_STEP_RRC || x->type == WEFT_STEP_RE) &&
@@ -1000,7 +1154,6 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
                 const weft_dstep *y = &tmp[i1];
                 if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
                     y->srcoff == x->dstoff && y->nsrc <= 1 &&
-                    !(y->dstbuf == x->dstbuf && y->dstoff == x->dstoff) &&
                     !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,
                                  x->dstoff, x->cnt)) {
                     i1++;
@@ -1012,15 +1165,83 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
                 msgs += y->type == WEFT_STEP_RRC;
             }
         }
-        if (m >= WEFT_RT_MAX_RUNNER_STEPS) ok = 0;
-        else if (i1 - i >= 2 && msgs > 0)
+        if (m >= WEFT_RT_RUN_MAX_STEPS) {
+            ok = 0;
+        } else if (i1 - i >= 2 && msgs > 0) {
             emit_fold(a, r, rp, tmp, i, i1, n, &out[m++]);
-        else
-            out[m++] = tmp[i], i1 = i + 1;
-        i = i1;
+            i = i1;
+        } else {
+            int32_t j1 = i;
+            while (j1 < n && j1 - i < WEFT_RT_MAX_FUSE && scatter_fits(a, r, tmp, i, j1, &tmp[j1]))
+                j1++;
+            if (j1 - i >= 2) {
+                weft_dstep sc = tmp[i];
+                sc.flags = WEFT_DSTEP_F_XCONN | WEFT_DSTEP_F_SCATTER;
+                sc.type = WEFT_STEP_CPY;
+                sc.nsrc = 1, sc.nsend = 0;
+                sc.xrecv = rp->nxrecv;
+                for (int32_t k = i; k < j1; k++) {
+                    const weft_dstep *y = &tmp[k];
+                    weft_drecv e = xlocal(y->srcbuf, y->srcoff, 0);
+                    e.dbuf = y->dstbuf, e.doff = y->dstoff;
+                    if (y->type == WEFT_STEP_RECV) {
+                        e = rp->xrecv[y->xrecv];
+                        e.dbuf = y->dstbuf, e.doff = y->dstoff;
+                        sc.type = WEFT_STEP_RECV;
+                    }
+                    rp->xrecv[rp->nxrecv++] = e;
+                }
+                sc.nrecv = (uint8_t)(j1 - i);
+                out[m++] = sc;
+                i = j1;
+            } else {
+                out[m++] = tmp[i++];
+            }
+        }
+    }
+    /* 3. the runner's own entries, packed, each message naming its connection */
+    int32_t xb = rp->nxrecv, nent = 0;
+    for (int32_t i = 0; ok && i < m; i++) {
+        weft_dstep *d = &out[i];
+        for (int side = 0; side < 2 && ok; side++) {
+            int32_t cnt = side ? d->nsend : d->nrecv, *first = side ? &d->xsend : &d->xrecv;
+            if (cnt == 0) {
+                *first = 0;
+                continue;
+            }
+            int32_t from = *first;
+            *first = nent;
+            for (int32_t k = 0; k < cnt && ok; k++) {
+                weft_drecv e = rp->xrecv[from + k];
+                if (e.tb >= 0) {
+                    int32_t key = e.tb * 2 + side;
+                    if (conn[key] == 0) {
+                        if (nconn == WEFT_RT_RUN_MAX_CONNS) {
+                            ok = 0;
+                            break;
+                        }
+                        rconn[nconn] = key;
+                        conn[key] = ++nconn;
+                    }
+                    e.conn = conn[key] - 1;
+                }
+                if (nent == WEFT_RT_RUN_MAX_ENTS) ok = 0;
+                else rp->xrecv[xb + nent++] = e;
+            }
+            /* several messages of one connection in one step: the last one publishes */
+            for (int32_t k = 0; ok && k < cnt; k++) {
+                weft_drecv *ek = &rp->xrecv[xb + *first + k];
+                for (int32_t l = k + 1; ek->tb >= 0 && l < cnt; l++)
+                    if (rp->xrecv[xb + *first + l].conn == ek->conn &&
+                        rp->xrecv[xb + *first + l].tb >= 0)
+                        ek->ord |= WEFT_XENT_NOTLAST;
+            }
+        }
     }
     free(tmp);
+    free(conn);
     if (!ok || m == 0) {
+        free(rconn);
         rp->nxrecv = xr0;
         return 0;
     }
@@ -1030,6 +1251,11 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
     rt->nsteps = rt->nsteps_orig = m;
     rt->sconn = rt->rconn = rt->speer = rt->rpeer = -1;
     rt->runner = 1;
+    rt->nconn = nconn;
+    rt->nent = nent;
+    rt->xbase = xb;
+    rp->nxrecv = xb + nent;
+    rp->rconn = rconn;
     rp->nsteps = cap + m;
     rp->crun = rp->ntbs;
     rp->nrec = rp->ntbs + 1;
@@ -1050,17 +1276,19 @@ static weft_result collapse_mode(const weft_algo_plan *p, weft_mode_plan *m, int
         nsteps0[r] = m->ranks[r].nsteps, nx0[r] = m->ranks[r].nxrecv;
         order[r] = malloc(((size_t)m->ranks[r].nsteps + 1) * sizeof **order);
         if (order[r] == NULL) ok = 0, res = WEFT_ERR_NOMEM;
-        else if (m->ranks[r].nsteps > WEFT_RT_MAX_RUNNER_STEPS) ok = 0;
+        else if (m->ranks[r].nsteps > 8 * WEFT_RT_RUN_MAX_STEPS) ok = 0;
     }
-    ok = ok && plan_completes(a, m, p, cap, 1, 0, order, norder);
+    ok = ok && plan_order(a, m, p, cap, order, norder);
     for (int32_t r = 0; r < nr && ok; r++)
         ok = norder[r] == m->ranks[r].nsteps && collapse_rank(a, r, &m->ranks[r], order[r], norder[r]);
-    ok = ok && plan_completes(a, m, p, cap, cap + 2, 1, NULL, NULL);
+    ok = ok && plan_completes(a, m, p, cap, cap + 2, 1);
     m->collapsed = ok;
     if (!ok && nsteps0)
         for (int32_t r = 0; r < nr; r++) { /* as built: no runner */
             weft_rank_plan *rp = &m->ranks[r];
             if (rp->crun >= 0) rp->nsteps = nsteps0[r], rp->nxrecv = nx0[r];
+            free(rp->rconn);
+            rp->rconn = NULL;
             rp->crun = -1;
             rp->nrec = rp->ntbs;
         }
@@ -1086,6 +1314,7 @@ static void free_ranks(weft_mode_plan *m, int32_t nranks) {
             free(m->ranks[r].steps);
             free(m->ranks[r].xsrc);
             free(m->ranks[r].xrecv);
+            free(m->ranks[r].rconn);
         }
     free(m->ranks);
     m->ranks = NULL;
@@ -1108,7 +1337,7 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
             if (fuse)
                 for (int32_t r = 0; r < p->nranks; r++)
                     m->fused += fuse_rank(m->sched, r, &m->ranks[r]);
-            if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0, NULL, NULL))
+            if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0))
                 break;
             free_ranks(m, p->nranks); /* fused, it could deadlock: as written instead */
         }

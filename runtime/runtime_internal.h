@@ -115,6 +115,9 @@ typedef struct weft_dstep {
 #define WEFT_DSTEP_F_FOLD  4u
 #define WEFT_DSTEP_F_NODST 8u
 #define WEFT_DSTEP_F_DST2  16u
+/* A scatter: nrecv independent moves, each entry's data (a message, or a local chunk at
+ * pbuf/poff) to its own destination (dbuf/doff); one pass for all of them. */
+#define WEFT_DSTEP_F_SCATTER 32u
 
 typedef struct weft_dsrc {
     int32_t buf, off;
@@ -130,15 +133,25 @@ typedef struct weft_dsrc {
  * link's source. */
 typedef struct weft_drecv {
     int32_t tb, k, per;
-    int32_t pbuf, poff;
-    int32_t ord;
+    int32_t pbuf, poff; /* a send's source chunk in a multi-peer send */
+    int32_t ord;        /* WEFT_XENT_* */
+    int32_t conn;       /* a runner's entries: its connection (weft_rconn) */
+    int32_t dbuf, doff; /* a scatter's entries: where this one goes */
 } weft_drecv;
+
+/* What a runner holds in shared memory (interp.h): every step, connection and entry. Larger
+ * ranks do not collapse. */
+#define WEFT_RT_RUN_MAX_STEPS 16
+#define WEFT_RT_RUN_MAX_CONNS 32
+#define WEFT_RT_RUN_MAX_ENTS  64
 
 typedef struct weft_dtb {
     int32_t first, nsteps; /* range in the step table */
     int32_t nsteps_orig;
     int32_t nsend, nrecv;  /* messages per iteration on the send and receive connection */
     int32_t runner;        /* this record runs a collapsed rank: it owns every connection */
+    int32_t nconn, nent;   /* a runner: its connections and entries (after its steps) */
+    int32_t xbase;         /* a runner: its first entry in the rank plan's message table */
     int32_t sconn, rconn; /* connection (key) index, or -1 */
     int32_t speer, rpeer, chan;
 } weft_dtb;
@@ -167,6 +180,19 @@ typedef struct weft_dconn {
     int32_t peer, chan;
     int32_t direct, pad_;
 } weft_dconn;
+
+/* weft_drecv.ord: a fold combines this operand as op(value, it) (else op(it, value)); a later
+ * entry of the same step is on the same connection (only the last one publishes the
+ * connection's tail or head: a counter must never go back). */
+#define WEFT_XENT_ORD     1
+#define WEFT_XENT_NOTLAST 2
+
+/* A connection of a collapsed rank's runner, after its steps in its record: the end (member 0's,
+ * as in a tb record) and the messages it carries per iteration. */
+typedef struct weft_rconn {
+    weft_dconn e;
+    int32_t per, send;
+} weft_rconn;
 
 /* Per-rank state that lives across calls (device memory). */
 #define WEFT_RT_LINE 128
@@ -320,6 +346,7 @@ typedef struct weft_rank_plan {
     int32_t ntbs, nsteps, nxsrc, nxrecv;
     int32_t nrec; /* records: ntbs, or ntbs + 1 with a runner */
     int32_t crun; /* the runner's record, or -1 */
+    int32_t *rconn; /* the runner's connections: tb << 1 | send (tbs[crun].nconn of them) */
     weft_dtb *tbs;
     weft_dstep *steps;
     weft_dsrc *xsrc;

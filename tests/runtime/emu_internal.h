@@ -58,7 +58,8 @@ struct CtaSync {
     int arrived = 0;       /* coroutines */
     unsigned gen = 0;
     int flag[2];
-    const char *sred[2 * WEFT_RT_MAX_FUSE];
+    const char *sred[4 * WEFT_RT_MAX_FUSE];
+    weft_rt::RunSmem rsm;
 };
 
 extern std::atomic<uint32_t> g_epoch;
@@ -72,6 +73,9 @@ struct HostPlat {
 
     const char **sred() const {
         return cs->sred;
+    }
+    weft_rt::RunSmem *rsm() const {
+        return &cs->rsm;
     }
     int tid() const {
         return t;

@@ -544,6 +544,41 @@ static void test_late_rank(void) {
     weft_algo_free(a);
 }
 
+/* Connections that start just below 2^32 messages: LL flags stay unique across the wrap of
+ * their 32 bits (a flag of 0 would match lines never written). */
+static void test_flag_wrap(void) {
+    std::vector<weft_algo *> owned;
+    for (const char *spec : {"ar_direct:n=2:ch=2:proto=LL", "ar_oneshot:n=4:ch=1:proto=LL",
+                             "ag_ring:n=4:ch=1:proto=LL"}) {
+        gen_params p;
+        gen_parse(spec, &p);
+        if (weft_algo *a = gen_algo(&p)) owned.push_back(a);
+    }
+    for (weft_algo *a : owned) {
+        EmuComm em;
+        weft_rt_cfg c = tiny_cfg();
+        std::vector<const weft_algo *> v{a};
+        if (em.attach(a->ngpus, v, c) != WEFT_OK || !em.eligible(0)) {
+            FAILF("%s: attach failed\n", a->name);
+            continue;
+        }
+        const uint64_t start = 0xffffffffull - 5;
+        for (int32_t k = 0; k < em.lay.nkeys; k++)
+            for (int r = 0; r < em.n; r++)
+                for (int g = 0; g < em.lay.members[k]; g++) {
+                    em.pos[r][em.lay.pos_off[k] + 2 * g] = start;
+                    em.pos[r][em.lay.pos_off[k] + 2 * g + 1] = start;
+                    em.pos[r][em.lay.pos_off[k] + 2 * em.lay.members[k] + 2 * g] = start;
+                    *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[k] +
+                                          (size_t)g * WEFT_RT_LINE) = start;
+                }
+        for (uint32_t i = 0; i < 12; i++)
+            run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_SUM, 1 + 37 * i, 0, 100 + i);
+    }
+    for (weft_algo *a : owned)
+        weft_algo_free(a);
+}
+
 #ifdef WEFT_TEST_REGISTRY
 /* The algorithm library (the .weft sources of algorithms/), instantiated by the registry for 2 and
  * 4 ranks as libweft_nccl.so does, run like any schedule. */
@@ -592,6 +627,7 @@ int main(int argc, char **argv) {
     }
     test_watchdog();
     test_late_rank();
+    test_flag_wrap();
     test_generated();
     const char *shared = getenv("WEFT_SHARED_DIR");
 #ifdef WEFT_TEST_REGISTRY

@@ -309,15 +309,20 @@ static void test_fused_receive(void) {
     const weft_dstep *y = rp->steps + rp->tbs[4].first;
     CHECK(rp->tbs[4].nsteps == 2);
     CHECK(y[0].type == WEFT_STEP_SEND && y[0].nsend == 2 && (y[0].flags & WEFT_DSTEP_F_XCONN));
-    CHECK(rp->xrecv[y[0].xsend].tb == 0 && rp->xrecv[y[0].xsend + 1].tb == 1);
+    /* its entries (relative to its own part of the table) name its four connections */
+    const weft_drecv *xb = rp->xrecv + rp->tbs[4].xbase;
+    CHECK(rp->tbs[4].nconn == 4 && rp->tbs[4].nent == 5);
+    CHECK(xb[y[0].xsend].tb == 0 && xb[y[0].xsend + 1].tb == 1);
+    CHECK(xb[y[0].xsend].conn != xb[y[0].xsend + 1].conn);
     CHECK((y[1].flags & WEFT_DSTEP_F_FOLD) && y[1].nrecv == 3 && y[1].dstbuf == WEFT_BUF_OUTPUT);
     CHECK(!(y[1].flags & (WEFT_DSTEP_F_NODST | WEFT_DSTEP_F_DST2)));
-    e = rp->xrecv + y[1].xrecv;
+    e = xb + y[1].xrecv;
     CHECK(e[0].tb == -1 && e[1].tb == 2 && e[2].tb == 3);
-    /* runner records after the tbs' own, as long as they need */
+    /* the runner's record after the tbs' own, as long as it needs: steps, connections, entries */
     CHECK(weft_plan_table_bytes(rp) ==
           4 * (size_t)weft_plan_rec_bytes(rp) +
-              (sizeof(weft_drec) + 2 * sizeof(weft_dstep) + 15) / 16 * 16);
+              (sizeof(weft_drec) + 2 * sizeof(weft_dstep) + 15) / 16 * 16 +
+              (4 * sizeof(weft_rconn) + 15) / 16 * 16 + (5 * sizeof(weft_drecv) + 15) / 16 * 16);
     weft_call_geom g;
     CHECK(weft_call_geometry(&p, &c, 0, 100, 4, 1, 0, &g) == WEFT_OK);
     c.collapse_bytes[p.proto] = 400; /* 100 floats in one chunk */
