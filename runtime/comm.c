@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,8 +332,29 @@ static int64_t comm_hash(const weft_comm *c) {
     return (int64_t)(h >> 2);
 }
 
+/* Communicators attached per device in this process: their launches may be in flight at once,
+ * which decides whether a launch needs to be cooperative (weft_rt_cfg.cooperative). */
+#define WEFT_RT_MAX_DEVICES 256
+static _Atomic int attached_on[WEFT_RT_MAX_DEVICES];
+
+static void count_attached(weft_comm *c, int add) {
+    if (c->dev < 0 || c->dev >= WEFT_RT_MAX_DEVICES || c->counted == add) return;
+    atomic_fetch_add(&attached_on[c->dev], add ? 1 : -1);
+    c->counted = add;
+}
+
+/* Cooperative when asked, or (auto) when this launch could not be resident beside one as large
+ * of every other communicator attached on the device: launches that all fit never wait for SMs
+ * held by each other, and any other kernel holding SMs ends on its own. */
+static int launch_cooperative(const weft_comm *c, int32_t ncta) {
+    if (c->cfg.cooperative >= 0) return c->cfg.cooperative;
+    int n = c->dev >= 0 && c->dev < WEFT_RT_MAX_DEVICES ? atomic_load(&attached_on[c->dev]) : 1;
+    return (int64_t)ncta * (n > 1 ? n : 1) > (int64_t)c->dev_ctas;
+}
+
 static void comm_free(weft_comm *c) {
     if (c == NULL) return;
+    count_attached(c, 0);
     int cur = -1;
     cudaGetDevice(&cur);
     if (c->dev >= 0) cudaSetDevice(c->dev);
@@ -516,6 +538,7 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
             continue;
         }
         int devmax = weft_rt_device_max_blocks();
+        c->dev_ctas = devmax;
         int32_t maxc = c->cfg.max_ctas < devmax ? c->cfg.max_ctas : devmax;
         if (comm_plan(c, algos, nalgos, maxc, d) != WEFT_OK) continue;
         c->hash = comm_hash(c);
@@ -639,6 +662,7 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
     }
     for (int i = 0; i < ncomms; i++) {
         out[i] = cs[i];
+        count_attached(cs[i], 1);
         WEFT_INFO(WEFT_SUBSYS_INIT,
                   "weft: attached to rank %d of %d on device %d (window %zu bytes, %d "
                   "connection keys)",
@@ -741,7 +765,7 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
         weft_rt_cfg_default(&c->cfg);
     CUDA_TRY(d, cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming));
     /* Every rank's CTAs share the device, all resident at once. */
-    int32_t maxc = weft_rt_device_max_blocks() / nranks;
+    int32_t devmax = weft_rt_device_max_blocks(), maxc = devmax / nranks;
     if (c->cfg.max_ctas < maxc) maxc = c->cfg.max_ctas;
     WEFT_CHECK(comm_plan(c, algos, nalgos, maxc, d));
     c->loop_win = calloc((size_t)nranks, sizeof *c->loop_win);
@@ -756,6 +780,8 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
     for (int r = 0; r < nranks; r++)
         WEFT_CHECK(rank_setup(c, &c->sub[r], r, c->loop_win, d));
     CUDA_TRY(d, cudaDeviceSynchronize());
+    c->dev_ctas = devmax;
+    count_attached(c, 1);
     *out = c;
     return WEFT_OK;
 fail:
@@ -1072,7 +1098,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     if (res == WEFT_OK) ka.cta_base[c->nsub] = ncta;
     int launched = 0;
     if (res == WEFT_OK) {
-        if (weft_rt_kernel_launch(ki, traced, &ka, ncta, stream) != cudaSuccess)
+        if (weft_rt_kernel_launch(ki, traced, launch_cooperative(c, ncta), &ka, ncta, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
         else
             launched = 1;

@@ -52,6 +52,8 @@ struct weft_comm {
     int dev, rank, nranks;
     weft_rt_cfg cfg;
     int32_t max_ctas; /* CTAs per rank a launch may take here (agreed by every rank) */
+    int32_t dev_ctas; /* CTAs the device keeps resident at once (every kernel's fewest) */
+    int counted;      /* counted among the device's attached communicators (comm.c) */
     weft_layout lay;
     size_t nalgos;
     const weft_algo **algos;

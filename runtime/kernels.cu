@@ -209,22 +209,31 @@ static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
 
 extern "C" {
 
-cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, int nblocks,
-                                  cudaStream_t stream) {
+cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const weft_kargs *ka,
+                                  int nblocks, cudaStream_t stream) {
     if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1) return cudaErrorInvalidValue;
     void *args[] = {(void *)ka};
     /* Programmatic stream serialization: the launch may begin while the stream's previous
-     * kernel finishes (the interpreter waits for it before touching memory it may write). */
-    cudaLaunchAttribute attr[1];
+     * kernel finishes (the interpreter waits for it before touching memory it may write).
+     * Cooperative: CTAs spin on each other's progress, so a CTA that started while another
+     * could not (other kernels, another communicator's, holding the SMs) would wait for it;
+     * a cooperative grid is started whole. One CTA waits on nothing of its own launch. */
+    cudaLaunchAttribute attr[2];
+    unsigned nattr = 1;
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
+    if (cooperative && nblocks > 1) {
+        attr[1].id = cudaLaunchAttributeCooperative;
+        attr[1].val.cooperative = 1;
+        nattr = 2;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)nblocks);
     cfg.blockDim = dim3(WEFT_RT_NTHREADS);
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = nattr;
     return cudaLaunchKernelExC(&cfg, kernel_fns[traced ? 1 : 0][index], args);
 }
 

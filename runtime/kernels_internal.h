@@ -17,9 +17,9 @@ extern "C" {
 
 /* Kernel `index` (weft_rt_kernel_index) with nblocks CTAs of WEFT_RT_NTHREADS threads; traced
  * picks the variant that records (any rank of ka has trace.rec set), else the one without any
- * tracing code. */
-cudaError_t weft_rt_kernel_launch(int index, int traced, const weft_kargs *ka, int nblocks,
-                                  cudaStream_t stream);
+ * tracing code; cooperative: all CTAs resident together (their steps wait for each other). */
+cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const weft_kargs *ka,
+                                  int nblocks, cudaStream_t stream);
 /* CTAs of kernel `index` that can be resident at once on the current device. */
 int weft_rt_kernel_max_blocks(int index);
 /* The fewest of those over every kernel: what any call may count on. */

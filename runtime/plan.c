@@ -1303,8 +1303,8 @@ static weft_result collapse_mode(const weft_algo_plan *p, weft_mode_plan *m, int
 
 int weft_plan_use_collapsed(const weft_algo_plan *p, const weft_mode_plan *m,
                             const weft_call_geom *g, const weft_rt_cfg *cfg, int traced) {
-    return m && m->collapsed && !g->direct && !traced &&
-           g->C * (int64_t)g->kelem <= cfg->collapse_bytes[p->proto];
+    return m && m->collapsed && (m->collapse_gain > 0 || cfg->collapse_always) && !g->direct &&
+           !traced && g->C * (int64_t)g->kelem <= cfg->collapse_bytes[p->proto];
 }
 
 static void free_ranks(weft_mode_plan *m, int32_t nranks) {
@@ -1318,6 +1318,44 @@ static void free_ranks(weft_mode_plan *m, int32_t nranks) {
         }
     free(m->ranks);
     m->ranks = NULL;
+}
+
+/* The longest chain of waits from one thread block on another in a rank's plan as built (a
+ * step waiting on a step of another tb counts one more than that step); 0 when its thread
+ * blocks never wait on each other. A collapsed rank has no such waits: it gains where chains
+ * are long (a one-shot allreduce's receive-reduce chain across thread blocks) and loses where
+ * the thread blocks are independent and would have run in parallel (all-gather, all-to-all). */
+static int32_t rank_wait_depth(const weft_rank_plan *rp) {
+    int32_t nt = rp->crun >= 0 ? rp->crun : rp->ntbs, best = 0;
+    int32_t *depth = calloc((size_t)rp->nsteps + 1, sizeof *depth);
+    if (depth == NULL) return 0;
+    /* The waits form a DAG (the plan completes): passes of relaxation until nothing changes,
+     * at most one per step. */
+    for (int32_t pass = 0, changed = 1; changed && pass <= rp->nsteps; pass++) {
+        changed = 0;
+        for (int32_t t = 0; t < nt; t++) {
+            const weft_dtb *tb = &rp->tbs[t];
+            for (int32_t i = 0; i < tb->nsteps; i++) {
+                const weft_dstep *d = &rp->steps[tb->first + i];
+                int32_t v = i > 0 ? depth[tb->first + i - 1] : 0;
+                if (d->depid >= 0 && d->depid != t && d->depid < nt) {
+                    const weft_dtb *w = &rp->tbs[d->depid];
+                    for (int32_t k = 0; k < w->nsteps; k++) {
+                        const weft_dstep *e = &rp->steps[w->first + k];
+                        if (e->post >= d->dep_target) {
+                            int32_t dv = depth[w->first + k] + 1;
+                            v = dv > v ? dv : v;
+                            break;
+                        }
+                    }
+                }
+                if (v > depth[tb->first + i]) depth[tb->first + i] = v, changed = 1;
+                best = v > best ? v : best;
+            }
+        }
+    }
+    free(depth);
+    return best;
 }
 
 weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_t fifo_slots) {
@@ -1340,6 +1378,13 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
             if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0))
                 break;
             free_ranks(m, p->nranks); /* fused, it could deadlock: as written instead */
+        }
+        /* One hand-off (receive on one tb, forward on another) costs the runner as much as it
+         * saves (measured, docs/runtime.md): a gain from two. */
+        m->collapse_gain = 0;
+        for (int32_t r = 0; m->collapsed && r < p->nranks; r++) {
+            int32_t g = rank_wait_depth(&m->ranks[r]) - 1;
+            m->collapse_gain = g > m->collapse_gain ? g : m->collapse_gain;
         }
     }
 fail:
@@ -1542,6 +1587,16 @@ weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char 
                                        size_t whylen) {
     weft_rt_cfg c = *cfg;
     char *end;
+    c.collapse_always = strncmp(spec, "always", 6) == 0 && (spec[6] == ',' || spec[6] == '\0');
+    if (c.collapse_always) {
+        spec += 6 + (spec[6] == ',');
+        if (*spec == '\0') { /* "always": every size as well */
+            for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
+                c.collapse_bytes[p] = INT64_MAX;
+            *cfg = c;
+            return WEFT_OK;
+        }
+    }
     long long all = parse_size(spec, &end);
     if (all >= 0 && *end == '\0') {
         for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
@@ -1558,7 +1613,8 @@ weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char 
             p = WEFT_RT_PROTO_LL;
         long long v = p >= 0 && s[nl] == '=' ? parse_size(s + nl + 1, &end) : -1;
         if (v < 0 || (*end != ',' && *end != '\0')) {
-            why_set(why, whylen, "expected BYTES or Simple=BYTES,LL=BYTES at '%s'", s);
+            why_set(why, whylen, "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at '%s'",
+                    s);
             return WEFT_ERR_INPUT;
         }
         c.collapse_bytes[p] = v;
@@ -1580,6 +1636,10 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     if (mc != cfg->max_ctas) WEFT_WARN("WEFT_MAX_CTAS=%lld ignored: expected 1..4096", mc);
     long long ms = weft_env_int(WEFT_ENV_TIMEOUT_MS, WEFT_RT_DEFAULT_TIMEOUT_MS);
     cfg->timeout_ns = ms > 0 ? ms * 1000000 : 0;
+    const char *co = weft_env_get(WEFT_ENV_COOPERATIVE);
+    cfg->cooperative = strcmp(co, "1") == 0 ? 1 : strcmp(co, "0") == 0 ? 0 : -1;
+    if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
+        WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
     const char *f = weft_env_get(WEFT_ENV_FIFO);
     char why[256];
     if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)

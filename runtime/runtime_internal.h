@@ -50,18 +50,27 @@ typedef struct weft_rt_cfg {
     /* > 0: a chunk's slice per iteration holds at most this many data bytes, so that a chunk
      * that fits one slot still crosses in several pipelined messages. */
     int32_t slice_bytes[WEFT_RT_PROTO_COUNT];
-    /* A rank's thread blocks run as one (its collapsed plan, where it has one) for calls whose
-     * chunks hold at most this many bytes; 0: never. */
+    /* A rank's thread blocks run as one (its collapsed plan, where it has one and where it
+     * shortens the rank's chains of waits between thread blocks: weft_mode_plan.collapse_gain;
+     * with collapse_always every plan that has one) for calls whose chunks hold at most this
+     * many bytes; 0: never. */
     int64_t collapse_bytes[WEFT_RT_PROTO_COUNT];
+    int32_t collapse_always;
     int32_t nthreads;   /* threads per CTA */
     int32_t max_ctas;   /* CTAs per rank a launch may take (before the device's own limit) */
     int64_t timeout_ns; /* watchdog; 0 = never */
+    /* Launch a call's CTAs as a cooperative grid (they wait for each other's steps, so one
+     * started while another cannot be would spin until it can): 1 always, 0 never, -1 where
+     * the launches of every communicator attached on the device could not all be resident at
+     * once (a cooperative launch costs about 2 us more: docs/runtime.md). */
+    int32_t cooperative;
 } weft_rt_cfg;
 
-/* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS and WEFT_TIMEOUT_MS applied (a malformed
- * WEFT_FIFO is reported and ignored). */
+/* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS, WEFT_TIMEOUT_MS, WEFT_COLLAPSE and
+ * WEFT_COOPERATIVE applied (a malformed WEFT_FIFO or WEFT_COLLAPSE is reported and ignored). */
 void weft_rt_cfg_default(weft_rt_cfg *cfg);
-/* Applies a WEFT_COLLAPSE spec: BYTES for every protocol, or "LL=256K,Simple=0". */
+/* Applies a WEFT_COLLAPSE spec: BYTES for every protocol, or "LL=256K,Simple=0", optionally
+ * after "always," (collapse every plan that has a collapsed form, gain or not). */
 weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char *why,
                                        size_t whylen);
 /* Chunk bytes up to which calls run collapsed ranks by default (measured: docs/runtime.md). */
@@ -365,6 +374,10 @@ typedef struct weft_mode_plan {
     int32_t dropped;        /* dependencies dropped */
     int32_t fused;          /* receive chains run as fused receives (weft_plan_build) */
     int32_t collapsed;      /* every rank has a runner (weft_plan_build) */
+    /* The longest chain of waits between thread blocks of one rank as written (fused) is
+     * this much longer than collapsed (weft_plan_build): where it is <= 0 the thread blocks
+     * run in parallel as well as the runner would serially, and calls run them as written. */
+    int32_t collapse_gain;
     int32_t maxsteps;       /* most steps of a tb */
     weft_rank_plan *ranks;  /* nranks (weft_plan_build) */
 } weft_mode_plan;

@@ -1,6 +1,6 @@
 // gpu_util.cu — device helpers for the GPU test and the benchmark: deterministic random inputs
 // of every NCCL type (and inputs whose reductions are exact in any order), and an elementwise
-// bitwise comparison that counts differences.
+// bitwise comparison that counts differences; a kernel that holds the SMs for a while.
 #include "gpu_util.h"
 
 #include <cuda_bf16.h>
@@ -115,9 +115,34 @@ unsigned grid_for(size_t n) {
     return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
 }
 
+
+/* Block b spins for (b % 8 + 1) / 8 of ns: the SMs come free a few at a time. */
+__global__ void busy_kernel(long long ns, unsigned long long *sink) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    long long mine = ns / 8 * (long long)(blockIdx.x % 8 + 1);
+    unsigned long long acc = 0;
+    do {
+        acc += t0 ^ threadIdx.x;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while ((long long)(t - t0) < mine);
+    if (acc == 42) *sink = acc; /* never: keeps the loop */
+}
+
 } // namespace
 
 extern "C" {
+
+cudaError_t tg_busy(long long ns, unsigned long long *sink, cudaStream_t s) {
+    int dev = 0, sms = 0, per = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, busy_kernel, 256, 0);
+    if (e != cudaSuccess) return e;
+    busy_kernel<<<sms * (per > 0 ? per : 1), 256, 0, s>>>(ns, sink);
+    return cudaGetLastError();
+}
 
 cudaError_t tg_fill(void *buf, size_t n, int dtype, int op, uint32_t seed, int rank,
                     cudaStream_t s) {

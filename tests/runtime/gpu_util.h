@@ -30,6 +30,11 @@ cudaError_t tg_compare(const void *a, const void *b, size_t n, int esize, unsign
 cudaError_t tg_compare_tol(const void *a, const void *b, size_t n, int dtype, double tol,
                            unsigned long long *res, cudaStream_t s);
 
+/* A kernel over every SM, as many CTAs as fit, that spins up to ns nanoseconds (CTAs end at
+ * eight different times) on stream s: other kernels find the SMs held, then freed a few at a
+ * time. sink: device memory it may write. */
+cudaError_t tg_busy(long long ns, unsigned long long *sink, cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1271,6 +1271,182 @@ static void run_two_comms() {
          bad ? "FAILED" : "ok");
 }
 
+/* Stress (issue 30). (1) A CUDA graph captured while the communicator's scratch is small replays
+ * after a larger eager call grew it: the graph keeps the scratch it was captured with. (2) Two
+ * communicators launched on two streams while a kernel on a third holds every SM and frees them a
+ * few at a time: a call's CTAs start together or wait together, none spins on a CTA that cannot
+ * start. Every call against NCCL. */
+static int scratch_allreduce(const std::vector<const weft_algo *> &v) {
+    for (size_t i = 0; i < v.size(); i++) {
+        const weft_algo *a = v[i];
+        if (a == nullptr || a->coll != WEFT_COLL_ALLREDUCE || !a->outofplace) continue;
+        for (int r = 0; r < a->ngpus; r++)
+            if (a->gpus[r].s_chunks > 0) return (int)i;
+    }
+    return -1;
+}
+
+static void run_stress_graph() {
+    Tally &T = pass_nccl.t[CAT_FEATURE];
+    std::vector<const weft_algo *> elig; /* vall's schedules this communicator runs */
+    for (size_t i = 0; i < vall.size(); i++)
+        elig.push_back(weft_rt_algo_eligible(wc[0], (int)i) ? vall[i] : nullptr);
+    int ai = scratch_allreduce(elig);
+    if (ai < 0) {
+        say("[%d] FAIL stress graph: no allreduce schedule with scratch in the set\n", prank);
+        T.run++, T.failed++;
+        return;
+    }
+    if (!usable(T, "stress graph", vall[ai]->name, ai)) return;
+    T.run++;
+    const size_t small = 1000, big = 2u << 20;
+    long bad = 0;
+    /* An eager small call gives the communicator its first (small) scratch. */
+    Outcome o = agreed(nccl_case(wc, ai, vall[ai], WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 900,
+                                 "stress graph (first)"));
+    pass_nccl.calls++;
+    if (!o.served || o.wrong || o.broken) bad = 1;
+    cudaGraphExec_t ge[MAXL] = {};
+    for (int l = 0; l < nlocal && !bad; l++) {
+        CU(cudaSetDevice(L[l].dev));
+        CU(cudaStreamBeginCapture(L[l].st, cudaStreamCaptureModeThreadLocal));
+        weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks, 0, 0};
+        weft_result r = weft_rt_launch(wc[l], ai, &c, (const void *const *)&L[l].A,
+                                       (void *const *)&L[l].B, L[l].st);
+        cudaGraph_t g;
+        CU(cudaStreamEndCapture(L[l].st, &g));
+        if (r != WEFT_OK) {
+            say("[%d] FAIL stress graph: capture: %s\n", prank, weft_result_str(r));
+            bad = 1;
+        }
+        CU(cudaGraphInstantiate(&ge[l], g, 0));
+        CU(cudaGraphDestroy(g));
+    }
+    agree_max(&bad, 1);
+    for (int rep = 0; rep < 3 && !bad; rep++) {
+        /* A larger eager call: the scratch grows (the graph's is retired, not freed). */
+        o = agreed(nccl_case(wc, ai, vall[ai], WEFT_DTYPE_FLOAT, WEFT_OP_SUM, big << rep, 0,
+                             910 + rep, "stress graph (growing)"));
+        pass_nccl.calls++;
+        if (!o.served || o.wrong || o.broken) {
+            bad = 1;
+            break;
+        }
+        for (int l = 0; l < nlocal; l++) {
+            CU(cudaSetDevice(L[l].dev));
+            CU(cudaMemsetAsync(L[l].B, 0xCD, small * 4, L[l].st));
+            CU(fill(L[l].A, small, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1, 920 + rep, L[l].rank,
+                    L[l].st));
+            CU(cudaMemcpyAsync(L[l].RA, L[l].A, small * 4, cudaMemcpyDeviceToDevice, L[l].st));
+            CU(cudaGraphLaunch(ge[l], L[l].st));
+        }
+        NC(ncclGroupStart());
+        for (int l = 0; l < nlocal; l++)
+            NC(ncclAllReduce(L[l].RA, L[l].RB, small, ncclFloat, ncclSum, L[l].comm, L[l].st));
+        NC(ncclGroupEnd());
+        long b = compare_float(0, small, "stress graph replay after growth", rep);
+        pass_nccl.calls++;
+        bad |= b;
+        agree_max(&bad, 1);
+    }
+    for (int l = 0; l < nlocal; l++)
+        if (ge[l]) cudaGraphExecDestroy(ge[l]);
+    if (bad) T.failed++, pass_nccl.wrong++;
+    SAY0("[%d] stress graph: replays of a small call after eager calls grew the scratch (%s) %s\n",
+         prank, vall[ai]->name, bad ? "FAILED" : "ok");
+}
+
+static void run_stress_busy() {
+    Tally &T = pass_nccl.t[CAT_FEATURE];
+    std::string na = twocomm_a(nranks), nb = twocomm_b(nranks);
+    int ia = find_algo(na.c_str()), ib = find_algo(nb.c_str());
+    if (!usable(T, "stress busy", na.c_str(), ia) || !usable(T, "stress busy", nb.c_str(), ib))
+        return;
+    T.run++;
+    ncclComm_t c2[MAXL];
+    NC(ncclGroupStart());
+    for (int l = 0; l < nlocal; l++)
+        NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c2[l], nullptr));
+    NC(ncclGroupEnd());
+    weft_comm *wc2[MAXL] = {nullptr};
+    weft_diag *d2 = weft_diag_new();
+    const weft_algo *two[1] = {vall[ib]};
+    long bad = 0;
+    cudaStream_t bs[MAXL] = {};
+    if (weft_rt_attach(nlocal, c2, two, 1, nullptr, wc2, d2) != WEFT_OK) {
+        say("[%d] FAIL stress busy: second communicator: attach\n", prank);
+        weft_diag_print(d2, logf_, WEFT_SEV_NOTE);
+        bad = 1;
+    }
+    agree_max(&bad, 1);
+    /* Calls of comm 1 (schedule a) at [0, K*n) of A/B, comm 2 (schedule b) after them. */
+    const int K = 4;
+    const size_t n = 1u << 18, off = (size_t)K * n * 4;
+    for (int l = 0; l < nlocal && !bad; l++) {
+        CU(cudaSetDevice(L[l].dev));
+        CU(cudaStreamCreateWithFlags(&bs[l], cudaStreamNonBlocking));
+        CU(fill(L[l].A, 2 * (size_t)K * n, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 1, 950, L[l].rank,
+                L[l].st));
+        CU(cudaMemcpyAsync(L[l].RA, L[l].A, 2 * off, cudaMemcpyDeviceToDevice, L[l].st));
+        CU(cudaMemsetAsync(L[l].B, 0xCD, 2 * off, L[l].st));
+        CU(cudaStreamSynchronize(L[l].st));
+    }
+    for (int k = 0; k < K && !bad; k++) {
+        for (int l = 0; l < nlocal; l++) {
+            CU(cudaSetDevice(L[l].dev));
+            CU(tg_busy(20000000, L[l].res, bs[l])); /* 20 ms */
+            weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, n, 0, 0, nranks, 0, 0};
+            char *i1 = L[l].A + (size_t)k * n * 4, *o1 = L[l].B + (size_t)k * n * 4;
+            char *i2 = i1 + off, *o2 = o1 + off;
+            weft_result r1 = weft_rt_launch(wc[l], ia, &c, (const void *const *)&i1,
+                                            (void *const *)&o1, L[l].st);
+            weft_result r2 = weft_rt_launch(wc2[l], 0, &c, (const void *const *)&i2,
+                                            (void *const *)&o2, L[l].st2);
+            if (r1 != WEFT_OK || r2 != WEFT_OK) {
+                say("[%d] FAIL stress busy: launch %d: %s %s\n", prank, k, weft_result_str(r1),
+                    weft_result_str(r2));
+                bad = 1;
+            }
+        }
+    }
+    for (int l = 0; l < nlocal; l++) {
+        CU(cudaSetDevice(L[l].dev));
+        CU(cudaDeviceSynchronize());
+        char msg[1024];
+        if (!bad && (weft_comm_status(wc[l], msg, sizeof msg) != WEFT_OK ||
+                     weft_comm_status(wc2[l], msg, sizeof msg) != WEFT_OK)) {
+            say("[%d] FAIL stress busy: %s\n", prank, msg);
+            bad = 1;
+        }
+    }
+    agree_max(&bad, 1);
+    if (!bad) {
+        NC(ncclGroupStart());
+        for (int l = 0; l < nlocal; l++)
+            NC(ncclAllReduce(L[l].RA, L[l].RB, (size_t)K * n, ncclFloat, ncclSum, L[l].comm,
+                             L[l].st));
+        NC(ncclGroupEnd());
+        NC(ncclGroupStart());
+        for (int l = 0; l < nlocal; l++)
+            NC(ncclAllReduce(L[l].RA + off, L[l].RB + off, (size_t)K * n, ncclFloat, ncclSum,
+                             L[l].comm, L[l].st));
+        NC(ncclGroupEnd());
+        bad |= compare_float(0, 2 * (size_t)K * n, "stress busy", 0);
+        agree_max(&bad, 1);
+    }
+    pass_nccl.calls += 2 * K;
+    if (wc2[0]) weft_rt_detach_many(nlocal, wc2);
+    weft_diag_free(d2);
+    for (int l = 0; l < nlocal; l++) {
+        if (bs[l]) cudaStreamDestroy(bs[l]);
+        ncclCommDestroy(c2[l]);
+    }
+    if (bad) T.failed++, pass_nccl.wrong++;
+    SAY0("[%d] stress busy: %d x two communicators on two streams while the SMs are held (%s, %s) "
+         "%s\n",
+         prank, K, na.c_str(), nb.c_str(), bad ? "FAILED" : "ok");
+}
+
 /* The watchdog over NCCL: a third communicator with the n-rank deadlock; every rank's call stops
  * within a second, naming its step. */
 static void run_watchdog() {
@@ -1377,9 +1553,11 @@ static void run_nccl(Sources &src, int dev) {
         say("[%d] FAIL attach: no case over NCCL can run\n", prank);
         setup_failed = 1;
     } else {
+        if (wanted("stress graph")) run_stress_graph(); /* first: while the scratch is small */
         if (wanted("graph")) run_graph();
         if (wanted("streams")) run_streams();
         if (wanted("two communicators")) run_two_comms();
+        if (wanted("stress busy")) run_stress_busy();
         for (size_t i = 0; i < S.size(); i++)
             if (wanted(S[i].label)) nccl_sched(S[i], idx[i], i);
         run_big();
@@ -1416,6 +1594,11 @@ static int list_cases(Sources &src) {
         Tally T[CAT_COUNT];
         long calls = 0, lcalls = 0;
         std::vector<std::string> names;
+        std::vector<const weft_algo *> runnable; /* wanted or not, as vall when running */
+        for (const Sched &s : S) {
+            bool lg;
+            if (s.a && cannot_run(s.a, n, maxc, &lg).empty()) runnable.push_back(s.a);
+        }
         for (size_t i = 0; i < S.size(); i++) {
             const Sched &s = S[i];
             if (!wanted(s.label)) continue;
@@ -1470,6 +1653,11 @@ static int list_cases(Sources &src) {
             {"graph", graph_big(n), graph_small(n)},
             {"streams", streams_algo(n), ""},
             {"two communicators", twocomm_a(n), twocomm_b(n)},
+            {"stress graph", scratch_allreduce(runnable) < 0
+                                 ? std::string("(no allreduce with scratch)")
+                                 : std::string(runnable[scratch_allreduce(runnable)]->name),
+             ""},
+            {"stress busy", twocomm_a(n), twocomm_b(n)},
             {"watchdog", "", ""},
         };
         for (auto &f : feats) {
