@@ -326,6 +326,11 @@ static void test_fused_receive(void) {
     weft_call_geom g;
     CHECK(weft_call_geometry(&p, &c, 0, 100, 4, 1, 0, &g) == WEFT_OK);
     c.collapse_bytes[p.proto] = 400; /* 100 floats in one chunk */
+    /* Fused, each rank's chain is one step: nothing to gain, so calls run as written unless
+     * collapsing is forced. */
+    CHECK(p.mode[0].collapse_gain == 0);
+    CHECK(!weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 0));
+    c.collapse_always = 1;
     CHECK(weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 0));
     CHECK(!weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 1)); /* traced: as written */
     c.collapse_bytes[p.proto] = 399;
@@ -337,6 +342,85 @@ static void test_fused_receive(void) {
     weft_plan_free(&p);
     weft_layout_free(&l);
     weft_algo_free(a);
+}
+
+/* A one-shot allreduce on 3 ranks whose chain cannot fuse (a plain receive into scratch starts
+ * it, the local operand comes last, then the copy out): tb 3 waits on tb 2, tb 4 on tb 3. */
+static weft_algo *unfusable3(void) {
+    weft_algo *a = weft_algo_new("unfusable3", WEFT_COLL_ALLREDUCE, 3, 1);
+    a->proto = WEFT_PROTO_LL;
+    a->inplace = 0;
+    a->outofplace = 1;
+    for (int r = 0; r < 3; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = g->o_chunks = g->s_chunks = 1;
+        int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
+        step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0,
+             1, -1, -1, 0);
+        step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0,
+             1, -1, -1, 0);
+        step(weft_gpu_add_tb(g, -1, p1, 0), WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
+             0, 1, -1, -1, 1);
+        step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
+             0, 1, 2, 0, 1);
+        weft_tb *t = weft_gpu_add_tb(g, -1, -1, 0);
+        step(t, WEFT_STEP_RE, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 1, 3, 0, 0);
+        step(t, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+    }
+    a->nchannels = 1;
+    return a;
+}
+
+/* Where collapsing pays: the longest chain of waits between a rank's thread blocks. */
+static void test_collapse_gain(void) {
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_algo *u = unfusable3();
+    weft_diag *d = weft_diag_new();
+    CHECK(weft_ir_verify(u, NULL, d, NULL) == WEFT_OK);
+    weft_diag_free(d);
+    struct {
+        weft_algo *a;
+        int nranks, gain; /* expected collapse_gain (out of place) */
+    } cases[] = {
+        {u, 3, 1},
+        {gen("ag_direct:n=4:ch=1:proto=LL:inplace=0"), 4, 0}, /* independent thread blocks */
+        {gen("a2a_direct:n=4:ch=2:proto=LL"), 4, 0},
+        {gen("bcast_chain:n=4:ch=1:proto=LL:inplace=0:root=0"), 4, 0}, /* one hand-off */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        weft_algo *a = cases[i].a;
+        CHECK(a != NULL);
+        if (a == NULL) continue;
+        weft_algo_plan p;
+        char why[256] = "";
+        CHECK(weft_plan_prepare(a, cases[i].nranks, 64, &p, why, sizeof why) == WEFT_OK);
+        weft_layout l;
+        weft_layout_init(&l, cases[i].nranks, 1);
+        CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+        CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+        CHECK(p.mode[0].collapsed);
+        if (p.mode[0].collapse_gain != cases[i].gain)
+            fprintf(stderr, "%s: collapse_gain %d, expected %d\n", a->name,
+                    p.mode[0].collapse_gain, cases[i].gain);
+        CHECK(p.mode[0].collapse_gain == cases[i].gain);
+        weft_call_geom g;
+        CHECK(weft_call_geometry(&p, &c, 0, 64, 4, weft_coll_reduces(a->coll), 0, &g) == WEFT_OK);
+        CHECK(weft_plan_use_collapsed(&p, &p.mode[0], &g, &c, 0) == (cases[i].gain > 0));
+        weft_plan_free(&p);
+        weft_layout_free(&l);
+        weft_algo_free(a);
+    }
+    /* WEFT_COLLAPSE: "always" forces it, at every size or the given ones. */
+    char why[256];
+    CHECK(weft_rt_cfg_parse_collapse(&c, "always", why, sizeof why) == WEFT_OK);
+    CHECK(c.collapse_always && c.collapse_bytes[WEFT_RT_PROTO_SIMPLE] == INT64_MAX);
+    CHECK(weft_rt_cfg_parse_collapse(&c, "always,LL=1K", why, sizeof why) == WEFT_OK);
+    CHECK(c.collapse_always && c.collapse_bytes[WEFT_RT_PROTO_LL] == 1024);
+    CHECK(weft_rt_cfg_parse_collapse(&c, "LL=2K,Simple=0", why, sizeof why) == WEFT_OK);
+    CHECK(!c.collapse_always && c.collapse_bytes[WEFT_RT_PROTO_LL] == 2048);
+    CHECK(weft_rt_cfg_parse_collapse(&c, "alwaysLL=1", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at 'alwaysLL=1'");
 }
 
 static void test_geometry(void) {
@@ -464,6 +548,7 @@ int main(void) {
     test_modes();
     test_fusion();
     test_fused_receive();
+    test_collapse_gain();
     test_geometry();
     test_eligibility();
     CHECK_DONE();
