@@ -23,7 +23,7 @@ draw() {
 }
 draw algorithms/allreduce_ring.weft N=4 SERVE=1
 draw algorithms/allreduce_direct_ll.weft N=3 ANYN=1
-draw algorithms/broadcast_tree.weft N=5 ROOT=2
+draw algorithms/broadcast_tree.weft N=5 ROOT=2 SERVE=1
 draw algorithms/reduce_chain.weft N=4
 draw algorithms/allreduce_hierarchical.weft N=4 G=2
 draw algorithms/alltoall_staged.weft N=4 SERVE=1
