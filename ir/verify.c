@@ -771,6 +771,9 @@ static int resolve_batch(ctx *c, rquery *q, size_t n, uint8_t *open, const int32
     size_t qi = 0;
     for (int32_t w = 0; w < ntb; w++)
         for (; qi < n && q[qi].atb == tbs[w]; qi++) {
+            /* a target before every source of the batch in the linearization cannot follow
+             * its source: the query stays open (and has no clock in the window) */
+            if (row[q[qi].b] < lo) continue;
             const int32_t *cl = clk + (size_t)(row[q[qi].b] - lo) * ntb;
             if (cl[w] >= g->steps[q[qi].a].idx + 1) open[qi] = 0;
         }
