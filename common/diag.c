@@ -103,7 +103,8 @@ void weft_diag_vadd_src(weft_diag *d, weft_severity sev, const char *file, int l
 static void add_copy(weft_diag *d, const weft_diag_entry *e, ...) {
     va_list ap;
     va_start(ap, e);
-    add_entry(d, e->sev, e->flags, e->file, e->line, e->col, e->source, e->caret_col, e->caret_len, "%s", ap);
+    add_entry(d, e->sev, e->flags, e->file, e->line, e->col, e->source, e->caret_col, e->caret_len,
+              "%s", ap);
     va_end(ap);
 }
 

@@ -154,7 +154,7 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K")          \
     X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)")        \
     X(COOPERATIVE, "WEFT_COOPERATIVE", NULL,                                                       \
-      "1 (default): a launch's CTAs start together or not at all; 0: measure what that costs")    \
+      "1 (default): a launch's CTAs start together or not at all; 0: measure what that costs")     \
     X(COLLAPSE, "WEFT_COLLAPSE", NULL,                                                             \
       "largest chunk run with a rank's thread blocks as one CTA group, e.g. LL=256K,Simple=0")     \
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \

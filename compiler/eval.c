@@ -38,7 +38,7 @@ typedef struct evframe {
 typedef struct define {
     char *name;
     int64_t value;
-    char *atom; /* -D NAME=IDENT: the name it gives (else NULL) */
+    char *atom;       /* -D NAME=IDENT: the name it gives (else NULL) */
     const char *text; /* NAME=VALUE as given, for messages */
     int used;
 } define;
@@ -1093,8 +1093,8 @@ static int parse_define(evaluator *e, const char *s, define *out) {
         mult = 1024ULL * 1024 * 1024, end++;
     if (end == v || *end != '\0' || (v[0] < '0' || v[0] > '9') ||
         u > (unsigned long long)INT64_MAX / mult) {
-        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0,
-                      "-D %s: VALUE must be an integer or a name", s);
+        weft_diag_add(e->d, WEFT_SEV_ERROR, path, 0, 0, "-D %s: VALUE must be an integer or a name",
+                      s);
         return -1;
     }
     out->name = weft_asprintf("%.*s", (int)(eq - s), s);

@@ -310,7 +310,8 @@ out:
 static int place_channels(lowerer *L) {
     const weft_cc_program *p = L->p;
     int32_t *dh = L->depth = calloc((size_t)L->nhalves + 1, sizeof *dh);
-    int32_t *dsend = calloc(p->nops + 1, sizeof *dsend), *drecv = calloc(p->nops + 1, sizeof *drecv);
+    int32_t *dsend = calloc(p->nops + 1, sizeof *dsend),
+            *drecv = calloc(p->nops + 1, sizeof *drecv);
     int rc = -1;
     if (!dh || !dsend || !drecv || compute_deps(L) != 0) goto out;
     for (size_t q = 0; q < p->nops; q++) {

@@ -124,10 +124,10 @@ static int is_message(const cc_op *op) {
     return op->kind != CC_OP_ENSURE && op->src.rank != op->dst.rank;
 }
 
-/* The steps of a chain's messages on channel cc (each on its own, chan[], when cc < 0) that meet another chain's step: for each message,
- * its sending end at the sending depth and its receiving end at the receiving depth. With
- * commit, the chain takes channel c instead: its ends become busy, and each step that receives
- * and sends on joins its two ends into one block. */
+/* The steps of a chain's messages on channel cc (each on its own, chan[], when cc < 0) that meet
+ * another chain's step: for each message, its sending end at the sending depth and its receiving
+ * end at the receiving depth. With commit, the chain takes channel c instead: its ends become busy,
+ * and each step that receives and sends on joins its two ends into one block. */
 /* A clash that breaks a chain: its step cannot receive and send on in one block, so the chain
  * waits a step there; worse than meeting another chain at one depth. */
 #define PL_BROKEN 4

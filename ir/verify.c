@@ -660,8 +660,8 @@ static int access_loc(ctx *c, races *R, int32_t sid, int32_t loc, int write) {
             R->pool[h].step = sid;
             return 0;
         }
-        uint64_t *node = weft_map_put(&R->tbread, (uint64_t)at * (uint64_t)g->ntbs + (uint64_t)s->tb,
-                                      NULL);
+        uint64_t *node =
+            weft_map_put(&R->tbread, (uint64_t)at * (uint64_t)g->ntbs + (uint64_t)s->tb, NULL);
         if (node == NULL) return (int)(c->res = WEFT_ERR_NOMEM);
         if (*node > 0 && R->pool[*node - 1].step >= 0) {
             R->pool[*node - 1].step = sid;

@@ -219,7 +219,7 @@ typedef struct weft_verify_summary {
     struct weft_verify_pair {
         int32_t src, dst;
         int64_t chunks;
-    } *pairs;
+    } * pairs;
     int64_t npairs;
     int64_t errors[WEFT_VERIFY_CLASS_COUNT]; /* findings per class, reported or not */
     uint8_t modes;                           /* bit 0: in-place checked, bit 1: out-of-place */

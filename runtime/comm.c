@@ -1098,7 +1098,8 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     if (res == WEFT_OK) ka.cta_base[c->nsub] = ncta;
     int launched = 0;
     if (res == WEFT_OK) {
-        if (weft_rt_kernel_launch(ki, traced, launch_cooperative(c, ncta), &ka, ncta, stream) != cudaSuccess)
+        if (weft_rt_kernel_launch(ki, traced, launch_cooperative(c, ncta), &ka, ncta, stream) !=
+            cudaSuccess)
             res = WEFT_ERR_CUDA;
         else
             launched = 1;

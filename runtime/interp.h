@@ -615,8 +615,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
 
     /* An entry's data for chunk jj: a FIFO slot, the sender's chunk read in place, or a local
      * chunk (lim: the elements that matter there). */
-    WEFT_DEV const char *operand_ptr(const weft_drecv &x, const weft_dconn &e, uint64_t msg, bool dir,
-                                     int jj, int64_t e0, int64_t en, int64_t *lim) const {
+    WEFT_DEV const char *operand_ptr(const weft_drecv &x, const weft_dconn &e, uint64_t msg,
+                                     bool dir, int jj, int64_t e0, int64_t en, int64_t *lim) const {
         if (x.tb < 0) return chunk(x.pbuf, x.poff + jj, e0, en, lim);
         *lim = valid(x.poff + jj, e0, en); /* as the sender's source chunk */
         if (!dir)
@@ -1120,7 +1120,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV void run_load(const weft_drec *R) {
         RunSmem &S = *p.rsm();
         const int nt = p.nthreads(), tid = p.tid();
-        const size_t co = (sizeof(weft_drec) + (size_t)t.nsteps * sizeof(weft_dstep) + 15) / 16 * 16;
+        const size_t co =
+            (sizeof(weft_drec) + (size_t)t.nsteps * sizeof(weft_dstep) + 15) / 16 * 16;
         const size_t eo = co + ((size_t)t.nconn * sizeof(weft_rconn) + 15) / 16 * 16;
         const uint32_t *src = (const uint32_t *)(const void *)(R + 1);
         uint32_t *dst = (uint32_t *)(void *)S.steps;

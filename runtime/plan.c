@@ -756,10 +756,10 @@ typedef struct sim {
     const weft_algo *a;
     const weft_mode_plan *m;
     int32_t nr, cap, iters, collapsed;
-    int32_t *base;            /* first record of each rank */
-    int64_t *pos, *prog;      /* per record: steps taken, progress */
-    int64_t *sent, *taken;    /* per receiving tb: messages sent to it, taken by it */
-    int32_t *to;              /* the receiving tb of a tb's sends */
+    int32_t *base;         /* first record of each rank */
+    int64_t *pos, *prog;   /* per record: steps taken, progress */
+    int64_t *sent, *taken; /* per receiving tb: messages sent to it, taken by it */
+    int32_t *to;           /* the receiving tb of a tb's sends */
 } sim;
 
 static void sim_free(sim *x) {
@@ -897,7 +897,8 @@ static int plan_completes(const weft_algo *a, const weft_mode_plan *m, const wef
             for (int32_t t = t0; t < t0 + tn; t++) {
                 const weft_dstep *d;
                 int64_t j;
-                while ((d = sim_next(&x, r, t, &j)) && budget-- > 0 && sim_ready(&x, r, t, d, j, x.sent)) {
+                while ((d = sim_next(&x, r, t, &j)) && budget-- > 0 &&
+                       sim_ready(&x, r, t, d, j, x.sent)) {
                     sim_take(&x, r, t, d, j);
                     moved = 1;
                 }
@@ -937,7 +938,9 @@ static int plan_order(const weft_algo *a, const weft_mode_plan *m, const weft_al
                         /* pass 0: what needs no message; pass 1: one receive, then pass 0 again */
                         while ((d = sim_next(&x, r, t, &j)) && (pass == 1 || !sim_receives(d)) &&
                                sim_ready(&x, r, t, d, j, avail)) {
-                            order[r][norder[r]++] = rp->tbs[t].first + (int32_t)(x.pos[x.base[r] + t] % rp->tbs[t].nsteps);
+                            order[r][norder[r]++] =
+                                rp->tbs[t].first +
+                                (int32_t)(x.pos[x.base[r] + t] % rp->tbs[t].nsteps);
                             sim_take(&x, r, t, d, j);
                             moved = round = 1;
                             if (pass == 1) break;
@@ -1077,9 +1080,10 @@ static int32_t chain_operands(const weft_algo *a, int32_t r, const weft_rank_pla
 
 /* Whether runner steps in[i0 .. i1) plus y can run as one scatter: plain receives and copies
  * of one size whose destinations meet no other's source or destination. */
-static int scatter_fits(const weft_algo *a, int32_t r, const weft_dstep *in, int32_t i0,
-                        int32_t i1, const weft_dstep *y) {
-    if (!((y->type == WEFT_STEP_RECV && y->nrecv == 1) || (y->type == WEFT_STEP_CPY && y->nsrc <= 1)))
+static int scatter_fits(const weft_algo *a, int32_t r, const weft_dstep *in, int32_t i0, int32_t i1,
+                        const weft_dstep *y) {
+    if (!((y->type == WEFT_STEP_RECV && y->nrecv == 1) ||
+          (y->type == WEFT_STEP_CPY && y->nsrc <= 1)))
         return 0;
     if (i1 > i0 && y->cnt != in[i0].cnt) return 0;
     if (y->type == WEFT_STEP_CPY &&
@@ -1087,11 +1091,12 @@ static int scatter_fits(const weft_algo *a, int32_t r, const weft_dstep *in, int
         return 0;
     for (int32_t i = i0; i < i1; i++) {
         const weft_dstep *x = &in[i];
-        if (may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff, (weft_buf)y->dstbuf, y->dstoff, y->cnt) ||
-            (y->type == WEFT_STEP_CPY &&
-             may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff, (weft_buf)y->srcbuf, y->srcoff, y->cnt)) ||
-            (x->type == WEFT_STEP_CPY &&
-             may_overlap(a, r, (weft_buf)x->srcbuf, x->srcoff, (weft_buf)y->dstbuf, y->dstoff, y->cnt)))
+        if (may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff, (weft_buf)y->dstbuf, y->dstoff,
+                        y->cnt) ||
+            (y->type == WEFT_STEP_CPY && may_overlap(a, r, (weft_buf)x->dstbuf, x->dstoff,
+                                                     (weft_buf)y->srcbuf, y->srcoff, y->cnt)) ||
+            (x->type == WEFT_STEP_CPY && may_overlap(a, r, (weft_buf)x->srcbuf, x->srcoff,
+                                                     (weft_buf)y->dstbuf, y->dstoff, y->cnt)))
             return 0;
     }
     return 1;
@@ -1225,8 +1230,10 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
                     }
                     e.conn = conn[key] - 1;
                 }
-                if (nent == WEFT_RT_RUN_MAX_ENTS) ok = 0;
-                else rp->xrecv[xb + nent++] = e;
+                if (nent == WEFT_RT_RUN_MAX_ENTS)
+                    ok = 0;
+                else
+                    rp->xrecv[xb + nent++] = e;
             }
             /* several messages of one connection in one step: the last one publishes */
             for (int32_t k = 0; ok && k < cnt; k++) {
@@ -1267,7 +1274,8 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
 static weft_result collapse_mode(const weft_algo_plan *p, weft_mode_plan *m, int32_t cap) {
     const weft_algo *a = m->sched;
     int32_t nr = p->nranks;
-    int32_t **order = calloc((size_t)nr, sizeof *order), *norder = calloc((size_t)nr, sizeof *norder);
+    int32_t **order = calloc((size_t)nr, sizeof *order),
+            *norder = calloc((size_t)nr, sizeof *norder);
     int32_t *nsteps0 = calloc((size_t)nr, sizeof *nsteps0), *nx0 = calloc((size_t)nr, sizeof *nx0);
     weft_result res = WEFT_OK;
     int ok = order && norder && nsteps0 && nx0;
@@ -1275,12 +1283,15 @@ static weft_result collapse_mode(const weft_algo_plan *p, weft_mode_plan *m, int
     for (int32_t r = 0; r < nr && ok; r++) {
         nsteps0[r] = m->ranks[r].nsteps, nx0[r] = m->ranks[r].nxrecv;
         order[r] = malloc(((size_t)m->ranks[r].nsteps + 1) * sizeof **order);
-        if (order[r] == NULL) ok = 0, res = WEFT_ERR_NOMEM;
-        else if (m->ranks[r].nsteps > 8 * WEFT_RT_RUN_MAX_STEPS) ok = 0;
+        if (order[r] == NULL)
+            ok = 0, res = WEFT_ERR_NOMEM;
+        else if (m->ranks[r].nsteps > 8 * WEFT_RT_RUN_MAX_STEPS)
+            ok = 0;
     }
     ok = ok && plan_order(a, m, p, cap, order, norder);
     for (int32_t r = 0; r < nr && ok; r++)
-        ok = norder[r] == m->ranks[r].nsteps && collapse_rank(a, r, &m->ranks[r], order[r], norder[r]);
+        ok = norder[r] == m->ranks[r].nsteps &&
+             collapse_rank(a, r, &m->ranks[r], order[r], norder[r]);
     ok = ok && plan_completes(a, m, p, cap, cap + 2, 1);
     m->collapsed = ok;
     if (!ok && nsteps0)
@@ -1375,8 +1386,7 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
             if (fuse)
                 for (int32_t r = 0; r < p->nranks; r++)
                     m->fused += fuse_rank(m->sched, r, &m->ranks[r]);
-            if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0))
-                break;
+            if (!fuse || m->fused == 0 || plan_completes(m->sched, m, p, cap, cap + 2, 0)) break;
             free_ranks(m, p->nranks); /* fused, it could deadlock: as written instead */
         }
         /* One hand-off (receive on one tb, forward on another) costs the runner as much as it
@@ -1576,8 +1586,10 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
 static long long parse_size(const char *s, char **end) {
     if (*s < '0' || *s > '9') return -1;
     long long v = strtoll(s, end, 10);
-    int sh = **end == 'K' || **end == 'k' ? 10 : **end == 'M' || **end == 'm' ? 20
-             : **end == 'G' || **end == 'g' ? 30 : 0;
+    int sh = **end == 'K' || **end == 'k'   ? 10
+             : **end == 'M' || **end == 'm' ? 20
+             : **end == 'G' || **end == 'g' ? 30
+                                            : 0;
     if (sh) (*end)++;
     if (v < 0 || v > (1ll << (62 - sh))) return -1;
     return v << sh;
@@ -1613,8 +1625,8 @@ weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char 
             p = WEFT_RT_PROTO_LL;
         long long v = p >= 0 && s[nl] == '=' ? parse_size(s + nl + 1, &end) : -1;
         if (v < 0 || (*end != ',' && *end != '\0')) {
-            why_set(why, whylen, "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at '%s'",
-                    s);
+            why_set(why, whylen,
+                    "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at '%s'", s);
             return WEFT_ERR_INPUT;
         }
         c.collapse_bytes[p] = v;
