@@ -1,7 +1,7 @@
 /* interp.h — the interpreter of one thread block's step list: FIFO protocols (Simple, LL),
  * direct transfers, thread-block groups, dependencies, the count policy, the watchdog. Written
- * once over a platform P, compiled for the GPU (kernels.cu) and for the host emulation that
- * tests it without one (tests/runtime).
+ * once over a platform P, compiled for the GPU (kernels_interp.cuh) and for the host emulation
+ * that tests it without one (tests/runtime).
  *
  * P provides, for the calling thread of a CTA:
  *   int tid(), nthreads(); void sync(); bool sync_or(bool)         (CTA barrier)

@@ -12,6 +12,15 @@
 extern "C" {
 #endif
 
+/* The interpreter's instantiations are compiled in WEFT_RT_NSHARDS translation units (generated
+ * by runtime/CMakeLists.txt from kernels_interp.cuh, one per entry here); shard k fills the
+ * slots i with i % WEFT_RT_NSHARDS == k of both tables (untraced, traced). */
+#define WEFT_RT_SHARD_LIST(X) X(0) X(1) X(2) X(3)
+#define WEFT_RT_NSHARDS       4
+#define WEFT_X_(k)            void weft_rt_kernels_shard##k(const void **untr, const void **tr);
+WEFT_RT_SHARD_LIST(WEFT_X_)
+#undef WEFT_X_
+
 /* Opaque storage for an ncclDevComm (C code cannot name its C++ members). */
 #define WEFT_RT_DEVCOMM_BYTES 1024
 

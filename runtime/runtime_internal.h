@@ -305,10 +305,10 @@ typedef struct weft_kargs {
 } weft_kargs;
 
 /* ---- kernel instantiations -------------------------------------------------------------- */
-/* 35 instantiations (each in two variants, untraced and traced: kernels.cu): one byte-moving kernel
- * for collectives that do not reduce; sum and product per width and float type (signed and unsigned
- * integers share bits); max and min per type. weft_rt_kernel_index maps a call to its slot (avg
- * runs as sum, then a scaling pass). */
+/* 35 instantiations (each in two variants, untraced and traced: kernels_interp.cuh): one
+ * byte-moving kernel for collectives that do not reduce; sum and product per width and float type
+ * (signed and unsigned integers share bits); max and min per type. weft_rt_kernel_index maps a
+ * call to its slot (avg runs as sum, then a scaling pass). */
 #define WEFT_RT_NKERNELS 35
 static inline int weft_rt_kernel_index(weft_dtype t, weft_redop op, int reduces) {
     static const signed char sumslot[10] = {0, 0, 1, 1, 2, 2, 3, 4, 5, 6};
