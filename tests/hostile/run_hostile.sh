@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# run_hostile.sh — hostile and careless inputs (issue 18): each must end within 5 s of CPU and
-# 1 GiB with the expected exit code and a message naming the file and the position (or succeed,
-# where the input is legitimate), with no sanitizer report. Inputs are generated here (some are
-# megabytes, FIFOs or links to devices), in a scratch folder.
+# run_hostile.sh — hostile and careless inputs (issue 18): each must end within 5 s of CPU (25 s
+# under ASan) and 1 GiB with the expected exit code and a message naming the file and the position
+# (or succeed, where the input is legitimate), with no sanitizer report. Inputs are generated here
+# (some are megabytes, FIFOs or links to devices), in a scratch folder.
 #   run_hostile.sh WEFT BOUNDED WORKDIR [CASE...]   (no CASE: all of them)
 set -u
 weft=$1 bounded=$2 work=$3
@@ -13,7 +13,12 @@ root=$here/../..
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
-CPU=${HOSTILE_CPU:-5} MIB=${HOSTILE_MIB:-1024} WALL=${HOSTILE_WALL:-120}
+# Under AddressSanitizer the same work costs 3-7x the CPU (300,000 steps verify in 0.7 s plain,
+# 3-5 s instrumented on a loaded 2-core machine): the CPU bound scales with it there, the plain
+# build keeps 5 s.
+sanitized=0
+ldd "$weft" 2>/dev/null | grep -q libasan && sanitized=1
+CPU=${HOSTILE_CPU:-$((sanitized ? 25 : 5))} MIB=${HOSTILE_MIB:-1024} WALL=${HOSTILE_WALL:-120}
 failed=0 ran=0
 
 wanted() {
@@ -239,7 +244,7 @@ awk -v N=8192 'BEGIN {
   print "</algo>" }' >ring8192.xml
 # (AddressSanitizer reserves terabytes of address space: no limit on it under the sanitizers)
 vlimit='ulimit -v 400000 &&'
-ldd "$weft" 2>/dev/null | grep -q libasan && vlimit=''
+[ "$sanitized" -eq 1 ] && vlimit=''
 check verify_8192_ranks 0 -- bash -c "$vlimit"' exec "$@"' - "$weft" verify ring8192.xml
 ! wanted verify_8192_ranks || grep -q '16382 chunks moved over 8192 peer pairs (1 to 2)' verify_8192_ranks.out ||
   { echo "FAIL verify_8192_ranks: no summary"; failed=$((failed + 1)); }
