@@ -1,5 +1,5 @@
-/* gen.c — schedules built in code (see gen.h): standard ring, direct and chain shapes, written
- * as the MSCCL IR so that the runtime runs them exactly as it runs files. */
+/* gen.c — schedules built in code (see gen.h): standard ring, direct, chain and staged shapes,
+ * written as the MSCCL IR so that the runtime runs them exactly as it runs files. */
 #include "gen.h"
 
 #include <stdio.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 
 static const char *const shape_names[GEN_SHAPE_COUNT] = {
-    "ar_ring", "ar_direct",  "ar_direct1",  "ag_ring",      "ag_direct",
-    "rs_ring", "a2a_direct", "bcast_chain", "reduce_chain", "ar_oneshot",
+    "ar_ring",    "ar_direct",   "ar_direct1",   "ag_ring",    "ag_direct", "rs_ring",
+    "a2a_direct", "bcast_chain", "reduce_chain", "ar_oneshot", "ar_staged",
 };
 
 const char *gen_shape_name(gen_shape s) {
@@ -75,6 +75,7 @@ weft_algo *gen_algo(const gen_params *p) {
     case GEN_BCAST_CHAIN: coll = WEFT_COLL_BROADCAST, both = 0; break;
     case GEN_REDUCE_CHAIN: coll = WEFT_COLL_REDUCE; break;
     case GEN_AR_ONESHOT:
+    case GEN_AR_STAGED:
         if (ip) return NULL;
         coll = WEFT_COLL_ALLREDUCE, both = 0;
         break;
@@ -100,6 +101,7 @@ weft_algo *gen_algo(const gen_params *p) {
         weft_gpu *g = &a->gpus[r];
         g->i_chunks = weft_coll_large(coll, WEFT_BUF_INPUT) ? k * mult : k;
         g->o_chunks = weft_coll_large(coll, WEFT_BUF_OUTPUT) ? k * mult : k;
+        if (p->shape == GEN_AR_STAGED) g->s_chunks = (n - 1) * k;
     }
     for (int r = 0; r < n && !b.bad; r++) {
         int nx = md(r + 1, n), pv = md(r - 1, n);
@@ -218,6 +220,24 @@ weft_algo *gen_algo(const gen_params *p) {
                     if (prev >= 0) mark_hasdep(&a->gpus[r].tbs[prev], 0);
                     prev = id;
                 }
+                break;
+            }
+            case GEN_AR_STAGED: {
+                /* peer q's chunk c lands in scratch slot (q - r - 1) mod n of channel c */
+                for (int q = 1; q < n; q++)
+                    st(&b, tb_new(&b, r, md(r + q, n), -1, c), S_, I, c, O, c, 1, -1, -1);
+                int r0 = -1; /* the receiving tbs' ids are consecutive */
+                for (int q = 1; q < n && !b.bad; q++) {
+                    weft_tb *tr = tb_new(&b, r, -1, md(r - q, n), c);
+                    if (tr && q == 1) r0 = tr->id;
+                    st(&b, tr, R_, I, 0, WEFT_BUF_SCRATCH, (q - 1) * k + c, 1, -1, -1);
+                    mark_hasdep(tr, 0);
+                }
+                weft_tb *tx = tb_new(&b, r, -1, -1, c);
+                st(&b, tx, WEFT_STEP_CPY, I, c, O, c, 1, -1, -1);
+                for (int q = 1; q < n && !b.bad; q++)
+                    st(&b, tx, WEFT_STEP_RE, WEFT_BUF_SCRATCH, (q - 1) * k + c, O, c, 1, r0 + q - 1,
+                       0);
                 break;
             }
             default: b.bad = 1; break;

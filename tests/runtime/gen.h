@@ -24,6 +24,9 @@ typedef enum gen_shape {
     GEN_REDUCE_CHAIN, /* reduce along a chain to the root */
     GEN_AR_ONESHOT,   /* allreduce, any N: every rank sends its input to every peer; the receives
                        * reduce one after another into the output (a chain the runtime fuses) */
+    GEN_AR_STAGED,    /* allreduce, any N, out of place: every peer's input lands in scratch
+                       * (a tb per peer), one tb copies the input to the output and reduces
+                       * each scratch slot into it once its receive is done (uses scratch) */
     GEN_SHAPE_COUNT
 } gen_shape;
 

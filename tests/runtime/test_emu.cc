@@ -326,6 +326,8 @@ static void test_generated(void) {
             add(s);
             snprintf(s, sizeof s, "reduce_chain:n=2:ch=%d:proto=%s:root=0", ch, pr);
             add(s);
+            snprintf(s, sizeof s, "ar_staged:n=2:ch=%d:proto=%s", ch, pr);
+            add(s);
         }
     }
     /* One communicator for all of them: they share connections, as in an application. */
@@ -347,8 +349,9 @@ static void test_generated(void) {
     std::vector<weft_algo *> more;
     for (int nr : {3, 4}) {
         for (const char *pr : {"Simple", "LL"}) {
-            const char *specs[] = {"ar_ring",    "ag_ring",     "ag_direct",    "rs_ring",
-                                   "a2a_direct", "bcast_chain", "reduce_chain", "ar_oneshot"};
+            const char *specs[] = {"ar_ring",      "ag_ring",    "ag_direct",
+                                   "rs_ring",      "a2a_direct", "bcast_chain",
+                                   "reduce_chain", "ar_oneshot", "ar_staged"};
             for (const char *sp : specs) {
                 snprintf(s, sizeof s, "%s:n=%d:ch=2:proto=%s:root=%d", sp, nr, pr, nr - 1);
                 gen_params p;

@@ -238,6 +238,7 @@ static std::vector<std::pair<std::string, weft_algo *>> generated(int n) {
             add("a2a_direct:n=%d:ch=%d:proto=%s", n, ch, pr);
             add("reduce_chain:n=%d:ch=%d:proto=%s:root=%d", n, ch, pr, n / 2 - 1);
             if (n > 2) add("ar_oneshot:n=%d:ch=%d:proto=%s", n, ch, pr);
+            add("ar_staged:n=%d:ch=%d:proto=%s", n, ch, pr); /* scratch: stress graph */
         }
     }
     if (n == 2) {
