@@ -89,9 +89,9 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
  * other tb, so member g only ever waits for member g). A receive also names where the matching
  * send's data lies on the sender (pbuf, poff: its source chunk), for direct transfers.
  * Steps of a collapsed rank (see weft_rank_plan) take their connections from the message table
- * (WEFT_DSTEP_F_XCONN): sends to nsend connections from xrecv[xsend ..] (the message table), receives from nrecv
- * at xrecv[xrecv ..]. A fold (WEFT_DSTEP_F_FOLD) combines nrecv operands, messages and local
- * chunks, listed at xrecv[xrecv ..] in the order of the steps it replaces. */
+ * (WEFT_DSTEP_F_XCONN): sends to nsend connections from xrecv[xsend ..] (the message table),
+ * receives from nrecv at xrecv[xrecv ..]. A fold (WEFT_DSTEP_F_FOLD) combines nrecv operands,
+ * messages and local chunks, listed at xrecv[xrecv ..] in the order of the steps it replaces. */
 typedef struct weft_dstep {
     uint8_t type; /* weft_step_type */
     uint8_t srcbuf, dstbuf;
@@ -157,10 +157,10 @@ typedef struct weft_drecv {
 typedef struct weft_dtb {
     int32_t first, nsteps; /* range in the step table */
     int32_t nsteps_orig;
-    int32_t nsend, nrecv;  /* messages per iteration on the send and receive connection */
-    int32_t runner;        /* this record runs a collapsed rank: it owns every connection */
-    int32_t nconn, nent;   /* a runner: its connections and entries (after its steps) */
-    int32_t xbase;         /* a runner: its first entry in the rank plan's message table */
+    int32_t nsend, nrecv; /* messages per iteration on the send and receive connection */
+    int32_t runner;       /* this record runs a collapsed rank: it owns every connection */
+    int32_t nconn, nent;  /* a runner: its connections and entries (after its steps) */
+    int32_t xbase;        /* a runner: its first entry in the rank plan's message table */
     int32_t sconn, rconn; /* connection (key) index, or -1 */
     int32_t speer, rpeer, chan;
 } weft_dtb;
@@ -353,8 +353,8 @@ typedef struct weft_layout {
  * differ in which one they run. */
 typedef struct weft_rank_plan {
     int32_t ntbs, nsteps, nxsrc, nxrecv;
-    int32_t nrec; /* records: ntbs, or ntbs + 1 with a runner */
-    int32_t crun; /* the runner's record, or -1 */
+    int32_t nrec;   /* records: ntbs, or ntbs + 1 with a runner */
+    int32_t crun;   /* the runner's record, or -1 */
     int32_t *rconn; /* the runner's connections: tb << 1 | send (tbs[crun].nconn of them) */
     weft_dtb *tbs;
     weft_dstep *steps;
@@ -378,8 +378,8 @@ typedef struct weft_mode_plan {
      * this much longer than collapsed (weft_plan_build): where it is <= 0 the thread blocks
      * run in parallel as well as the runner would serially, and calls run them as written. */
     int32_t collapse_gain;
-    int32_t maxsteps;       /* most steps of a tb */
-    weft_rank_plan *ranks;  /* nranks (weft_plan_build) */
+    int32_t maxsteps;      /* most steps of a tb */
+    weft_rank_plan *ranks; /* nranks (weft_plan_build) */
 } weft_mode_plan;
 
 typedef struct weft_algo_plan {
@@ -467,7 +467,8 @@ int32_t weft_plan_rec_bytes(const weft_rank_plan *rp);
 /* Bytes of rp's whole record table. */
 size_t weft_plan_table_bytes(const weft_rank_plan *rp);
 /* Rank rank's records of plan p (algorithm ai of layout l) in mode m into out
- * (weft_plan_table_bytes), with the rank's connection ends and the algorithm's direct-transfer words. */
+ * (weft_plan_table_bytes), with the rank's connection ends and the algorithm's direct-transfer
+ * words. */
 void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan *m,
                        const weft_layout *l, int32_t rank, char *const *win,
                        const weft_dconn *sconn, const weft_dconn *rconn, char *out);

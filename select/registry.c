@@ -1359,18 +1359,19 @@ static char *why_no_instance(const weft_registry *r, const char *file, const wef
     if (best) {
         *line = best->line, *col = best->col;
         /* "no instance for N=4: requirement failed: ..." reads as the compile below does */
-        const char *rest = strncmp(best->msg, "no instance for ", 16) == 0
-                               ? strstr(best->msg, ": ") : NULL;
+        const char *rest =
+            strncmp(best->msg, "no instance for ", 16) == 0 ? strstr(best->msg, ": ") : NULL;
         if (rest)
-            return weft_asprintf("%s (built with %.*s)", rest + 2,
-                                 (int)(rest - best->msg - 16), best->msg + 16);
+            return weft_asprintf("%s (built with %.*s)", rest + 2, (int)(rest - best->msg - 16),
+                                 best->msg + 16);
         return weft_strdup(best->msg);
     }
     if (weft_cc_is_source(file)) {
         char dn[32], dr[32], dg[32];
         const char *defs[3];
         size_t nd = 0;
-        if (weft_cc_declares(declared, "N")) snprintf(dn, sizeof dn, "N=%d", c->nranks), defs[nd++] = dn;
+        if (weft_cc_declares(declared, "N"))
+            snprintf(dn, sizeof dn, "N=%d", c->nranks), defs[nd++] = dn;
         if (weft_coll_rooted(c->coll) && weft_cc_declares(declared, "ROOT"))
             snprintf(dr, sizeof dr, "ROOT=%d", c->root), defs[nd++] = dr;
         if (r->gpus_per_node > 0 && weft_cc_declares(declared, "G"))
@@ -1384,10 +1385,10 @@ static char *why_no_instance(const weft_registry *r, const char *file, const wef
             const weft_diag_entry *e = weft_diag_get(cd, k);
             if (e->sev != WEFT_SEV_ERROR) continue;
             *line = e->line, *col = e->col;
-            why = nd ? weft_asprintf("%s (built with %s%s%s%s%s)", e->msg, defs[0],
-                                     nd > 1 ? " " : "", nd > 1 ? defs[1] : "", nd > 2 ? " " : "",
-                                     nd > 2 ? defs[2] : "")
-                     : weft_strdup(e->msg);
+            why =
+                nd ? weft_asprintf("%s (built with %s%s%s%s%s)", e->msg, defs[0], nd > 1 ? " " : "",
+                                   nd > 1 ? defs[1] : "", nd > 2 ? " " : "", nd > 2 ? defs[2] : "")
+                   : weft_strdup(e->msg);
         }
         if (why == NULL && res == WEFT_OK && a->ngpus != c->nranks)
             why = weft_asprintf("written for %d ranks (no parameter N)", a->ngpus);
@@ -1459,13 +1460,16 @@ weft_result weft_registry_explain(const weft_registry *base, const weft_registry
             else
                 snprintf(hi, sizeof hi, "any size");
             switch (furthest) {
-            case STAGE_ROOT: why = weft_asprintf("built for root %d, not %d", best->root, c->root); break;
+            case STAGE_ROOT:
+                why = weft_asprintf("built for root %d, not %d", best->root, c->root);
+                break;
             case STAGE_BYTES:
                 why = weft_asprintf("serves %s .. %s; this call is %llu B", lo, hi,
                                     (unsigned long long)call_bytes(c, best));
                 break;
             case STAGE_MODE:
-                why = weft_asprintf("declares %s only", best->inplace ? "in-place" : "out-of-place");
+                why =
+                    weft_asprintf("declares %s only", best->inplace ? "in-place" : "out-of-place");
                 break;
             default: why = weft_strdup(stage_why[furthest < 0 ? 0 : furthest]); break;
             }

@@ -595,8 +595,8 @@ static int rd_find_id(const reader *r, const weft_tune_table *t, const char *id)
 }
 
 static uint64_t section_key(int coll, int ranks, int gpn, int inplace, unsigned flags) {
-    return (uint64_t)(uint8_t)coll | (uint64_t)(uint16_t)ranks << 8 | (uint64_t)(uint16_t)gpn << 24 |
-           (uint64_t)(inplace != 0) << 40 | (uint64_t)flags << 41;
+    return (uint64_t)(uint8_t)coll | (uint64_t)(uint16_t)ranks << 8 |
+           (uint64_t)(uint16_t)gpn << 24 | (uint64_t)(inplace != 0) << 40 | (uint64_t)flags << 41;
 }
 
 static void rd_err(reader *r, const char *fmt, ...) WEFT_PRINTF(2, 3);

@@ -119,7 +119,8 @@ static const weft_opt run_opts[] = {
      .name = "fifo",
      .arg = WEFT_ARG_INT,
      .meta = "N",
-     .help = "messages a connection holds before its sender\nwaits (default 2, what weft verify checks;\n0: unbounded)",
+     .help = "messages a connection holds before its sender\nwaits (default 2, what weft verify "
+             "checks;\n0: unbounded)",
      .lo = 0,
      .hi = 1u << 30},
     {.id = 'q',

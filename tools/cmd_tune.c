@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#if __has_include("tune.h") && __has_include("registry_internal.h") /* weft_svg shows tune/ anyway */
+/* weft_svg shows tune/ anyway */
+#if __has_include("tune.h") && __has_include("registry_internal.h")
 #include "tune.h"
 
 /* weft-tune in the folder of this executable (build/tools, or the install's bin), or NULL. */

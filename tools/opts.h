@@ -48,12 +48,10 @@ typedef struct weft_opt {
 /* -D NAME=VALUE of the commands that take a .weft source wherever a schedule is (compiled with
  * weft_cc_load_file): one entry, so that they all say it alike. */
 #define WEFT_OPT_DEFINE                                                                            \
-    {.id = 'D',                                                                                    \
-     .shortname = 'D',                                                                             \
-     .name = "define",                                                                             \
-     .arg = WEFT_ARG_STR,                                                                          \
-     .meta = "NAME=VALUE",                                                                         \
-     .help = "set a parameter of .weft sources; repeatable"}
+    {                                                                                              \
+        .id = 'D', .shortname = 'D', .name = "define", .arg = WEFT_ARG_STR, .meta = "NAME=VALUE",  \
+        .help = "set a parameter of .weft sources; repeatable"                                     \
+    }
 
 /* One command (or subcommand: "trace merge"). Texts are pre-wrapped at 80 columns: --help
  * prints them as they are; the man page joins each paragraph's lines, keeping lines that start
@@ -87,7 +85,7 @@ typedef struct weft_getopt {
     int noperands;
     int exit_code;
     const weft_opt *opt;     /* the option just returned */
-    int as_short; /* it was written -x, not --name */
+    int as_short;            /* it was written -x, not --name */
     const char *arg;         /* its value as written (NULL for flags) */
     long long num;           /* INT, WORD, LIST */
     unsigned long long unum; /* SIZE */

@@ -115,7 +115,6 @@ unsigned grid_for(size_t n) {
     return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
 }
 
-
 /* Block b spins for (b % 8 + 1) / 8 of ns: the SMs come free a few at a time. */
 __global__ void busy_kernel(long long ns, unsigned long long *sink) {
     unsigned long long t0, t;
@@ -140,7 +139,7 @@ cudaError_t tg_busy(long long ns, unsigned long long *sink, cudaStream_t s) {
     if (e == cudaSuccess)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, busy_kernel, 256, 0);
     if (e != cudaSuccess) return e;
-    busy_kernel<<<sms * (per > 0 ? per : 1), 256, 0, s>>>(ns, sink);
+    busy_kernel<<<sms *(per > 0 ? per : 1), 256, 0, s>>>(ns, sink);
     return cudaGetLastError();
 }
 

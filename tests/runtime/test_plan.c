@@ -361,14 +361,14 @@ static weft_algo *unfusable3(void) {
         weft_gpu *g = &a->gpus[r];
         g->i_chunks = g->o_chunks = g->s_chunks = 1;
         int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
-        step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0,
-             1, -1, -1, 0);
-        step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0,
-             1, -1, -1, 0);
+        step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
+             -1, -1, 0);
+        step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
+             -1, -1, 0);
         step(weft_gpu_add_tb(g, -1, p1, 0), WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
              0, 1, -1, -1, 1);
-        step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
-             0, 1, 2, 0, 1);
+        step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH, 0,
+             1, 2, 0, 1);
         weft_tb *t = weft_gpu_add_tb(g, -1, -1, 0);
         step(t, WEFT_STEP_RE, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 1, 3, 0, 0);
         step(t, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
@@ -407,8 +407,8 @@ static void test_collapse_gain(void) {
         CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
         CHECK(p.mode[0].collapsed);
         if (p.mode[0].collapse_gain != cases[i].gain)
-            fprintf(stderr, "%s: collapse_gain %d, expected %d\n", a->name,
-                    p.mode[0].collapse_gain, cases[i].gain);
+            fprintf(stderr, "%s: collapse_gain %d, expected %d\n", a->name, p.mode[0].collapse_gain,
+                    cases[i].gain);
         CHECK(p.mode[0].collapse_gain == cases[i].gain);
         weft_call_geom g;
         CHECK(weft_call_geometry(&p, &c, 0, 64, 4, weft_coll_reduces(a->coll), 0, &g) == WEFT_OK);

@@ -127,8 +127,8 @@ static const weft_sim_exec *msg_exec(const weft_algo *a, const weft_sim *s, cons
     return NULL;
 }
 
-weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start,
-                         weft_sim *out, weft_diag *d) {
+weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start, weft_sim *out,
+                         weft_diag *d) {
     weft_result res = WEFT_OK;
     int nr = a ? a->ngpus : 0;
     size_t *first = NULL;
@@ -136,7 +136,8 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     int64_t *sends = NULL, *recvs = NULL;
     weft_trace_step **steps = NULL;
     double *bw_send = NULL, *bw_local = NULL;
-    if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1) return WEFT_ERR_USAGE;
+    if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1)
+        return WEFT_ERR_USAGE;
     memset(out, 0, sizeof *out);
     int32_t k = weft_algo_chunks_per_seg(a), esz = weft_dtype_size((weft_dtype)m->dtype);
     if (esz <= 0) return WEFT_ERR_USAGE;
@@ -259,12 +260,20 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                 c += wc;
                 double bw = (f & WEFT_STEP_F_SEND) ? bw_send[i] : bw_local[i];
                 int64_t t1 = c + (int64_t)pr->step_ns + (int64_t)((double)bytes / bw);
-                *e = (weft_sim_exec){s, it, t0, t1, wd, wr, wc, bytes,
+                *e = (weft_sim_exec){s,
+                                     it,
+                                     t0,
+                                     t1,
+                                     wd,
+                                     wr,
+                                     wc,
+                                     bytes,
                                      st->post ? (int64_t)it * tb->nsteps + st->post : -1,
                                      (f & WEFT_STEP_F_SEND) ? sends[i]++ : -1,
                                      (f & WEFT_STEP_F_RECV) ? recvs[i]++ : -1,
                                      next[i] ? WEFT_SIM_PROGRAM : WEFT_SIM_START,
-                                     next[i] ? (int32_t)i : -1, next[i] - 1};
+                                     next[i] ? (int32_t)i : -1,
+                                     next[i] - 1};
                 /* released by the last wait that held it, else by its tb's previous step */
                 if (wc > 0)
                     e->why = WEFT_SIM_CREDIT, e->from_tb = credit_from, e->from_x = credit_x;
@@ -286,8 +295,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                           "messages per connection; weft verify says why)",
                           out->tbs[i].rank, out->tbs[i].tb,
                           next[i] % a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps,
-                          next[i] / a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps,
-                          m->slots);
+                          next[i] / a->gpus[out->tbs[i].rank].tbs[out->tbs[i].tb].nsteps, m->slots);
             res = WEFT_ERR_INPUT;
         }
 fail:

@@ -22,18 +22,18 @@ typedef struct weft_sim_proto {
 } weft_sim_proto;
 
 typedef struct weft_sim_model {
-    int64_t count;  /* elements per rank segment (NCCL's count) */
-    int32_t dtype;  /* weft_dtype */
-    int32_t niter;  /* slices per chunk; 0: as the runtime cuts a call (its slots, its CTA groups) */
-    int32_t slots;  /* messages a connection holds before its sender waits */
-    int64_t sig_ns; /* a dependency's release between tbs of a rank, and a credit's return */
+    int64_t count; /* elements per rank segment (NCCL's count) */
+    int32_t dtype; /* weft_dtype */
+    int32_t niter; /* slices per chunk; 0: as the runtime cuts a call (its slots, its CTA groups) */
+    int32_t slots; /* messages a connection holds before its sender waits */
+    int64_t sig_ns;        /* a dependency's release between tbs of a rank, and a credit's return */
     int64_t launch_ns;     /* from the call to the CTAs' start (the kernel launch) */
     int64_t cta_ns;        /* ... and this more per CTA the launch starts on a rank */
     int64_t tb_stagger_ns; /* tb b of a rank starts b * this after its first */
     int64_t step_gap_ns;   /* a tb's own time between two step executions */
     double link_Bpns;      /* one direction of one peer pair, bytes per ns; 0: no limit */
-    double gpu_Bpns;       /* all of a rank's sends together (its NVLink ports, a switch); 0: none */
-    int32_t max_ctas;      /* CTAs per rank a launch may take (the runtime's groups); 0: 128 */
+    double gpu_Bpns;  /* all of a rank's sends together (its NVLink ports, a switch); 0: none */
+    int32_t max_ctas; /* CTAs per rank a launch may take (the runtime's groups); 0: 128 */
     weft_sim_proto proto[WEFT_PROTO_COUNT];
     int32_t late_rank; /* this rank (-1: none) enters the call late_ns later */
     int64_t late_ns;
@@ -82,8 +82,8 @@ void weft_sim_tb_steps(const weft_algo *a, int32_t r, int32_t b, weft_trace_step
 /* Runs one call of a (validated) from time start. A deadlock (a pass that places nothing) is
  * WEFT_ERR_INPUT with the rank, tb and execution in d. On WEFT_OK *out is owned by the caller
  * (weft_sim_free). */
-weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start,
-                         weft_sim *out, weft_diag *d);
+weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start, weft_sim *out,
+                         weft_diag *d);
 void weft_sim_free(weft_sim *s);
 
 /* One execution on the critical path. */
