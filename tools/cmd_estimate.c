@@ -81,7 +81,6 @@ enum {
     OPT_AT,
     OPT_MODEL
 };
-static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
 
 static const weft_opt estimate_opts[] = {
     WEFT_OPT_DEFINE,
@@ -91,13 +90,7 @@ static const weft_opt estimate_opts[] = {
      .meta = "LIST",
      .help = "comma-separated sizes in bytes as nccl-tests prints\nthem (K, M, G: powers of 1024; "
              "default\n8,32,128,...,128M: x4 from 8 B)"},
-    {.id = OPT_TYPE,
-     .name = "type",
-     .arg = WEFT_ARG_WORD,
-     .meta = "T",
-     .help = "element type (default float)",
-     .words = type_words,
-     .lookup = weft_dtype_from_name},
+    WEFT_OPT_TYPE(OPT_TYPE, "element type (default float)"),
     {.id = OPT_INPLACE,
      .name = "inplace",
      .arg = WEFT_ARG_NONE,

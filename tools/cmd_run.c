@@ -64,9 +64,6 @@ static const struct {
     run_mode_fn fn;
 } run_modes[] = {{OPT_CPU, run_cpu}};
 
-static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
-static const char *const op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
-
 static const weft_opt run_opts[] = {
     {.id = OPT_CPU,
      .name = "cpu",
@@ -79,20 +76,8 @@ static const weft_opt run_opts[] = {
      .help = "elements per rank segment, NCCL's count (default\n1024)",
      .lo = 0,
      .hi = 1ull << 40},
-    {.id = OPT_TYPE,
-     .name = "type",
-     .arg = WEFT_ARG_WORD,
-     .meta = "T",
-     .help = "the data type (default float)",
-     .words = type_words,
-     .lookup = weft_dtype_from_name},
-    {.id = OPT_OP,
-     .name = "op",
-     .arg = WEFT_ARG_WORD,
-     .meta = "OP",
-     .help = "the reduction (default sum; reductions only)",
-     .words = op_words,
-     .lookup = weft_redop_from_name},
+    WEFT_OPT_TYPE(OPT_TYPE, "the data type (default float)"),
+    WEFT_OPT_OP(OPT_OP, "the reduction (default sum; reductions only)"),
     {.id = OPT_INPLACE,
      .name = "inplace",
      .arg = WEFT_ARG_NONE,

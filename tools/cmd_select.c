@@ -13,8 +13,6 @@
 #define SEL_IF_0(x)
 #define SEL_COLL_(id, name, a, b, c, d, runnable, e) SEL_IF_##runnable(name)
 static const char *const coll_words[] = {WEFT_COLLS(SEL_COLL_) NULL};
-static const char *const type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
-static const char *const op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
 
 enum {
     OPT_RANKS = 256,
@@ -66,20 +64,8 @@ static const weft_opt select_opts[] = {
      .name = "sweep",
      .arg = WEFT_ARG_NONE,
      .help = "every size from 8 B to 1 GB, doubling"},
-    {.id = OPT_TYPE,
-     .name = "type",
-     .arg = WEFT_ARG_WORD,
-     .meta = "T",
-     .help = "the data type (default float)",
-     .words = type_words,
-     .lookup = weft_dtype_from_name},
-    {.id = OPT_OP,
-     .name = "op",
-     .arg = WEFT_ARG_WORD,
-     .meta = "OP",
-     .help = "the reduction (default sum)",
-     .words = op_words,
-     .lookup = weft_redop_from_name},
+    WEFT_OPT_TYPE(OPT_TYPE, "the data type (default float)"),
+    WEFT_OPT_OP(OPT_OP, "the reduction (default sum)"),
     {.id = OPT_INPLACE, .name = "inplace", .arg = WEFT_ARG_NONE, .help = "an in-place call"},
     {.id = OPT_OUTOFPLACE,
      .name = "outofplace",

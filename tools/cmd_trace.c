@@ -38,13 +38,13 @@ static const weft_opt check_opts[] = {
      .rlo = 0,
      .rhi = 1},
     {0}};
-static const weft_opt merge_opts[] = {{.id = 'o',
-                                       .shortname = 'o',
-                                       .name = "output",
-                                       .arg = WEFT_ARG_OUT,
-                                       .meta = "OUT",
-                                       .help = "write to OUT (default, or -: standard output)"},
-                                      {0}};
+/* -o of the subcommands that write one file */
+#define TRACE_OPT_OUTPUT                                                                           \
+    {                                                                                              \
+        .id = 'o', .shortname = 'o', .name = "output", .arg = WEFT_ARG_OUT, .meta = "OUT",         \
+        .help = "write to OUT (default, or -: standard output)"                                    \
+    }
+static const weft_opt merge_opts[] = {TRACE_OPT_OUTPUT, {0}};
 
 static const weft_opt draw_opts[] = {{.id = OPT_CALL,
                                       .name = "call",
@@ -53,12 +53,7 @@ static const weft_opt draw_opts[] = {{.id = OPT_CALL,
                                       .help = "draw call N (default: the longest)",
                                       .lo = 0,
                                       .hi = ~0ull >> 1},
-                                     {.id = 'o',
-                                      .shortname = 'o',
-                                      .name = "output",
-                                      .arg = WEFT_ARG_OUT,
-                                      .meta = "OUT",
-                                      .help = "write to OUT (default, or -: standard output)"},
+                                     TRACE_OPT_OUTPUT,
                                      {0}};
 
 static const weft_cmd_spec spec_summarize = {

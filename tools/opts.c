@@ -2,12 +2,17 @@
  * generated from the same tables: --help, the man pages and the bash completion. */
 #include "opts.h"
 
+#include "weft_ir.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *const weft_opt_type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
+const char *const weft_opt_op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
 
 /* --help, which every command takes: a table of its own (man_options reads to its end) */
 static const weft_opt help_opts[] = {{.id = 'h',

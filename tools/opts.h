@@ -53,6 +53,21 @@ typedef struct weft_opt {
         .help = "set a parameter of .weft sources; repeatable"                                     \
     }
 
+/* --type and --op of the commands that describe a call: the IR's names (and their aliases,
+ * through its lookups), one word list each. */
+extern const char *const weft_opt_type_words[];
+extern const char *const weft_opt_op_words[];
+#define WEFT_OPT_TYPE(ID, HELP)                                                                    \
+    {                                                                                              \
+        .id = (ID), .name = "type", .arg = WEFT_ARG_WORD, .meta = "T", .help = (HELP),             \
+        .words = weft_opt_type_words, .lookup = weft_dtype_from_name                               \
+    }
+#define WEFT_OPT_OP(ID, HELP)                                                                      \
+    {                                                                                              \
+        .id = (ID), .name = "op", .arg = WEFT_ARG_WORD, .meta = "OP", .help = (HELP),              \
+        .words = weft_opt_op_words, .lookup = weft_redop_from_name                                 \
+    }
+
 /* One command (or subcommand: "trace merge"). Texts are pre-wrapped at 80 columns: --help
  * prints them as they are; the man page joins each paragraph's lines, keeping lines that start
  * with two spaces as they are. */
