@@ -1228,8 +1228,35 @@ static void run_streams() {
          bad ? "FAILED" : "ok");
 }
 
-/* A second set of communicators on the same GPUs (ncclCommSplit), attached separately with two
- * schedules, used interleaved with the first. */
+/* A second set of communicators on the same GPUs (ncclCommSplit of each rank's first), attached
+ * with its own schedules (cfg NULL: the defaults); closing detaches what attached and destroys
+ * the communicators. */
+struct SplitComm {
+    ncclComm_t c[MAXL] = {};
+    weft_comm *wc[MAXL] = {};
+    /* false, after saying "FAIL <what>: attach" and the attach's diagnostics, when it failed */
+    bool open(const char *what, const weft_algo *const *algos, int n, const weft_rt_cfg *cfg) {
+        NC(ncclGroupStart());
+        for (int l = 0; l < nlocal; l++)
+            NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c[l], nullptr));
+        NC(ncclGroupEnd());
+        weft_diag *d = weft_diag_new();
+        bool ok = weft_rt_attach(nlocal, c, algos, n, cfg, wc, d) == WEFT_OK;
+        if (!ok) {
+            say("[%d] FAIL %s: attach\n", prank, what);
+            weft_diag_print(d, logf_, WEFT_SEV_NOTE);
+        }
+        weft_diag_free(d);
+        return ok;
+    }
+    void close() {
+        if (wc[0]) weft_rt_detach_many(nlocal, wc);
+        for (int l = 0; l < nlocal; l++)
+            if (c[l]) ncclCommDestroy(c[l]);
+    }
+};
+
+/* Two schedules on a second set of communicators, used interleaved with the first. */
 static void run_two_comms() {
     Tally &T = pass_nccl.t[CAT_FEATURE];
     std::string na = twocomm_a(nranks), nb = twocomm_b(nranks);
@@ -1238,18 +1265,11 @@ static void run_two_comms() {
         !usable(T, "two communicators", nb.c_str(), ib))
         return;
     T.run++;
-    ncclComm_t c2[MAXL];
-    NC(ncclGroupStart());
-    for (int l = 0; l < nlocal; l++)
-        NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c2[l], nullptr));
-    NC(ncclGroupEnd());
-    weft_comm *wc2[MAXL] = {nullptr};
-    weft_diag *d2 = weft_diag_new();
+    SplitComm sc;
+    weft_comm **wc2 = sc.wc;
     const weft_algo *two[2] = {vall[ia], vall[ib]};
     long bad = 0;
-    if (weft_rt_attach(nlocal, c2, two, 2, nullptr, wc2, d2) != WEFT_OK) {
-        say("[%d] FAIL second communicator: attach\n", prank);
-        weft_diag_print(d2, logf_, WEFT_SEV_NOTE);
+    if (!sc.open("second communicator", two, 2, nullptr)) {
         bad = 1;
     } else {
         for (int k = 0; k < 6 && !bad; k++) {
@@ -1262,11 +1282,8 @@ static void run_two_comms() {
             pass_nccl.calls++;
             if (!o.served || o.wrong || o.broken) bad = 1, pass_nccl.wrong++;
         }
-        weft_rt_detach_many(nlocal, wc2);
     }
-    weft_diag_free(d2);
-    for (int l = 0; l < nlocal; l++)
-        ncclCommDestroy(c2[l]);
+    sc.close();
     if (bad) T.failed++;
     SAY0("[%d] two communicators interleaved (%s, %s) %s\n", prank, na.c_str(), nb.c_str(),
          bad ? "FAILED" : "ok");
@@ -1365,21 +1382,12 @@ static void run_stress_busy() {
     if (!usable(T, "stress busy", na.c_str(), ia) || !usable(T, "stress busy", nb.c_str(), ib))
         return;
     T.run++;
-    ncclComm_t c2[MAXL];
-    NC(ncclGroupStart());
-    for (int l = 0; l < nlocal; l++)
-        NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c2[l], nullptr));
-    NC(ncclGroupEnd());
-    weft_comm *wc2[MAXL] = {nullptr};
-    weft_diag *d2 = weft_diag_new();
+    SplitComm sc;
+    weft_comm **wc2 = sc.wc;
     const weft_algo *two[1] = {vall[ib]};
     long bad = 0;
     cudaStream_t bs[MAXL] = {};
-    if (weft_rt_attach(nlocal, c2, two, 1, nullptr, wc2, d2) != WEFT_OK) {
-        say("[%d] FAIL stress busy: second communicator: attach\n", prank);
-        weft_diag_print(d2, logf_, WEFT_SEV_NOTE);
-        bad = 1;
-    }
+    if (!sc.open("stress busy: second communicator", two, 1, nullptr)) bad = 1;
     agree_max(&bad, 1);
     /* Calls of comm 1 (schedule a) at [0, K*n) of A/B, comm 2 (schedule b) after them. */
     const int K = 4;
@@ -1437,12 +1445,9 @@ static void run_stress_busy() {
         agree_max(&bad, 1);
     }
     pass_nccl.calls += 2 * K;
-    if (wc2[0]) weft_rt_detach_many(nlocal, wc2);
-    weft_diag_free(d2);
-    for (int l = 0; l < nlocal; l++) {
+    for (int l = 0; l < nlocal; l++)
         if (bs[l]) cudaStreamDestroy(bs[l]);
-        ncclCommDestroy(c2[l]);
-    }
+    sc.close();
     if (bad) T.failed++, pass_nccl.wrong++;
     SAY0("[%d] stress busy: %d x two communicators on two streams while the SMs are held (%s, %s) "
          "%s\n",
@@ -1455,18 +1460,14 @@ static void run_watchdog() {
     Tally &T = pass_nccl.t[CAT_FEATURE];
     weft_algo *dl = deadlock_ring(nranks);
     T.run++;
-    ncclComm_t c3[MAXL];
-    NC(ncclGroupStart());
-    for (int l = 0; l < nlocal; l++)
-        NC(ncclCommSplit(L[l].comm, 0, L[l].rank, &c3[l], nullptr));
-    NC(ncclGroupEnd());
-    weft_comm *wc3[MAXL] = {nullptr};
+    SplitComm sc;
+    weft_comm **wc3 = sc.wc;
     weft_rt_cfg cfg;
     weft_rt_cfg_default(&cfg);
     cfg.timeout_ns = 300 * 1000000ll;
     const weft_algo *dv[1] = {dl};
     long bad = 0;
-    if (dl && weft_rt_attach(nlocal, c3, dv, 1, &cfg, wc3, nullptr) == WEFT_OK) {
+    if (dl && sc.open("watchdog communicator", dv, 1, &cfg)) {
         double t0 = now_s();
         weft_call call = {
             WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 64, 0, 0, nranks, 0, 0};
@@ -1491,13 +1492,11 @@ static void run_watchdog() {
             say("[%d] watchdog (NCCL) rank %d: %.2f s, \"%s\" %s\n", prank, L[l].rank, el, msg,
                 ok ? "ok" : "FAILED");
         }
-        weft_rt_detach_many(nlocal, wc3);
     } else {
-        say("[%d] FAIL watchdog communicator: attach\n", prank);
+        if (!dl) say("[%d] FAIL watchdog communicator: attach\n", prank);
         bad = 1;
     }
-    for (int l = 0; l < nlocal; l++)
-        ncclCommDestroy(c3[l]);
+    sc.close();
     agree_max(&bad, 1);
     if (bad) T.failed++;
 }
