@@ -535,9 +535,10 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     int reduces = weft_coll_reduces(a->coll);
-    if (reduces && o->op == WEFT_OP_AVG)
+    if (reduces && o->op == WEFT_OP_AVG) /* where NCCL writes a result (weft_output_written) */
         for (int32_t r = 0; r < x.N; r++)
-            if (x.rb[r].out) weft_elem_div(o->dtype, x.rb[r].out, x.rb[r].out_elems, x.N);
+            if (x.rb[r].out && weft_output_written(a->coll, a->root, r))
+                weft_elem_div(o->dtype, x.rb[r].out, x.rb[r].out_elems, x.N);
     want = malloc((size_t)(out_max > in_max ? out_max : in_max) * x.es + 1);
     red = calloc((size_t)(g->nin / g->k) + 1, sizeof *red);
     WEFT_CHECK_ALLOC(want);
@@ -551,8 +552,8 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
             rep->mismatches +=
                 compare(&x, d, r, "output", x.rb[r].out, want, 0, x.rb[r].out_elems, &reported);
         /* NCCL's send buffer is const: an out-of-place call must leave it unchanged, an in-place
-         * one whatever of it is not also the output (weft_input_writable) */
-        if (!o->inplace && x.rb[r].in)
+         * one whatever of it is not also the output NCCL writes (weft_chunk_writable) */
+        if (x.rb[r].in && (!o->inplace || !weft_output_written(a->coll, a->root, r)))
             rep->mismatches +=
                 compare(&x, d, r, "input", x.rb[r].in, saved[r], 0, x.rb[r].in_elems, &reported);
         else if (x.rb[r].in && x.rb[r].out && weft_coll_inplace_sliced(a->coll) &&

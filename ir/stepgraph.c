@@ -311,31 +311,39 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
                               inplace ? "in-place" : "out-of-place");
             COUNT_ERR(BOUNDS);
         }
-        /* what of the input is the application's send buffer may not be written, not even to
-         * put back what was there (weft_input_writable) */
-        if ((gs->flags & WEFT_STEP_F_WRITE) && st->dstbuf == WEFT_BUF_INPUT &&
-            weft_sg_buf_exists(g, inplace, gs->rank, WEFT_BUF_INPUT)) {
-            int32_t x = st->dstoff;
-            while (x < st->dstoff + st->cnt &&
-                   weft_input_writable(g->a->coll, inplace, gs->rank, g->k, x))
-                x++;
-            if (x == st->dstoff + st->cnt) continue;
-            if (!inplace)
-                weft_sg_diag_step(
-                    g, d, WEFT_SEV_ERROR, s,
-                    "writes input chunk %d, but the input is NCCL's const send buffer "
-                    "in an out-of-place call%s",
-                    x, g->a->inplace && g->a->outofplace ? " (out-of-place)" : "");
-            else
-                weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
-                                  "writes input chunk %d, outside the rank's output (input chunks "
-                                  "%d..%d): in an in-place %s the rest of the input is the "
-                                  "application's send buffer, which must not change%s",
-                                  x, gs->rank * g->k, gs->rank * g->k + g->k - 1,
-                                  weft_coll_name(g->a->coll),
-                                  g->a->inplace && g->a->outofplace ? " (in-place)" : "");
-            COUNT_ERR(BOUNDS);
-        }
+        /* what NCCL never writes may not be written, not even to put back what was there
+         * (weft_chunk_writable): the input outside the output, a non-root rank's buffers of
+         * reduce and gather */
+        if (!(gs->flags & WEFT_STEP_F_WRITE) || st->dstbuf == WEFT_BUF_SCRATCH ||
+            !weft_sg_buf_exists(g, inplace, gs->rank, st->dstbuf))
+            continue;
+        int32_t x = st->dstoff;
+        while (x < st->dstoff + st->cnt &&
+               weft_chunk_writable(g->a->coll, g->a->root, inplace, gs->rank, g->k, st->dstbuf, x))
+            x++;
+        if (x == st->dstoff + st->cnt) continue;
+        const char *both =
+            g->a->inplace && g->a->outofplace ? (inplace ? " (in-place)" : " (out-of-place)") : "";
+        if (!weft_output_written(g->a->coll, g->a->root, gs->rank))
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
+                              "writes %s chunk %d of a non-root rank of %s (root=\"%d\"), whose "
+                              "buffers NCCL never writes%s%s",
+                              weft_buf_name(st->dstbuf), x, weft_coll_name(g->a->coll), g->a->root,
+                              inplace ? ": in place its receive buffer is its send buffer" : "",
+                              both);
+        else if (!inplace)
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
+                              "writes input chunk %d, but the input is NCCL's const send buffer "
+                              "in an out-of-place call%s",
+                              x, both);
+        else
+            weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
+                              "writes input chunk %d, outside the rank's output (input chunks "
+                              "%d..%d): in an in-place %s the rest of the input is the "
+                              "application's send buffer, which must not change%s",
+                              x, gs->rank * g->k, gs->rank * g->k + g->k - 1,
+                              weft_coll_name(g->a->coll), both);
+        COUNT_ERR(BOUNDS);
     }
     return nerr ? WEFT_ERR_INPUT : WEFT_OK;
 }

@@ -174,6 +174,27 @@ WEFT_HD int weft_input_writable(weft_coll c, int inplace, int32_t rank, int32_t 
     return x / k == rank;
 }
 
+/* Whether NCCL writes rank's receive buffer: on every rank but the non-root ranks of reduce and
+ * gather, whose output the collective leaves unconstrained (weft_coll_source) and which NCCL
+ * never touches; in place their one buffer is their send buffer. */
+WEFT_HD int weft_output_written(weft_coll c, int32_t root, int32_t rank) {
+    int32_t from, seg;
+    return !weft_coll_rooted(c) || rank == root ||
+           weft_coll_source(c, 0, root, rank, 0, &from, &seg);
+}
+
+/* Whether a step may write chunk x of buffer b of rank in a call mode (k chunks per segment):
+ * scratch always; a user buffer only where the rank has it, NCCL writes its output
+ * (weft_output_written), and, for the input, weft_input_writable allows it. In place a write to
+ * either name lands in the memory both share, so this is the one rule for both. */
+WEFT_HD int weft_chunk_writable(weft_coll c, int32_t root, int inplace, int32_t rank, int32_t k,
+                                weft_buf b, int32_t x) {
+    if (b == WEFT_BUF_SCRATCH) return 1;
+    if (!weft_buf_exists(c, root, inplace, rank, b) || !weft_output_written(c, root, rank))
+        return 0;
+    return b == WEFT_BUF_OUTPUT || weft_input_writable(c, inplace, rank, k, x);
+}
+
 /* Whether input and output are one memory on rank in a call mode (weft_buf_mem, where the rank
  * has both). */
 WEFT_HD int weft_buf_aliased(weft_coll c, int32_t root, int inplace, int32_t rank) {

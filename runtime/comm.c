@@ -956,14 +956,12 @@ weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) 
     return WEFT_OK;
 }
 
-/* Elements of the output that an avg divides: what the reduction wrote. */
+/* Elements of the output that an avg divides: what the reduction wrote (a reducing
+ * collective's output holds count elements where NCCL writes one: weft_output_written). */
 int64_t weft_rt_avg_elems(const weft_call *call, int rank, int root) {
-    switch (call->coll) {
-    case WEFT_COLL_ALLREDUCE:
-    case WEFT_COLL_REDUCESCATTER: return (int64_t)call->count;
-    case WEFT_COLL_REDUCE: return rank == root ? (int64_t)call->count : 0;
-    default: return 0;
-    }
+    return weft_coll_reduces(call->coll) && weft_output_written(call->coll, root, rank)
+               ? (int64_t)call->count
+               : 0;
 }
 
 /* The registered window holding [p, p + bytes) of local rank s, and p's offset in it. */
