@@ -329,7 +329,9 @@ weft_result weft_sg_check_mode(const weft_sg *g, int inplace, weft_diag *d, int6
                               "writes %s chunk %d of a non-root rank of %s (root=\"%d\"), whose "
                               "buffers NCCL never writes%s%s",
                               weft_buf_name(st->dstbuf), x, weft_coll_name(g->a->coll), g->a->root,
-                              inplace ? ": in place its receive buffer is its send buffer" : "",
+                              inplace && weft_sg_buf_exists(g, 1, gs->rank, WEFT_BUF_OUTPUT)
+                                  ? ": in place its receive buffer is its send buffer"
+                                  : "",
                               both);
         else if (!inplace)
             weft_sg_diag_step(g, d, WEFT_SEV_ERROR, s,
