@@ -179,6 +179,11 @@ static int set_param(weft_getopt *g, est_params *ep, const char *name, const cha
     double x = strtod(val, &end);
     if (end == val || *end != '\0' || errno || !(x >= 0) || x > 1e9)
         return weft_opt_error(g, "%s wants a number >= 0, not '%s'", name, val);
+    /* counts are whole (rates and shares are checked with the model; a time too large for the
+     * model's clock is found when it runs, and exits 2 too) */
+    const double *pv = param(ep, p);
+    if ((pv == &ep->slots || pv == &ep->max_ctas) && (x < 1 || x > 65536 || x != (double)(int)x))
+        return weft_opt_error(g, "%s wants a whole number from 1 to 65536, not '%s'", name, val);
     *param(ep, p) = x;
     return 0;
 }
@@ -437,7 +442,10 @@ int weft_cmd_estimate(int argc, char **argv) {
         if (r == WEFT_OK) r = weft_sim_critical_path(&s, &p, &np);
         if (r != WEFT_OK) {
             weft_diag_print(d, stderr, WEFT_SEV_NOTE);
-            if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft estimate: %s\n", weft_result_str(r));
+            if (r == WEFT_ERR_USAGE) /* the parameters overflow the model's clock (said) */
+                rc = WEFT_EXIT_USAGE;
+            else if (r != WEFT_ERR_INPUT)
+                fprintf(stderr, "weft estimate: %s\n", weft_result_str(r));
             weft_sim_free(&s);
             goto done;
         }

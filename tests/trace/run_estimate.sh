@@ -27,6 +27,9 @@ run() {
   run "$a/allreduce_direct_ll.weft" --set bogus=1
   run "$a/allreduce_direct_ll.weft" --set ll.wire_eff=2
   run "$a/allreduce_direct_ll.weft" --link-gbps fast
+  run "$a/allreduce_direct_ll.weft" --set slots=0
+  run "$a/allreduce_direct_ll.weft" --set max_ctas=1.5
+  run "$a/allreduce_direct_simple.weft" --sizes 512G --set simple.cta_gbps=0.000000001 --link-gbps 0
   run "$a/allreduce_direct_ll.weft" --sizes 8,1M --path 4K
   run "$a/allreduce_direct_ll.weft" --sizes 0
   run "$a/allreduce_ring.weft" -D N=4
@@ -39,6 +42,28 @@ if [ "${WEFT_UPDATE_GOLDEN:-}" = 1 ]; then
 else
   diff -u "$here/golden/estimate.txt" "$tmp/out" || fail=1
 fi
+# linear in the steps: a 10,000-step ping-pong between two ranks (every step waits for the
+# previous message) estimates in well under a second (it took 14 s at 1,000 steps when each
+# wait searched every placed step)
+awk 'BEGIN {
+  print "<algo name=\"pingpong\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" coll=\"allreduce\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">"
+  for (r = 0; r < 2; r++) {
+    printf "<gpu id=\"%d\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"1\">\n", r
+    printf "<tb id=\"0\" send=\"%d\" recv=\"%d\" chan=\"0\">\n", 1 - r, 1 - r
+    for (i = 0; i < 5000; i++)
+      for (h = 0; h < 2; h++) {
+        t = (h == r) ? "s" : "r"
+        printf "<step s=\"%d\" type=\"%s\" srcbuf=\"s\" srcoff=\"0\" dstbuf=\"s\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", 2 * i + h, t
+      }
+    print "</tb>\n</gpu>"
+  }
+  print "</algo>" }' >"$tmp/chain.xml"
+start=$(date +%s%N)
+"$weft" estimate "$tmp/chain.xml" --sizes 8,1M >"$tmp/chain.out" 2>&1 ||
+  { echo "estimate of a 10,000-step chain failed:"; cat "$tmp/chain.out"; fail=1; }
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$ms" -lt "${WEFT_ESTIMATE_CHAIN_MS:-1000}" ] ||
+  { echo "estimate of a 10,000-step chain took $ms ms (at most 1000)"; fail=1; }
 # the timeline picture
 "$weft" estimate "$a/allreduce_direct_ll_wide.weft" --sizes 8,32K --svg "$tmp/t.svg" --at 32K \
   >/dev/null 2>&1 || { echo "estimate --svg failed"; fail=1; }

@@ -107,25 +107,96 @@ static weft_sim_tb *tb_of(weft_sim *s, const size_t *first, int32_t r, int32_t b
     return i < first[r + 1] ? &s->tbs[i] : NULL;
 }
 
-/* The placed execution of a message on the connection between rank and peer on channel chan:
- * sent = 1, the one of peer's tb sending to rank that sent message msg (a receive's data);
- * sent = 0, the one of peer's tb receiving from rank that received msg (a send's credit). NULL
- * while it is not placed; else *tb and *x say where it stands (s->tbs[*tb].e[*x]). */
-static const weft_sim_exec *msg_exec(const weft_algo *a, const weft_sim *s, const int32_t *next,
-                                     int32_t peer, int32_t rank, int32_t chan, int sent,
-                                     int64_t msg, int32_t *tb, int32_t *x) {
-    for (size_t j = 0; j < s->ntbs; j++) {
-        const weft_sim_tb *o = &s->tbs[j];
-        const weft_tb *ob = &a->gpus[o->rank].tbs[o->tb];
-        if (o->rank != peer || (sent ? ob->send : ob->recv) != rank || ob->chan != chan) continue;
-        for (int i = 0; i < next[j]; i++)
-            if ((sent ? o->e[i].smsg : o->e[i].rmsg) == msg) {
-                *tb = (int32_t)j, *x = i;
-                return &o->e[i];
-            }
+/* Where the executions of messages and posts stand, so that a step finds what it waits for in
+ * constant (messages) or logarithmic (posts) time, whatever the schedule's length: per tb, the
+ * tb of the peer that sends it its messages (tx) and the one that receives its own (rx), and the
+ * execution index of each of its sends, receives and posts so far, in order. */
+typedef struct sim_index {
+    int32_t *tx, *rx;          /* per tb: global index of the peer's tb, -1 none */
+    int32_t **sx, **rxe, **px; /* per tb: executions of its sends, receives, posts */
+    int64_t *ns, *nrc, *np;    /* how many of each are placed */
+} sim_index;
+
+static void index_free(sim_index *x, size_t ntr) {
+    for (size_t i = 0; i < ntr; i++) {
+        if (x->sx) free(x->sx[i]);
+        if (x->rxe) free(x->rxe[i]);
+        if (x->px) free(x->px[i]);
     }
-    return NULL;
+    free(x->tx), free(x->rx), free(x->sx), free(x->rxe), free(x->px);
+    free(x->ns), free(x->nrc), free(x->np);
 }
+
+/* The global index of the tb of rank peer that sends to (want_send) or receives from rank on
+ * chan, or -1. */
+static int32_t peer_tb(const weft_algo *a, const size_t *first, int32_t peer, int32_t rank,
+                       int32_t chan, int want_send) {
+    if (peer < 0 || peer >= a->ngpus) return -1;
+    const weft_gpu *g = &a->gpus[peer];
+    for (int32_t b = 0; b < g->ntbs; b++)
+        if ((want_send ? g->tbs[b].send : g->tbs[b].recv) == rank && g->tbs[b].chan == chan)
+            return (int32_t)(first[peer] + (size_t)b);
+    return -1;
+}
+
+static weft_result index_init(sim_index *x, const weft_algo *a, const weft_sim *s,
+                              const size_t *first, int32_t niter) {
+    size_t ntr = s->ntbs;
+    memset(x, 0, sizeof *x);
+    x->tx = calloc(ntr + 1, sizeof *x->tx), x->rx = calloc(ntr + 1, sizeof *x->rx);
+    x->sx = calloc(ntr + 1, sizeof *x->sx), x->rxe = calloc(ntr + 1, sizeof *x->rxe);
+    x->px = calloc(ntr + 1, sizeof *x->px);
+    x->ns = calloc(ntr + 1, sizeof *x->ns), x->nrc = calloc(ntr + 1, sizeof *x->nrc);
+    x->np = calloc(ntr + 1, sizeof *x->np);
+    if (!x->tx || !x->rx || !x->sx || !x->rxe || !x->px || !x->ns || !x->nrc || !x->np)
+        return WEFT_ERR_NOMEM;
+    for (size_t i = 0; i < ntr; i++) {
+        const weft_sim_tb *t = &s->tbs[i];
+        const weft_tb *tb = &a->gpus[t->rank].tbs[t->tb];
+        x->tx[i] = peer_tb(a, first, tb->recv, t->rank, tb->chan, 1);
+        x->rx[i] = peer_tb(a, first, tb->send, t->rank, tb->chan, 0);
+        int64_t ns = 0, nr = 0, np = 0;
+        for (int32_t k = 0; k < tb->nsteps; k++) {
+            unsigned f = weft_step_flags(tb->steps[k].type);
+            ns += (f & WEFT_STEP_F_SEND) != 0;
+            nr += (f & WEFT_STEP_F_RECV) != 0;
+            np += tb->steps[k].hasdep != 0;
+        }
+        x->sx[i] = malloc((size_t)(ns * niter + 1) * sizeof **x->sx);
+        x->rxe[i] = malloc((size_t)(nr * niter + 1) * sizeof **x->rxe);
+        x->px[i] = malloc((size_t)(np * niter + 1) * sizeof **x->px);
+        if (!x->sx[i] || !x->rxe[i] || !x->px[i]) return WEFT_ERR_NOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* The placed execution of message msg on tb i's connection: sent = 1, the peer's send that
+ * carries it (a receive's data); sent = 0, the peer's receive that took it (a send's credit).
+ * NULL while it is not placed; else *tb and *x say where it stands (s->tbs[*tb].e[*x]). */
+static const weft_sim_exec *msg_exec(const weft_sim *s, const sim_index *ix, size_t i, int sent,
+                                     int64_t msg, int32_t *tb, int32_t *x) {
+    int32_t j = sent ? ix->tx[i] : ix->rx[i];
+    if (j < 0 || msg < 0 || msg >= (sent ? ix->ns[j] : ix->nrc[j])) return NULL;
+    *tb = j;
+    *x = sent ? ix->sx[j][msg] : ix->rxe[j][msg];
+    return &s->tbs[j].e[*x];
+}
+
+/* The first placed execution of tb o whose post reaches want (posts only grow), or -1. */
+static int32_t post_exec(const weft_sim *s, const sim_index *ix, size_t o, int64_t want) {
+    int64_t lo = 0, hi = ix->np[o];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->tbs[o].e[ix->px[o][mid]].post >= want)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < ix->np[o] ? ix->px[o][lo] : -1;
+}
+
+/* Nanoseconds the model may reach: beyond, parameters and sizes overflow its clock. */
+#define SIM_MAX_NS 4.0e18
 
 weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t start, weft_sim *out,
                          weft_diag *d) {
@@ -136,6 +207,8 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     int64_t *sends = NULL, *recvs = NULL;
     weft_trace_step **steps = NULL;
     double *bw_send = NULL, *bw_local = NULL;
+    sim_index ix;
+    memset(&ix, 0, sizeof ix);
     if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1)
         return WEFT_ERR_USAGE;
     memset(out, 0, sizeof *out);
@@ -205,6 +278,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
             bw_send[q] = bw;
         }
     }
+    WEFT_CHECK(index_init(&ix, a, out, first, niter));
     /* Place executions until every one is placed; a pass that places nothing is a deadlock. */
     for (int progress = 1; progress;) {
         progress = 0;
@@ -223,23 +297,22 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                     int64_t want = (int64_t)it * st->dep_stride + st->dep_target;
                     weft_sim_tb *o = tb_of(out, first, t->rank, st->dep_tb);
                     size_t oi = o ? (size_t)(o - out->tbs) : 0;
-                    ok = 0;
-                    for (int j = 0; o && j < next[oi]; j++)
-                        if (o->e[j].post >= want) {
-                            dep_at = o->e[j].t1 + m->sig_ns, ok = 1;
-                            dep_from = (int32_t)oi, dep_x = j;
-                            break;
-                        }
+                    int32_t j = o ? post_exec(out, &ix, oi, want) : -1;
+                    ok = j >= 0;
+                    if (ok) {
+                        dep_at = o->e[j].t1 + m->sig_ns;
+                        dep_from = (int32_t)oi, dep_x = j;
+                    }
                 }
                 if (ok && (f & WEFT_STEP_F_RECV)) {
-                    const weft_sim_exec *x = msg_exec(a, out, next, tb->recv, t->rank, tb->chan, 1,
-                                                      recvs[i], &data_from, &data_x);
+                    const weft_sim_exec *x =
+                        msg_exec(out, &ix, i, 1, recvs[i], &data_from, &data_x);
                     ok = x != NULL;
                     if (ok) data_at = x->t1 + (int64_t)pr->lat_ns;
                 }
                 if (ok && (f & WEFT_STEP_F_SEND) && sends[i] >= m->slots) {
-                    const weft_sim_exec *x = msg_exec(a, out, next, tb->send, t->rank, tb->chan, 0,
-                                                      sends[i] - m->slots, &credit_from, &credit_x);
+                    const weft_sim_exec *x =
+                        msg_exec(out, &ix, i, 0, sends[i] - m->slots, &credit_from, &credit_x);
                     ok = x != NULL;
                     if (ok) credit_at = x->t1 + m->sig_ns;
                 }
@@ -259,7 +332,15 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                 int64_t wc = credit_at > c ? credit_at - c : 0;
                 c += wc;
                 double bw = (f & WEFT_STEP_F_SEND) ? bw_send[i] : bw_local[i];
-                int64_t t1 = c + (int64_t)pr->step_ns + (int64_t)((double)bytes / bw);
+                double mv = (double)bytes / bw;
+                if (!((double)c + pr->step_ns + mv < SIM_MAX_NS)) { /* inf and NaN too */
+                    weft_diag_add(d, WEFT_SEV_ERROR, a->file, 0, 0,
+                                  "the model's clock overflows (past %.0e ns) at rank %d tb %d "
+                                  "step %d: a parameter is too extreme for this size",
+                                  SIM_MAX_NS, t->rank, t->tb, s);
+                    WEFT_FAIL(WEFT_ERR_USAGE);
+                }
+                int64_t t1 = c + (int64_t)pr->step_ns + (int64_t)mv;
                 *e = (weft_sim_exec){s,
                                      it,
                                      t0,
@@ -283,6 +364,9 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                     e->why = WEFT_SIM_DEP, e->from_tb = dep_from, e->from_x = dep_x;
                 t->free_at = t1 + m->step_gap_ns;
                 if (t1 > out->end) out->end = t1;
+                if (f & WEFT_STEP_F_SEND) ix.sx[i][ix.ns[i]++] = next[i];
+                if (f & WEFT_STEP_F_RECV) ix.rxe[i][ix.nrc[i]++] = next[i];
+                if (st->post) ix.px[i][ix.np[i]++] = next[i];
                 next[i]++;
                 progress = 1;
             }
@@ -299,6 +383,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
             res = WEFT_ERR_INPUT;
         }
 fail:
+    index_free(&ix, out->ntbs);
     for (size_t i = 0; steps && i < out->ntbs; i++)
         free(steps[i]);
     free(steps);
