@@ -155,6 +155,46 @@ static void rank_free(weft_comm *c, rt_rank *rr) {
     memset(rr, 0, sizeof *rr);
 }
 
+/* Tests: the rank's counters as weft_rt_cfg.start_calls and start_msgs say. */
+typedef struct start_ctx {
+    char *win;
+    int err;
+} start_ctx;
+
+static void start_put(void *ctx, size_t off, uint64_t v) {
+    start_ctx *s = ctx;
+    if (cudaMemcpy(s->win + off, &v, sizeof v, cudaMemcpyHostToDevice) != cudaSuccess) s->err = 1;
+}
+
+static weft_result start_counters(weft_comm *c, rt_rank *rr, char *win) {
+    weft_result res = WEFT_OK;
+    start_ctx sc = {win, 0};
+    uint64_t *pos = malloc(c->lay.pos_words * sizeof *pos);
+    weft_dprog *prog = NULL;
+    WEFT_CHECK_ALLOC(pos);
+    weft_layout_start(&c->lay, &c->cfg, pos, start_put, &sc);
+    if (sc.err || cudaMemcpy(rr->pos, pos, c->lay.pos_words * sizeof *pos,
+                             cudaMemcpyHostToDevice) != cudaSuccess)
+        WEFT_FAIL(WEFT_ERR_CUDA);
+    for (size_t i = 0; i < c->nalgos; i++) {
+        const weft_algo_plan *p = &c->plans[i];
+        if (!p->algo || !rr->tab[i].prog) continue;
+        size_t nprog = (size_t)p->maxtbs * (size_t)p->kmax;
+        free(prog);
+        prog = calloc(nprog, sizeof *prog);
+        WEFT_CHECK_ALLOC(prog);
+        for (size_t k = 0; k < nprog; k++)
+            prog[k].v = weft_layout_start_progress(&c->cfg);
+        if (cudaMemcpy(rr->tab[i].prog, prog, nprog * sizeof *prog, cudaMemcpyHostToDevice) !=
+            cudaSuccess)
+            WEFT_FAIL(WEFT_ERR_CUDA);
+    }
+fail:
+    free(prog);
+    free(pos);
+    return res;
+}
+
 /* Everything rank `rank` needs on the device, given every window as this rank addresses it. */
 static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *win, weft_diag *d) {
     weft_result res = WEFT_OK;
@@ -206,6 +246,11 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
         size_t nprog = (size_t)p->maxtbs * (size_t)p->kmax;
         rr->tab[i].prog = dmalloc0(nprog * sizeof(weft_dprog), &res);
         if (!rr->tab[i].prog) goto cuda_fail;
+    }
+    if (c->cfg.start_calls || c->cfg.start_msgs) {
+        res = start_counters(c, rr, win[rank]);
+        if (res == WEFT_ERR_CUDA) goto cuda_fail;
+        WEFT_CHECK(res);
     }
     goto done;
 cuda_fail:

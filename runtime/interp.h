@@ -203,6 +203,14 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV Interp(P &p_, const weft_rargs &c_, const weft_rank_args &a_, int tbi_, int g_)
         : p(p_), c(c_), a(a_), tbi(tbi_), g(g_) {}
 
+    /* Whether counter value x has reached want. Progress words count calls in their upper 32
+     * bits and direct-transfer words carry the call's epoch there, so both wrap after 2^32
+     * calls of an algorithm (3.3 days at 15,000 calls a second); the words compared are never
+     * 2^63 apart, so the signed difference orders them across the wrap. */
+    static WEFT_DEV bool reached(uint64_t x, uint64_t want) {
+        return (int64_t)(x - want) >= 0;
+    }
+
     /* The LL flag of message msg: never 0 (what lines never written hold), and different from
      * the flag of every message that used the same slot before (they are nslots <= 1024 apart),
      * also when the 32-bit count wraps. */
@@ -357,20 +365,22 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* Pointers of chunk jj of a step: the incoming value, what it is reduced with, the
-     * destination and the outgoing slot; lim = elements that matter (user memory past a
-     * chunk's valid end is never touched, here or on a peer read in place). */
+     * destination and the outgoing slot. lim: the value's elements that its operands hold
+     * (user memory past a chunk's valid end is never read, here or on a peer read in place);
+     * the value goes out whole (the receiver may keep it in a longer chunk). dlim: of those,
+     * what the destination holds (never written past its valid end). */
     struct Ptrs {
         const char *in, *red0;
         int nred;
         char *dst, *out;
-        int64_t lim;
+        int64_t lim, dlim;
     };
 
     /* Uniform across the CTA (a fused `re` publishes its sources through shared memory).
      * islot: the incoming slot (FIFO), or NULL for a direct receive. */
     WEFT_DEV void ptrs(const weft_dstep &st, unsigned f, int jj, int64_t e0, int64_t en,
                        const char *islot, char *oslot, int64_t mE, Ptrs &q) {
-        int64_t lim = en, l;
+        int64_t lim = en, dlim = en, l;
         q.nred = 0;
         q.red0 = nullptr;
         q.dst = nullptr;
@@ -394,8 +404,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
             }
         }
         if (f & WEFT_STEP_F_WRITE) {
-            q.dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
-            lim = l < lim ? l : lim;
+            q.dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &dlim);
+            if (f & WEFT_STEP_F_READS_DST) lim = dlim < lim ? dlim : lim; /* `re` reads it */
         }
         if (f & WEFT_STEP_F_RECV) {
             if (islot) {
@@ -415,6 +425,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             q.in = src;
         }
         q.lim = lim;
+        q.dlim = dlim < lim ? dlim : lim;
     }
 
     /* ---- the two protocols ------------------------------------------------------------- */
@@ -422,7 +433,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         /* thread 0 only: room for message spos? */
         if (spos - credit < (uint64_t)sc.nslots) return true;
         uint64_t need = spos + 1 - (uint64_t)sc.nslots;
-        return spin([&] { return (credit = P::ld_acq_sys(sc.head)) >= need; },
+        return spin([&] { return reached(credit = P::ld_acq_sys(sc.head), need); },
                     [&] { return credit; }, WEFT_RT_WAIT_CREDIT, st, sc.peer, sc.chan, need);
     }
 
@@ -441,12 +452,12 @@ template <class P, class T, class Op, bool TR> struct Interp {
         if ((recv || send) && p.tid() == 0) {
             if (recv && rdir) {
                 uint64_t want = tag | (rcount + 1);
-                ok = spin([&] { return P::ld_acq_sys(rc.ready) >= want; },
+                ok = spin([&] { return reached(P::ld_acq_sys(rc.ready), want); },
                           [&] { return P::ld_rlx(rc.ready); }, WEFT_RT_WAIT_DATA, st, rc.peer,
                           rc.chan, want);
             } else if (recv) {
                 uint64_t want = rpos + 1;
-                ok = spin([&] { return P::ld_acq_sys(rc.tail) >= want; },
+                ok = spin([&] { return reached(P::ld_acq_sys(rc.tail), want); },
                           [&] { return P::ld_rlx(rc.tail); }, WEFT_RT_WAIT_DATA, st, rc.peer,
                           rc.chan, want);
             }
@@ -461,8 +472,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
         Ptrs q;
         for (int jj = 0; jj < st.cnt; jj++) {
             ptrs(st, f, jj, e0, en, islot, oslot, c.E, q);
-            move(q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
-            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, q.lim * SZ);
+            if (q.dst && q.out && q.dlim < q.lim) {
+                /* a value forwarded whole through a shorter destination (rcs, rrcs into the last
+                 * chunk of an uneven split): the tail only goes out (no fused `re`: nred <= 1) */
+                move(q.dlim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
+                const int64_t o = q.dlim * SZ;
+                move(q.lim - q.dlim, q.in + o, q.nred, q.red0 ? q.red0 + o : nullptr, nullptr,
+                     nullptr, q.out + o);
+            } else {
+                move(q.dst ? q.dlim : q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
+            }
+            if (traced() && p.tid() == 0)
+                trace_bytes<P>(a.trace, tbi, (q.dst ? q.dlim : q.lim) * SZ);
         }
         p.sync();
         if (p.tid() == 0) {
@@ -514,13 +535,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
 
     /* Waits for one LL line of this message (slow path: the first look missed it). */
     WEFT_DEV bool wait_line(const char *line, uint32_t flag, const weft_dstep &st, Line &out) {
+        return wait_line_on(line, flag, st, rc.peer, rc.chan, out);
+    }
+    /* A fold's or scatter's message: its connection's peer and channel for the watchdog. */
+    WEFT_DEV bool wait_line_on(const char *line, uint32_t flag, const weft_dstep &st, int peer,
+                               int chan, Line &out) {
         Line w = out;
         bool ok = spin(
             [&] {
                 w = P::ll_ld(line);
                 return w.f0 == flag && w.f1 == flag;
             },
-            [&] { return (uint64_t)w.f0; }, WEFT_RT_WAIT_DATA, st, rc.peer, rc.chan, flag);
+            [&] { return (uint64_t)w.f0; }, WEFT_RT_WAIT_DATA, st, peer, chan, flag);
         out = w;
         return ok;
     }
@@ -541,7 +567,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
             ptrs(st, f, jj, e0, en, islot, nullptr, c.E, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
             const int64_t slim = q.lim;
-            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, slim * SZ);
+            if (traced() && p.tid() == 0)
+                trace_bytes<P>(a.trace, tbi, (q.dst ? q.dlim : q.lim) * SZ);
             const bool rd = !recv || q.nred != 0;
             const char *rsrc = recv ? q.red0 : q.in;
             const char *ilines = recv ? islot + (int64_t)jj * stride * 16 : nullptr;
@@ -571,7 +598,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         v = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         if (rd) v = reduce_u64<T, Op>(v, x[u]);
                     }
-                    if (q.dst) ll_write(q.dst, slim, l, v);
+                    if (q.dst) ll_write(q.dst, q.dlim, l, v);
                     if (send)
                         P::ll_st(olines + l * 16, (uint32_t)v, fout, (uint32_t)(v >> 32), fout);
                 }
@@ -618,10 +645,14 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV const char *operand_ptr(const weft_drecv &x, const weft_dconn &e, uint64_t msg,
                                      bool dir, int jj, int64_t e0, int64_t en, int64_t *lim) const {
         if (x.tb < 0) return chunk(x.pbuf, x.poff + jj, e0, en, lim);
-        *lim = valid(x.poff + jj, e0, en); /* as the sender's source chunk */
+        /* A message carries whole slots, whatever buffer it was sent from (a user chunk's
+         * invalid tail is padding the receiver discards); read in place, only the sender's
+         * user chunk's valid part exists (direct transfers send only user buffers). */
+        *lim = en;
         if (!dir)
             return e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes +
                    (int64_t)jj * c.E * (c.proto == WEFT_RT_PROTO_LL ? 2 * SZ : SZ);
+        *lim = valid(x.poff + jj, e0, en);
         const char *b = a.pbase[x.pbuf ? 1 : 0][e.peer] + a.poff[x.pbuf ? 1 : 0];
         return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
     }
@@ -638,7 +669,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             msg_end(x, false, e, msg, dir);
             const uint64_t *w = dir ? e.ready : e.tail;
             uint64_t want = dir ? (tag | (msg + 1)) : msg + 1;
-            ok = spin([&] { return P::ld_acq_sys(w) >= want; }, [&] { return P::ld_rlx(w); },
+            ok = spin([&] { return reached(P::ld_acq_sys(w), want); }, [&] { return P::ld_rlx(w); },
                       WEFT_RT_WAIT_DATA, st, e.peer, e.chan, want);
         }
         return !p.sync_or(!ok);
@@ -671,24 +702,23 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* Chunk jj of a fold or scatter, uniform across the CTA: entry i's data in sr[i]; in
-     * sr[F + i] bit 0 its order (folds: op(value, it)), bit 1 an LL message, bits 32.. its flag;
+     * sr[F + i] bit 0 its order (folds: op(value, it)), bit 1 an LL message, bits 2..15 its
+     * peer and 16..31 its channel (for the watchdog), bits 32.. its flag;
      * scatters: its destination in sr[2F + i] and its elements in sr[3F + i]. Returns what a
-     * fold writes (the least any operand or destination holds); its destinations in *dst and
-     * *dst2. */
+     * fold computes (the least any operand holds); its destinations in *dst and *dst2 and what
+     * each of them takes of it in *l1 and *l2 (0 where there is none: each destination is
+     * written as far as it is valid, whatever the other holds). */
     WEFT_DEV int64_t xchunk(const weft_dstep &st, int jj, int64_t e0, int64_t en, char **dst,
-                            char **dst2) {
+                            char **dst2, int64_t *l1, int64_t *l2) {
         const char **sr = p.sred();
         const bool scat = st.flags & WEFT_DSTEP_F_SCATTER;
-        int64_t lim = en, l;
+        int64_t lim = en;
         *dst = *dst2 = nullptr;
-        if (!scat && !(st.flags & WEFT_DSTEP_F_NODST)) {
-            *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, &l);
-            lim = l < lim ? l : lim;
-        }
-        if (!scat && (st.flags & WEFT_DSTEP_F_DST2)) {
-            *dst2 = chunk(st.dst2buf, st.dst2off + jj, e0, en, &l);
-            lim = l < lim ? l : lim;
-        }
+        *l1 = *l2 = 0;
+        if (!scat && !(st.flags & WEFT_DSTEP_F_NODST))
+            *dst = chunk(st.dstbuf, st.dstoff + jj, e0, en, l1);
+        if (!scat && (st.flags & WEFT_DSTEP_F_DST2))
+            *dst2 = chunk(st.dst2buf, st.dst2off + jj, e0, en, l2);
         p.sync(); /* the previous chunk's readers are done with sr */
         for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
             const weft_drecv &x = xent(st.xrecv + i);
@@ -700,7 +730,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
             sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &li);
             uint64_t w = (x.ord & WEFT_XENT_ORD) ? 1u : 0u;
             if (x.tb >= 0 && !dir && c.proto == WEFT_RT_PROTO_LL)
-                w |= 2u | ((uint64_t)ll_flag(msg) << 32);
+                w |= 2u | ((uint64_t)ll_flag(msg) << 32) | ((uint64_t)(e.peer & 0x3fff) << 2) |
+                     ((uint64_t)(e.chan & 0xffff) << 16);
             sr[F + i] = (const char *)(uintptr_t)w;
             if (scat) {
                 int64_t ld;
@@ -716,6 +747,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 int64_t li = (int64_t)(uintptr_t)sr[3 * F + i];
                 lim = li < lim ? li : lim;
             }
+        *l1 = *l1 < lim ? *l1 : lim;
+        *l2 = *l2 < lim ? *l2 : lim;
         return lim;
     }
 
@@ -726,11 +759,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
         const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         for (int jj = 0; jj < st.cnt; jj++) {
             char *dst, *dst2;
-            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2);
+            int64_t l1, l2;
+            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2, &l1, &l2);
+            /* packs as far as both destinations go; the rest (a shorter one's end, or what
+             * only the longer one takes: rare) element by element */
+            const int64_t lo = dst && dst2 ? (l1 < l2 ? l1 : l2)
+                               : dst       ? l1
+                                           : l2,
+                          hi = l1 > l2 ? l1 : l2;
             uintptr_t al = (uintptr_t)dst | (uintptr_t)dst2;
             for (int i = 0; i < m; i++)
                 al |= (uintptr_t)sr[i];
-            const int64_t npk = (al & 15) == 0 ? lim / V : 0;
+            const int64_t npk = (al & 15) == 0 ? lo / V : 0;
             for (int64_t i0 = 0; i0 < npk; i0 += (int64_t)U * nt) {
                 Pack v[U];
                 WEFT_UNROLL
@@ -756,17 +796,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     if (dst2) P::st_pack(dst2 + i * 16, v[u]);
                 }
             }
-            for (int64_t e = npk * V + tid; e < lim; e += nt) {
+            for (int64_t e = npk * V + tid; e < hi; e += nt) {
                 T v = P::template ld<T>(sr[0] + e * SZ);
                 for (int r = 1; r < m; r++) {
                     T x = P::template ld<T>(sr[r] + e * SZ);
                     v = ((uintptr_t)sr[F + r] & 1u) ? Op::template apply<T>(v, x)
                                                     : Op::template apply<T>(x, v);
                 }
-                if (dst) P::template st<T>(dst + e * SZ, v);
-                if (dst2) P::template st<T>(dst2 + e * SZ, v);
+                if (dst && e < l1) P::template st<T>(dst + e * SZ, v);
+                if (dst2 && e < l2) P::template st<T>(dst2 + e * SZ, v);
             }
-            if (traced() && p.tid() == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+            if (traced() && p.tid() == 0)
+                trace_bytes<P>(a.trace, tbi, (dst || dst2 ? lo : lim) * SZ);
         }
         p.sync();
         xdone(st);
@@ -783,8 +824,15 @@ template <class P, class T, class Op, bool TR> struct Interp {
         bool ok = true;
         for (int jj = 0; jj < st.cnt && ok; jj++) {
             char *dst, *dst2;
-            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2);
-            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, lim * SZ);
+            int64_t l1, l2;
+            const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2, &l1, &l2);
+            if (traced() && tid == 0)
+                trace_bytes<P>(a.trace, tbi,
+                               (dst && dst2 ? (l1 < l2 ? l1 : l2)
+                                : dst       ? l1
+                                : dst2      ? l2
+                                            : lim) *
+                                   SZ);
             for (int64_t l = tid; ok && l < nl; l += nt) {
                 uint64_t v = 0;
                 for (int i0 = 0; i0 < m && ok; i0 += B) {
@@ -807,7 +855,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         if (fw & 2u) {
                             const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
                             if ((w[u].f0 != fin || w[u].f1 != fin) &&
-                                !(ok = wait_line(sr[i] + l * 16, fin, st, w[u])))
+                                !(ok =
+                                      wait_line_on(sr[i] + l * 16, fin, st, (int)(fw >> 2 & 0x3fff),
+                                                   (int)(fw >> 16 & 0xffff), w[u])))
                                 continue;
                             x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         }
@@ -817,8 +867,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     }
                 }
                 if (ok) {
-                    if (dst) ll_write(dst, lim, l, v);
-                    if (dst2) ll_write(dst2, lim, l, v);
+                    if (dst) ll_write(dst, l1, l, v);
+                    if (dst2) ll_write(dst2, l2, l, v);
                 }
             }
         }
@@ -838,7 +888,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
         bool ok = true;
         for (int jj = 0; jj < st.cnt && ok; jj++) {
             char *d0, *d1;
-            xchunk(st, jj, e0, en, &d0, &d1);
+            int64_t l1, l2;
+            xchunk(st, jj, e0, en, &d0, &d1, &l1, &l2);
             if (!ll) {
                 for (int i = 0; i < m; i++)
                     move((int64_t)(uintptr_t)sr[3 * F + i], sr[i], 0, nullptr, nullptr,
@@ -866,7 +917,9 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         if (fw & 2u) {
                             const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
                             if ((w[u].f0 != fin || w[u].f1 != fin) &&
-                                !(ok = wait_line(sr[i] + l * 16, fin, st, w[u])))
+                                !(ok =
+                                      wait_line_on(sr[i] + l * 16, fin, st, (int)(fw >> 2 & 0x3fff),
+                                                   (int)(fw >> 16 & 0xffff), w[u])))
                                 continue;
                             x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         }
@@ -895,7 +948,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             msg_end(xent(st.xsend + i), true, e, msg, dir);
             if (msg >= (uint64_t)e.nslots) {
                 uint64_t need = msg + 1 - (uint64_t)e.nslots;
-                ok = spin([&] { return P::ld_acq_sys(e.head) >= need; },
+                ok = spin([&] { return reached(P::ld_acq_sys(e.head), need); },
                           [&] { return P::ld_rlx(e.head); }, WEFT_RT_WAIT_CREDIT, st, e.peer,
                           e.chan, need);
             }
@@ -917,7 +970,10 @@ template <class P, class T, class Op, bool TR> struct Interp {
                 for (int64_t l = tid; l < nl; l += nt) {
                     uint64_t v = 0;
                     for (int i = 0; i < m; i++) {
-                        if (i == 0 || sr[2 * F + i] != sr[2 * F + i - 1])
+                        /* one read for consecutive entries of one source (an empty chunk
+                         * starts where the next segment does: the limits must agree too) */
+                        if (i == 0 || sr[2 * F + i] != sr[2 * F + i - 1] ||
+                            sr[3 * F + i] != sr[3 * F + i - 1])
                             v = ll_read(sr[2 * F + i], (int64_t)(uintptr_t)sr[3 * F + i], l);
                         const uint32_t fo = (uint32_t)(uintptr_t)sr[F + i];
                         P::ll_st((char *)sr[i] + ((int64_t)jj * stride + l) * 16, (uint32_t)v, fo,
@@ -931,8 +987,10 @@ template <class P, class T, class Op, bool TR> struct Interp {
             }
             if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, en * SZ);
         }
+        /* Every step ends with a CTA barrier: the next one may overwrite what this one still
+         * reads (an in-place copy over a source sent a moment ago). */
+        p.sync();
         if (!ll) {
-            p.sync();
             for (int i = tid; i < m; i += nt) {
                 weft_dconn e;
                 uint64_t msg;
@@ -973,8 +1031,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
             if (p.tid() == 0) {
                 uint64_t want = base + (uint64_t)(j * st.dep_stride + st.dep_target);
                 const uint64_t *pr = &a.prog[(int64_t)st.depid * c.kmax + g].v;
-                ok = spin([&] { return P::ld_acq_gpu(pr) >= want; }, [&] { return P::ld_rlx(pr); },
-                          WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
+                ok = spin([&] { return reached(P::ld_acq_gpu(pr), want); },
+                          [&] { return P::ld_rlx(pr); }, WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
             }
             if (p.sync_or(!ok)) return false;
         }
@@ -1025,7 +1083,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         bool ok = true;
         if (p.tid() == 0) {
             uint64_t want = tag | scount;
-            ok = spin([&] { return P::ld_acq_sys(sc.done) >= want; },
+            ok = spin([&] { return reached(P::ld_acq_sys(sc.done), want); },
                       [&] { return P::ld_rlx(sc.done); }, WEFT_RT_WAIT_READ, st, sc.peer, sc.chan,
                       want);
         }

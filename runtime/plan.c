@@ -71,6 +71,24 @@ static int check_connection(const weft_algo *a, int32_t r, const weft_tb *stb, c
     return 1;
 }
 
+static int may_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
+                       int32_t o2, int32_t cnt);
+
+/* Whether chunk ranges [o1, o1+cnt) of b1 and [o2, o2+cnt) of b2 meet on rank r in a mode the
+ * algorithm declares, at different chunks. */
+static int mem_shifted(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
+                       int32_t o2, int32_t cnt) {
+    int32_t s1, s2, k = weft_algo_chunks_per_seg(a);
+    for (int ip = 0; ip < 2; ip++) {
+        if (!(ip ? a->inplace : a->outofplace)) continue;
+        if (weft_buf_mem(a->coll, ip, r, b1, &s1) != weft_buf_mem(a->coll, ip, r, b2, &s2))
+            continue;
+        int32_t p1 = o1 + s1 * k, p2 = o2 + s2 * k;
+        if (p1 != p2 && p1 < p2 + cnt && p2 < p1 + cnt) return 1;
+    }
+    return 0;
+}
+
 int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t whylen) {
     if (!weft_coll_runnable(a->coll))
         return why_set(why, whylen, "%s is not run by weft", weft_coll_name(a->coll));
@@ -95,10 +113,23 @@ int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t why
             const weft_tb *tb = &g->tbs[t];
             for (int32_t s = 0; s < tb->nsteps; s++) {
                 const weft_step *st = &tb->steps[s];
-                if ((weft_step_flags(st->type) & WEFT_STEP_F_REDUCE) && !reduces)
+                unsigned f = weft_step_flags(st->type);
+                if ((f & WEFT_STEP_F_REDUCE) && !reduces)
                     return why_set(why, whylen,
                                    "rank %d tb %d step %d reduces, but %s does not reduce", r, t, s,
                                    weft_coll_name(a->coll));
+                /* The interpreter moves a step's chunks one after another, each element read
+                 * before it is written; a source and destination that overlap shifted (source
+                 * 0..1, destination 1..2) would read chunks the step already wrote. */
+                if ((f & WEFT_STEP_F_READS_SRC) && (f & WEFT_STEP_F_WRITE) && st->cnt > 1 &&
+                    mem_shifted(a, r, st->srcbuf, st->srcoff, st->dstbuf, st->dstoff, st->cnt))
+                    return why_set(why, whylen,
+                                   "rank %d tb %d step %d: its source (%s %d..%d) and destination "
+                                   "(%s %d..%d) overlap at different chunks; the interpreter "
+                                   "moves a step's chunks one after another and does not run it",
+                                   r, t, s, weft_buf_name(st->srcbuf), st->srcoff,
+                                   st->srcoff + st->cnt - 1, weft_buf_name(st->dstbuf), st->dstoff,
+                                   st->dstoff + st->cnt - 1);
             }
             if (tb->send >= 0 && !check_connection(a, r, tb, why, whylen)) return 0;
             if (tb->recv >= 0 && find_tb(&a->gpus[tb->recv], 1, r, tb->chan) == NULL)
@@ -395,6 +426,23 @@ weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg) {
     l->bytes = off;
 fail:
     return res;
+}
+
+void weft_layout_start(const weft_layout *l, const weft_rt_cfg *cfg, uint64_t *pos,
+                       void (*put)(void *ctx, size_t off, uint64_t v), void *ctx) {
+    for (size_t w = 0; w < l->pos_words; w++)
+        pos[w] = cfg->start_msgs;
+    for (int32_t i = 0; i < l->nkeys; i++)
+        for (int32_t g = 0; g < l->members[i]; g++) {
+            put(ctx, l->head_off[i] + (size_t)g * WEFT_RT_LINE, cfg->start_msgs);
+            put(ctx, l->tail_off[i] + (size_t)g * WEFT_RT_LINE, cfg->start_msgs);
+        }
+    for (int32_t ai = 0; ai < l->nalgos; ai++) {
+        put(ctx, WEFT_RT_ARRIVAL_OFF(ai), cfg->start_calls);
+        /* the previous call's epoch, no message yet (interp.h: tag | count) */
+        for (int32_t w = 0; l->dflag_off[ai] && w < 2 * l->dflag_tbs[ai]; w++)
+            put(ctx, l->dflag_off[ai] + (size_t)w * WEFT_RT_DLINE, cfg->start_calls << 32);
+    }
 }
 
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
@@ -838,10 +886,14 @@ static int sim_ready(const sim *x, int32_t r, int32_t t, const weft_dstep *d, in
             return 0;
         }
     }
+    /* a step's messages on one connection must all fit its buffer at once (a multi-peer send
+     * that puts several on one connection waits for room for each before it sends any) */
     int32_t nsend = (f & WEFT_STEP_F_SEND) ? (xc ? d->nsend : 1) : 0;
     for (int32_t i = 0; i < nsend; i++) {
-        int32_t y = x->to[b + (xc ? rp->xrecv[xb + d->xsend + i].tb : t)];
-        if (y >= 0 && x->sent[y] - x->taken[y] >= x->cap) return 0;
+        int32_t y = x->to[b + (xc ? rp->xrecv[xb + d->xsend + i].tb : t)], same = 0;
+        for (int32_t k = 0; k <= i && y >= 0; k++)
+            same += x->to[b + (xc ? rp->xrecv[xb + d->xsend + k].tb : t)] == y;
+        if (y >= 0 && x->sent[y] - x->taken[y] + same > x->cap) return 0;
     }
     return 1;
 }
@@ -965,10 +1017,16 @@ static int plan_order(const weft_algo *a, const weft_mode_plan *m, const weft_al
  * collapsed plan is kept only if a simulation of it completes too. */
 
 /* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
- * destination of `re`, a fused `re`'s sources, a fold's local operands). */
+ * destination of `re`, a fused `re`'s sources, a fold's local operands, every source of a
+ * multi-peer send). */
 static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
                       weft_buf b, int32_t o, int32_t n) {
     unsigned f = weft_step_flags((weft_step_type)d->type);
+    if ((d->flags & WEFT_DSTEP_F_XCONN) && (f & WEFT_STEP_F_SEND))
+        for (int32_t i = 0; i < d->nsend; i++) {
+            const weft_drecv *e = &rp->xrecv[d->xsend + i];
+            if (may_overlap(a, r, (weft_buf)e->pbuf, e->poff, b, o, n)) return 1;
+        }
     if (d->flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_SCATTER)) {
         for (int32_t i = 0; i < d->nrecv; i++) {
             const weft_drecv *e = &rp->xrecv[d->xrecv + i];
@@ -1157,8 +1215,13 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
             msgs = x->type != WEFT_STEP_RE;
             for (; i1 < n; i1++) {
                 const weft_dstep *y = &tmp[i1];
+                /* the closing copy is written chunk by chunk with the fold: its destination
+                 * may meet neither the accumulator nor a local operand of a later chunk */
+                int meets = 0;
+                for (int32_t k = i; k < i1 && !meets && y->type == WEFT_STEP_CPY; k++)
+                    meets = step_reads(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff, y->cnt);
                 if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
-                    y->srcoff == x->dstoff && y->nsrc <= 1 &&
+                    y->srcoff == x->dstoff && y->nsrc <= 1 && !meets &&
                     !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,
                                  x->dstoff, x->cnt)) {
                     i1++;

@@ -64,6 +64,10 @@ typedef struct weft_rt_cfg {
      * the launches of every communicator attached on the device could not all be resident at
      * once (a cooperative launch costs about 2 us more: docs/runtime.md). */
     int32_t cooperative;
+    /* Tests only: every counter starts as if start_calls calls of every algorithm had run and
+     * start_msgs messages had crossed every connection (weft_layout_start), so that a short run
+     * crosses the 2^32 wraps of the call epoch and of LL flags. 0 in use. */
+    uint64_t start_calls, start_msgs;
 } weft_rt_cfg;
 
 /* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS, WEFT_TIMEOUT_MS, WEFT_COLLAPSE and
@@ -446,6 +450,15 @@ size_t weft_call_scratch(const weft_algo_plan *p, int32_t rank, size_t count, in
 /* Connection end descriptors of one rank (per key), given every rank's window base (as this
  * rank sees it: LSA pointers, or plain pointers in loopback) and the rank's local counters
  * (layout->pos_words uint64). */
+/* The counters of one rank at attach as cfg->start_calls and start_msgs say (all 0 when both
+ * are): its local message counters pos[l->pos_words], and through put(ctx, offset, value) the
+ * words of its own window (FIFO heads and tails, arrival and direct-transfer words); progress
+ * words start at weft_layout_start_progress. */
+void weft_layout_start(const weft_layout *l, const weft_rt_cfg *cfg, uint64_t *pos,
+                       void (*put)(void *ctx, size_t off, uint64_t v), void *ctx);
+static inline uint64_t weft_layout_start_progress(const weft_rt_cfg *cfg) {
+    return cfg->start_calls << 32;
+}
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
                        uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn);
 

@@ -174,8 +174,14 @@ weft_result EmuComm::attach(int nranks, const std::vector<const weft_algo *> &a,
                 weft_plan_records(&p, (int32_t)i, mp, &lay, r, win.data(), sc[r].data(),
                                   rc[r].data(), rec[r][i][m].data());
             }
-            prog[r][i].assign((size_t)p.maxtbs * (size_t)p.kmax, weft_dprog{});
+            weft_dprog p0{};
+            p0.v = weft_layout_start_progress(&cfg);
+            prog[r][i].assign((size_t)p.maxtbs * (size_t)p.kmax, p0);
         }
+        /* the counters' start (0, or near a wrap: weft_rt_cfg.start_calls, start_msgs) */
+        weft_layout_start(
+            &lay, &cfg, pos[r].data(),
+            [](void *w, size_t off, uint64_t v) { memcpy((char *)w + off, &v, sizeof v); }, win[r]);
     }
     return WEFT_OK;
 }
