@@ -4,6 +4,7 @@
  * several algorithms sharing one communicator; the watchdog. Data are small integers, so every
  * reduction order gives the same bits and results compare exactly. */
 #include "emu.h"
+#include "emu_case.h"
 #include "gen.h"
 #include "interp.h"
 #include "refcheck.h"
@@ -27,7 +28,6 @@ using namespace weft_rt;
 using namespace refcheck;
 
 static int failures = 0;
-static long ncases = 0, ndirect = 0, ngroups = 0, nfused = 0, ncollapsed = 0, nmixed = 0;
 #define FAILF(...)                                                                                 \
     do {                                                                                           \
         fprintf(stderr, __VA_ARGS__);                                                              \
@@ -35,153 +35,19 @@ static long ncases = 0, ndirect = 0, ngroups = 0, nfused = 0, ncollapsed = 0, nm
     } while (0)
 
 /* ---- one call, checked ------------------------------------------------------------------ */
-static const size_t GUARD = 64;
+static EmuTally tally;
 
-struct Buf {
-    std::vector<char> mem;
-    size_t bytes = 0;
-    void alloc(size_t b) {
-        bytes = b;
-        mem.assign(b + 2 * GUARD, (char)0xA5);
-    }
-    char *p() {
-        return mem.data() + GUARD;
-    }
-    bool guards_ok() const {
-        for (size_t i = 0; i < GUARD; i++)
-            if (mem[i] != (char)0xA5 || mem[GUARD + bytes + i] != (char)0xA5) return false;
-        return true;
-    }
-};
-
-static std::string case_name(const weft_algo *a, weft_dtype dt, weft_redop op, size_t count,
-                             int inplace) {
-    static const char *const dn[] = {"int8",   "uint8", "int32", "uint32", "int64",
-                                     "uint64", "half",  "float", "double", "bfloat16"};
-    static const char *const on[] = {"sum", "prod", "max", "min", "avg"};
-    char b[512];
-    snprintf(b, sizeof b, "%s %s %s count=%zu %s", a->name, dn[dt], on[op], count,
-             inplace ? "in-place" : "out-of-place");
-    return b;
-}
-
-/* Runs one call of algorithm ai on em and compares every rank's output with the definition. */
+/* Every other call with registered buffers: direct transfers where the plan allows. Of the
+ * calls, a third run every rank collapsed where the plan has it, a third as written, a third
+ * with the ranks differing (both forms on one communicator, call after call). */
 static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t count, int inplace,
                      uint32_t seed) {
-    const weft_algo *a = em.algos[ai];
-    const int n = em.n;
-    const size_t es = (size_t)weft_dtype_size(dt);
-    const weft_coll coll = a->coll;
-    const int li = weft_coll_large(coll, WEFT_BUF_INPUT),
-              lo = weft_coll_large(coll, WEFT_BUF_OUTPUT);
-    const size_t ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
-    const int reduces = weft_coll_reduces(coll);
-    const int root = weft_coll_rooted(coll) ? a->root : -1;
-    std::string name = case_name(a, dt, op, count, inplace);
-
-    std::vector<std::vector<char>> in(n, std::vector<char>(ine * es));
-    for (int r = 0; r < n; r++)
-        for (size_t e = 0; e < ine; e++)
-            put(dt, in[r].data(), e, small_val(seed, r, e, op));
-
-    std::vector<Buf> b1(n), b2(n), scr(n);
-    std::vector<std::vector<char *>> bufs(n, std::vector<char *>(3));
-    int64_t C = weft_chunk_elems((int64_t)count, weft_algo_chunks_per_seg(a));
-    for (int r = 0; r < n; r++) {
-        char *ip, *op_;
-        if (inplace) {
-            b1[r].alloc((li || lo ? n : 1) * count * es);
-            memset(b1[r].p(), 0x5A, b1[r].bytes);
-            if (li == lo)
-                ip = op_ = b1[r].p();
-            else if (lo)
-                op_ = b1[r].p(), ip = op_ + (size_t)r * count * es;
-            else
-                ip = b1[r].p(), op_ = ip + (size_t)r * count * es;
-        } else {
-            b1[r].alloc(ine * es);
-            b2[r].alloc(oute * es);
-            memset(b2[r].p(), 0x5A, b2[r].bytes);
-            ip = b1[r].p(), op_ = b2[r].p();
-        }
-        memcpy(ip, in[r].data(), ine * es);
-        scr[r].alloc((size_t)a->gpus[r].s_chunks * (size_t)C * es);
-        bufs[r][0] = ip, bufs[r][1] = op_, bufs[r][2] = scr[r].p();
-    }
-
-    ncases++;
-    /* Every other call with registered buffers: direct transfers where the plan allows. Of
-     * the calls, a third run every rank collapsed where the plan has it, a third as written,
-     * a third with the ranks differing (both forms on one communicator, call after call). */
-    em.direct = (seed & 1) != 0;
-    const int cm = (int)((seed >> 1) % 3);
-    em.collapse = cm == 2 ? 0 : cm;
-    em.collapse_ranks.clear();
-    if (cm == 2)
-        for (int r = 0; r < n; r++)
-            em.collapse_ranks.push_back((int)((r + seed) & 1));
-    long before = em.collapsed_calls;
-    weft_result res = em.launch(ai, dt, op, count, inplace, bufs);
-    ncollapsed += em.collapsed_calls > before;
-    if (res == WEFT_OK) {
-        /* At a call boundary every connection is drained: the sender's count, the receiver's
-         * count and (LL) the head agree, per key and member, whichever forms ran. */
-        for (int32_t k = 0; k < em.lay.nkeys; k++)
-            for (int r = 0; r < n; r++) {
-                int to = (r + em.lay.keys[k].d) % n;
-                for (int g = 0; g < em.lay.members[k]; g++) {
-                    uint64_t sp = em.pos[r][em.lay.pos_off[k] + 2 * g];
-                    uint64_t rp = em.pos[to][em.lay.pos_off[k] + 2 * em.lay.members[k] + 2 * g];
-                    uint64_t hd = *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[k] +
-                                                        (size_t)g * WEFT_RT_LINE);
-                    if (sp != rp || (em.lay.keys[k].proto == WEFT_RT_PROTO_LL && hd != sp))
-                        FAILF("%s: after the call, rank %d to %d (distance %d, channel %d, "
-                              "member %d): sent %llu, received %llu, returned %llu\n",
-                              name.c_str(), r, to, em.lay.keys[k].d, em.lay.keys[k].chan, g,
-                              (unsigned long long)sp, (unsigned long long)rp,
-                              (unsigned long long)hd);
-                }
-            }
-    }
-    nmixed += cm == 2 && em.collapsed_calls > before && em.collapsed_calls - before < n;
-    ndirect += em.last.direct;
-    ngroups += em.last.K > 1;
-    nfused += em.plans[ai].mode[inplace ? 1 : 0].fused > 0;
-    if (res != WEFT_OK) {
-        char msg[1024] = "";
-        for (int r = 0; r < n; r++)
-            if (em.err[r].code && em.err[r].code != WEFT_RT_WAIT_ABORTED) {
-                weft_errrec_format(&em.err[r], a, msg, sizeof msg);
-                break;
-            }
-        if (!msg[0])
-            for (int r = 0; r < n; r++)
-                if (em.err[r].code) {
-                    weft_errrec_format(&em.err[r], a, msg, sizeof msg);
-                    break;
-                }
-        FAILF("%s: launch failed: %s %s\n", name.c_str(), weft_result_str(res), msg);
-        return;
-    }
-
-    int ki = weft_rt_kernel_index(dt, op, reduces);
-    std::vector<char> exp;
-    for (int r = 0; r < n; r++) {
-        if (!expected(coll, n, r, root, count, es, ki, in, exp)) continue;
-        const char *got = bufs[r][1];
-        for (size_t e = 0; e < oute; e++)
-            if (memcmp(got + e * es, exp.data() + e * es, es) != 0) {
-                FAILF("%s: rank %d output element %zu differs (and maybe more)\n", name.c_str(), r,
-                      e);
-                return;
-            }
-    }
-    for (int r = 0; r < n; r++) {
-        if (!b1[r].guards_ok() || (!inplace && !b2[r].guards_ok()) || !scr[r].guards_ok())
-            FAILF("%s: rank %d wrote outside a buffer\n", name.c_str(), r);
-        if (!inplace && memcmp(bufs[r][0], in[r].data(), ine * es) != 0)
-            FAILF("%s: rank %d changed its input\n", name.c_str(), r);
-    }
+    EmuCase c;
+    c.dt = dt, c.op = op, c.count = count, c.inplace = inplace, c.seed = seed;
+    c.direct = (seed & 1) != 0;
+    c.collapse = (int)((seed >> 1) % 3);
+    std::string err = emu_check_case(em, ai, c, tally);
+    if (!err.empty()) FAILF("%s\n", err.c_str());
 }
 
 /* Floats that do not add exactly: a collapsed call computes the bits the schedule as written
@@ -212,10 +78,12 @@ static void check_order(EmuComm &em, int ai, int inplace) {
                     if (op != WEFT_OP_SUM && (x & 7) == 0) ip[e] = (x & 8) ? 0.0f : -0.0f;
                 }
                 scr[r].assign((size_t)a->gpus[r].s_chunks * (size_t)C + 1, 0.f);
-                float *op_ = inplace ? (lo && !li ? b1[r].data()
-                                                  : b1[r].data() + (li && !lo ? (size_t)r * count : 0))
-                                     : b2[r].data();
-                bufs[r][0] = (char *)ip, bufs[r][1] = (char *)op_, bufs[r][2] = (char *)scr[r].data();
+                float *op_ = inplace
+                                 ? (lo && !li ? b1[r].data()
+                                              : b1[r].data() + (li && !lo ? (size_t)r * count : 0))
+                                 : b2[r].data();
+                bufs[r][0] = (char *)ip, bufs[r][1] = (char *)op_,
+                bufs[r][2] = (char *)scr[r].data();
             }
             em.direct = false;
             em.collapse = form;
@@ -232,7 +100,9 @@ static void check_order(EmuComm &em, int ai, int inplace) {
         }
         if (memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) != 0)
             FAILF("%s %s %s: collapsed results differ from the plan as written\n", a->name,
-                  op == WEFT_OP_SUM ? "sum" : op == WEFT_OP_MAX ? "max" : "min",
+                  op == WEFT_OP_SUM   ? "sum"
+                  : op == WEFT_OP_MAX ? "max"
+                                      : "min",
                   inplace ? "in-place" : "out-of-place");
         norder++;
     }
@@ -529,37 +399,42 @@ static void test_late_rank(void) {
     weft_algo_free(a);
 }
 
-/* Connections that start just below 2^32 messages: LL flags stay unique across the wrap of
- * their 32 bits (a flag of 0 would match lines never written). */
-static void test_flag_wrap(void) {
+/* Counters that start just below their 2^32 wraps (weft_rt_cfg.start_calls, start_msgs): LL
+ * flags stay unique across the wrap of their 32 bits (a flag of 0 would match lines never
+ * written), and the call epoch in the upper half of progress and direct-transfer words wraps to
+ * 0 without a waiter taking a finished call's word for a later one. Calls as written,
+ * collapsed, mixed, with and without direct transfers. */
+static void test_wrap(void) {
     std::vector<weft_algo *> owned;
-    for (const char *spec : {"ar_direct:n=2:ch=2:proto=LL", "ar_oneshot:n=4:ch=1:proto=LL",
-                             "ag_ring:n=4:ch=1:proto=LL"}) {
+    for (const char *spec : {"ar_direct:n=2:ch=2:proto=LL", "ar_direct:n=2:ch=2:proto=Simple",
+                             "ar_oneshot:n=4:ch=1:proto=LL", "ag_ring:n=4:ch=1:proto=LL",
+                             "ar_staged:n=3:ch=1:proto=Simple"}) {
         gen_params p;
         gen_parse(spec, &p);
         if (weft_algo *a = gen_algo(&p)) owned.push_back(a);
     }
-    for (weft_algo *a : owned) {
-        EmuComm em;
-        weft_rt_cfg c = tiny_cfg();
-        std::vector<const weft_algo *> v{a};
-        if (em.attach(a->ngpus, v, c) != WEFT_OK || !em.eligible(0)) {
-            FAILF("%s: attach failed\n", a->name);
-            continue;
+    for (weft_algo *a : owned)
+        for (int which = 0; which < 2; which++) {
+            EmuComm em;
+            weft_rt_cfg c = tiny_cfg();
+            if (which == 0)
+                c.start_msgs = 0xffffffffull - 5;
+            else
+                c.start_calls = 0xffffffffull - 5, c.start_msgs = 0xfffffff0ull;
+            std::vector<const weft_algo *> v{a};
+            if (em.attach(a->ngpus, v, c) != WEFT_OK || !em.eligible(0)) {
+                FAILF("%s: attach failed\n", a->name);
+                continue;
+            }
+            for (uint32_t i = 0; i < 12; i++)
+                run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_SUM, 1 + 37 * i, 0, 100 + i);
+            if (which == 1) {
+                uint64_t v0 = em.prog[0][0][0].v;
+                if (v0 >> 32 != 6) /* 2^32 - 5 + 12 calls, mod 2^32 */
+                    FAILF("%s: after the wrap the first tb's progress is %#llx\n", a->name,
+                          (unsigned long long)v0);
+            }
         }
-        const uint64_t start = 0xffffffffull - 5;
-        for (int32_t k = 0; k < em.lay.nkeys; k++)
-            for (int r = 0; r < em.n; r++)
-                for (int g = 0; g < em.lay.members[k]; g++) {
-                    em.pos[r][em.lay.pos_off[k] + 2 * g] = start;
-                    em.pos[r][em.lay.pos_off[k] + 2 * g + 1] = start;
-                    em.pos[r][em.lay.pos_off[k] + 2 * em.lay.members[k] + 2 * g] = start;
-                    *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[k] +
-                                          (size_t)g * WEFT_RT_LINE) = start;
-                }
-        for (uint32_t i = 0; i < 12; i++)
-            run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_SUM, 1 + 37 * i, 0, 100 + i);
-    }
     for (weft_algo *a : owned)
         weft_algo_free(a);
 }
@@ -612,7 +487,7 @@ int main(int argc, char **argv) {
     }
     test_watchdog();
     test_late_rank();
-    test_flag_wrap();
+    test_wrap();
     test_generated();
     const char *shared = getenv("WEFT_SHARED_DIR");
 #ifdef WEFT_TEST_REGISTRY
@@ -631,9 +506,10 @@ int main(int argc, char **argv) {
                 "all %ld emulated calls match (%ld with direct transfers, %ld with groups of "
                 "several CTAs, %ld with fused receives, %ld with collapsed ranks, %ld of them "
                 "mixed; %ld float calls bit for bit as written)\n",
-                ncases, ndirect, ngroups, nfused, ncollapsed, nmixed, norder);
-    if (!failures && (ndirect == 0 || ngroups == 0 || nfused == 0 || ncollapsed == 0 ||
-                      nmixed == 0 || norder == 0)) {
+                tally.cases, tally.direct, tally.groups, tally.fused, tally.collapsed, tally.mixed,
+                norder);
+    if (!failures && (tally.direct == 0 || tally.groups == 0 || tally.fused == 0 ||
+                      tally.collapsed == 0 || tally.mixed == 0 || norder == 0)) {
         fprintf(stderr, "direct transfers, groups, fused receives or collapsed ranks never ran\n");
         failures++;
     }
