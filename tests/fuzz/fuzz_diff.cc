@@ -53,6 +53,7 @@ struct Opts {
     int verbose = 0;
     int all = 0; /* --file: every case of the grid, every failure */
     int dump = 0;
+    int seed_given = 0;
     std::vector<const char *> files;
 } opt;
 
@@ -343,7 +344,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
         if (!strcmp(a, "--seed") && more)
-            opt.seed = strtoull(argv[++i], nullptr, 0);
+            opt.seed = strtoull(argv[++i], nullptr, 0), opt.seed_given = 1;
         else if (!strcmp(a, "--count") && more)
             opt.count = atol(argv[++i]);
         else if (!strcmp(a, "--seconds") && more)
@@ -383,7 +384,12 @@ int main(int argc, char **argv) {
                 bad = 1;
             } else {
                 st.seeds++;
-                bad |= !check(a, opt.seed, st);
+                /* a saved reproducer runs with its own seed's configuration and cases */
+                unsigned long long n = 0;
+                uint64_t seed = opt.seed_given || sscanf(a->name, "rgen-%llu", &n) != 1
+                                    ? opt.seed
+                                    : (uint64_t)n;
+                bad |= !check(a, seed, st);
             }
             weft_diag_free(d);
         }
