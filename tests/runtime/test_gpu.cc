@@ -10,6 +10,7 @@
  * makes it a skip, any other is a failure. Exits 77 ("skipped: no GPU") without a GPU. */
 #include "comm_internal.h"
 #include "gen.h"
+#include "rgen.h"
 #include "gpu_util.h"
 #include "refcheck.h"
 
@@ -23,6 +24,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,13 +75,24 @@ static struct {
     std::vector<int> ranks; /* loopback and --list rank counts */
     std::vector<std::string> defines{"SERVE=1", "ANYN=1"};
     std::vector<std::string> algos;
+    uint64_t fuzz_seed = 0; /* --fuzz SEED:COUNT: the differential fuzzer's corpus (rgen.h) */
+    int fuzz_count = 0;
 } opt;
 static double t_start;
 
 /* ---- cases and their tallies ------------------------------------------------------------ */
-enum Cat { CAT_LIBRARY, CAT_CORPUS, CAT_GENERATED, CAT_ALGOS, CAT_BIG, CAT_FEATURE, CAT_COUNT };
-static const char *const cat_names[CAT_COUNT] = {"library", "corpus", "generated",
-                                                 "algos",   "big",    "features"};
+enum Cat {
+    CAT_LIBRARY,
+    CAT_CORPUS,
+    CAT_GENERATED,
+    CAT_ALGOS,
+    CAT_FUZZ,
+    CAT_BIG,
+    CAT_FEATURE,
+    CAT_COUNT
+};
+static const char *const cat_names[CAT_COUNT] = {"library", "corpus", "generated", "algos",
+                                                 "fuzz",    "big",    "features"};
 
 /* run: cases attempted (failed ones included); failed: of those, the ones that failed or could
  * not run for a reason that is not legitimate; skipped: legitimately not run; notrun: left out
@@ -251,6 +264,27 @@ static std::vector<std::pair<std::string, weft_algo *>> generated(int n) {
     return v;
 }
 
+/* The fuzzer's corpus for n ranks (--fuzz SEED:COUNT): the first COUNT random schedules from
+ * SEED on (rgen.h, n ranks) that the verifier proves, the same on every process and run. */
+static std::vector<weft_algo *> fuzz_set(int n) {
+    static std::map<int, std::vector<weft_algo *>> cache;
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    std::vector<weft_algo *> &v = cache[n];
+    rgen_opts o;
+    rgen_opts_init(&o);
+    o.min_ranks = o.max_ranks = n;
+    o.unsafe_pct = 0;
+    for (uint64_t s = opt.fuzz_seed;
+         (int)v.size() < opt.fuzz_count && s < opt.fuzz_seed + 20 * (uint64_t)opt.fuzz_count; s++) {
+        weft_algo *a = rgen_algo(s, &o);
+        if (a == nullptr) continue;
+        algos_owned.push_back(a);
+        if (weft_ir_verifies(a, nullptr)) v.push_back(a);
+    }
+    return v;
+}
+
 static std::string defines_str(const char *sep) {
     std::string s;
     for (auto &d : opt.defines)
@@ -344,6 +378,13 @@ static std::vector<Sched> schedules_for(int n, Sources &src) {
         s.cat = CAT_ALGOS, s.label = m.first, s.why = m.second, s.legit = false;
         S.push_back(s);
     }
+    for (weft_algo *a : opt.fuzz_count > 0 ? fuzz_set(n) : std::vector<weft_algo *>()) {
+        Sched s;
+        s.cat = CAT_FUZZ, s.a = a;
+        s.label = std::string(a->name) + " (" + weft_coll_name(a->coll) + " " +
+                  weft_proto_name(a->proto) + (a->inplace ? " in-place" : "") + ")";
+        S.push_back(s);
+    }
     for (weft_algo *a : src.extra) {
         if (a->ngpus != n) continue;
         Sched s;
@@ -405,7 +446,29 @@ static bool avg_comparable(int n) {
     return (n & (n - 1)) == 0;
 }
 
+/* A fuzzer's schedule: per buffer mode four counts (one, two uneven, one of many slices), a
+ * (type, op) pair each from a rotation: thousands of schedules, each in every mode's corners. */
+static std::vector<Call1> fuzz_matrix_for(const weft_algo *a, size_t salt, bool loop) {
+    static const size_t lc[] = {1, 3, 1000, 65541}, nc[] = {1, 7, 4097, 262147};
+    std::vector<Call1> m;
+    const int reduces = weft_coll_reduces(a->coll);
+    for (int mode = 0; mode < 2; mode++) {
+        if (!(mode ? a->inplace : a->outofplace)) continue;
+        for (int ci = 0; ci < 4; ci++) {
+            size_t j = salt * 8 + (size_t)mode * 4 + (size_t)ci;
+            int dt = (int)(j % WEFT_DTYPE_COUNT), op = reduces ? (int)((j / 3) % 4) : 0;
+            m.push_back({mode, loop ? lc[ci] : nc[ci], dt, op, (uint32_t)(salt * 7919u + j)});
+        }
+    }
+    return m;
+}
+
+static bool is_fuzz(const weft_algo *a) {
+    return strncmp(a->name, "rgen-", 5) == 0;
+}
+
 static std::vector<Call1> matrix_for(const weft_algo *a, size_t salt) {
+    if (is_fuzz(a)) return fuzz_matrix_for(a, salt, false);
     std::vector<Call1> m;
     const int reduces = weft_coll_reduces(a->coll);
     const bool avg_ok = avg_comparable(a->ngpus);
@@ -429,6 +492,7 @@ static std::vector<Call1> matrix_for(const weft_algo *a, size_t salt) {
  * buffer mode (--quick: every 6th combination). */
 static const size_t lcounts[] = {1, 3, 1000, 65541};
 static std::vector<Call1> loop_matrix_for(const weft_algo *a, size_t salt) {
+    if (is_fuzz(a)) return fuzz_matrix_for(a, salt, true);
     std::vector<Call1> m;
     const int reduces = weft_coll_reduces(a->coll);
     std::vector<std::pair<int, int>> ty;
@@ -556,6 +620,26 @@ static int loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype dt
             return 1;
         }
     }
+    /* what NCCL never writes of the send buffer is as the caller left it (weft_chunk_writable) */
+    const int32_t k = weft_algo_chunks_per_seg(a);
+    const size_t C = (size_t)weft_chunk_elems((int64_t)count, k);
+    std::vector<char> sent(ine * es);
+    for (int r = 0; r < n; r++) {
+        if (inplace && !weft_buf_exists(coll, a->root, 1, r, WEFT_BUF_INPUT)) continue;
+        CU(cudaMemcpyAsync(sent.data(), sendp[r], ine * es, cudaMemcpyDeviceToHost, st));
+        CU(cudaStreamSynchronize(st));
+        for (size_t e = 0; e < ine; e++) {
+            int32_t x = (int32_t)(e / count) * k + (int32_t)((e % count) / C);
+            if (inplace && weft_chunk_writable(coll, a->root, 1, r, k, WEFT_BUF_INPUT, x)) continue;
+            if (memcmp(sent.data() + e * es, in[r].data() + e * es, es) != 0) {
+                say("[%d] FAIL %s: rank %d changed element %zu of its send buffer, which NCCL "
+                    "never writes\n",
+                    prank, label, r, e);
+                pass_loop.wrong++;
+                return 1;
+            }
+        }
+    }
     return 0;
 }
 
@@ -596,6 +680,49 @@ static void loopback_watchdog(int n, cudaStream_t st) {
     weft_rt_detach(c);
 }
 
+/* Counters near their wraps (weft_rt_cfg.start_calls, start_msgs): every algorithm starts
+ * 1,000 calls before its call epoch (the upper half of progress and direct-transfer words)
+ * wraps to 0, every connection 2,000 messages before LL flags wrap; 5,000 calls over four
+ * schedules (LL and Simple, registered and not, collapsed where the defaults collapse), each
+ * checked. */
+static void loopback_wrap(int n, cudaStream_t st) {
+    Tally &T = pass_loop.t[CAT_FEATURE];
+    std::vector<const weft_algo *> v;
+    char spec[128];
+    for (const char *sh : {"ar_oneshot", "ag_ring", "ar_staged", "rs_ring"}) {
+        snprintf(spec, sizeof spec, "%s:n=%d:ch=1:proto=%s", sh, n, v.size() % 2 ? "Simple" : "LL");
+        if (const weft_algo *a = gen_spec(spec)) v.push_back(a);
+    }
+    weft_rt_cfg cfg;
+    weft_rt_cfg_default(&cfg);
+    cfg.start_calls = (1ull << 32) - 1000;
+    cfg.start_msgs = (1ull << 32) - 2000;
+    weft_comm *c = nullptr;
+    T.run++;
+    if (v.size() != 4 ||
+        weft_rt_loopback_create(n, v.data(), v.size(), &cfg, &c, nullptr) != WEFT_OK ||
+        weft_rt_loopback_register(c, loop_mem, loop_cap) != WEFT_OK) {
+        say("[%d] FAIL wrap (loopback, %d ranks): create\n", prank, n);
+        T.failed++;
+        if (c) weft_rt_detach(c);
+        return;
+    }
+    double t0 = now_s();
+    long bad = 0, calls = 0;
+    for (int i = 0; i < 5000 && !bad; i++, calls++) {
+        int ai = i % 4;
+        bool red = weft_coll_reduces(v[ai]->coll);
+        bad = loopback_case(c, ai, v[ai], i % 3 ? WEFT_DTYPE_FLOAT : WEFT_DTYPE_INT32,
+                            red ? (weft_redop)(i % 4) : WEFT_OP_SUM, (size_t)(1 + (i * 37) % 3000),
+                            0, (uint32_t)(7000 + i), st);
+    }
+    say("[%d] wrap (loopback, %d ranks): %ld calls from 1,000 before the call epoch's wrap, %.2f "
+        "s %s\n",
+        prank, n, calls, now_s() - t0, bad ? "FAILED" : "ok");
+    if (bad) T.failed++;
+    weft_rt_detach(c);
+}
+
 /* Every schedule of every rank count in opt.ranks; process p takes the p-th of every pworld
  * cases, so that mpirun shares the work between the GPUs. */
 static void run_loopback(Sources &src) {
@@ -630,6 +757,7 @@ static void run_loopback(Sources &src) {
                 }
             }
         bool wd = wanted("watchdog") && k++ % pworld == prank;
+        bool wrap = n == 4 && wanted("wrap") && k++ % pworld == prank;
         /* The communicator of this process's share, made again after a watchdog stop. */
         auto make = [&]() -> weft_comm * {
             weft_comm *c = nullptr;
@@ -697,6 +825,7 @@ static void run_loopback(Sources &src) {
         }
         if (c) weft_rt_detach(c);
         if (wd) loopback_watchdog(n, st);
+        if (wrap) loopback_wrap(n, st);
     }
     for (int r = 0; r < MAXL; r++)
         cudaFree(loop_mem[r]), cudaFree(loop_mem2[r]);
@@ -1329,7 +1458,8 @@ static void run_stress_graph() {
     for (int l = 0; l < nlocal && !bad; l++) {
         CU(cudaSetDevice(L[l].dev));
         CU(cudaStreamBeginCapture(L[l].st, cudaStreamCaptureModeThreadLocal));
-        weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks, 0, 0};
+        weft_call c = {
+            WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, small, 0, 0, nranks, 0, 0};
         weft_result r = weft_rt_launch(wc[l], ai, &c, (const void *const *)&L[l].A,
                                        (void *const *)&L[l].B, L[l].st);
         cudaGraph_t g;
@@ -1405,7 +1535,8 @@ static void run_stress_busy() {
         for (int l = 0; l < nlocal; l++) {
             CU(cudaSetDevice(L[l].dev));
             CU(tg_busy(20000000, L[l].res, bs[l])); /* 20 ms */
-            weft_call c = {WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, n, 0, 0, nranks, 0, 0};
+            weft_call c = {
+                WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, n, 0, 0, nranks, 0, 0};
             char *i1 = L[l].A + (size_t)k * n * 4, *o1 = L[l].B + (size_t)k * n * 4;
             char *i2 = i1 + off, *o2 = o1 + off;
             weft_result r1 = weft_rt_launch(wc[l], ia, &c, (const void *const *)&i1,
@@ -1654,9 +1785,10 @@ static int list_cases(Sources &src) {
             {"graph", graph_big(n), graph_small(n)},
             {"streams", streams_algo(n), ""},
             {"two communicators", twocomm_a(n), twocomm_b(n)},
-            {"stress graph", scratch_allreduce(runnable) < 0
-                                 ? std::string()
-                                 : std::string(runnable[scratch_allreduce(runnable)]->name),
+            {"stress graph",
+             scratch_allreduce(runnable) < 0
+                 ? std::string()
+                 : std::string(runnable[scratch_allreduce(runnable)]->name),
              ""},
             {"stress busy", twocomm_a(n), twocomm_b(n)},
             {"watchdog", "", ""},
@@ -1702,24 +1834,27 @@ static void print_pass(const char *title, const Pass &p, Tally *total) {
 }
 
 static int usage(int rc) {
-    fprintf(rc ? stderr : stdout,
-            "usage: test_gpu [options]   (under mpirun -np N: N ranks, one GPU each; alone: one "
-            "process driving every GPU)\n"
-            "  --library DIR      the algorithm library: its instances for N ranks run too\n"
-            "  -D, --define NAME=VALUE  defines the library's sources are built with (repeat; the "
-            "first replaces the default SERVE=1 ANYN=1, which opens every gate; 'none': the "
-            "library as shipped)\n"
-            "  --shared DIR       the folder with conformance/ (default $WEFT_SHARED_DIR)\n"
-            "  --algos FILE|DIR   more MSCCL XML schedules (repeat)\n"
-            "  --quick            fewer calls per schedule (ctest)\n"
-            "  --no-loopback | --loopback-only\n"
-            "  --ranks LIST       rank counts for loopback and --list (default 2,4,8)\n"
-            "  --gpus N           without MPI: drive N GPUs (default all, at most %d)\n"
-            "  --only TEXT        only the cases whose name contains TEXT\n"
-            "  --time-limit S     leave out (and report) the cases that would start after S "
-            "seconds\n"
-            "  --list             print the cases for each rank count of --ranks (no GPU needed)\n",
-            MAXL);
+    fprintf(
+        rc ? stderr : stdout,
+        "usage: test_gpu [options]   (under mpirun -np N: N ranks, one GPU each; alone: one "
+        "process driving every GPU)\n"
+        "  --library DIR      the algorithm library: its instances for N ranks run too\n"
+        "  -D, --define NAME=VALUE  defines the library's sources are built with (repeat; the "
+        "first replaces the default SERVE=1 ANYN=1, which opens every gate; 'none': the "
+        "library as shipped)\n"
+        "  --shared DIR       the folder with conformance/ (default $WEFT_SHARED_DIR)\n"
+        "  --algos FILE|DIR   more MSCCL XML schedules (repeat)\n"
+        "  --fuzz SEED:COUNT  the differential fuzzer's corpus: per rank count the first COUNT\n"
+        "                     verified random schedules from SEED on (tests/fuzz/rgen.h)\n"
+        "  --quick            fewer calls per schedule (ctest)\n"
+        "  --no-loopback | --loopback-only\n"
+        "  --ranks LIST       rank counts for loopback and --list (default 2,4,8)\n"
+        "  --gpus N           without MPI: drive N GPUs (default all, at most %d)\n"
+        "  --only TEXT        only the cases whose name contains TEXT\n"
+        "  --time-limit S     leave out (and report) the cases that would start after S "
+        "seconds\n"
+        "  --list             print the cases for each rank count of --ranks (no GPU needed)\n",
+        MAXL);
     return rc;
 }
 
@@ -1754,7 +1889,12 @@ int main(int argc, char **argv) {
             opt.algos.push_back(argv[++i]);
         else if (!strcmp(a, "--library") && more)
             opt.library = argv[++i];
-        else if (!strcmp(a, "--shared") && more)
+        else if (!strcmp(a, "--fuzz") && more) {
+            unsigned long long seed = 0;
+            if (sscanf(argv[++i], "%llu:%d", &seed, &opt.fuzz_count) != 2 || opt.fuzz_count < 1)
+                return usage(2);
+            opt.fuzz_seed = seed;
+        } else if (!strcmp(a, "--shared") && more)
             shared = argv[++i];
         else if ((!strcmp(a, "-D") || !strcmp(a, "--define")) && more) {
             if (!defines_given) opt.defines.clear();
