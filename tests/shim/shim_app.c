@@ -192,6 +192,8 @@ static void serve(void) {
                   "weft.attach n=1\n");
     unsigned short *h = (unsigned short *)fbuf;
     CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    /* an empty call goes straight to NCCL, before any lookup (not even a log line) */
+    CHECK(ncclAllGather(fbuf, gbuf, 0, ncclFloat, c, S) == ncclSuccess);
     CHECK(ncclAllReduce(fbuf, fbuf, 1 << 20, ncclFloat, ncclSum, c, S) == ncclSuccess);
     CHECK(ncclAllReduce(fbuf, gbuf, 1 << 20, ncclFloat, ncclMin, c, S) == ncclSuccess);
     CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclAvg, c, S) == ncclSuccess);
@@ -209,6 +211,7 @@ static void serve(void) {
     CHECK(ncclGather(fbuf, gbuf, 8, ncclFloat, 0, c, S) == ncclSuccess);
     CHECK(ncclScatter(fbuf, gbuf, 8, ncclFloat, 0, c, S) == ncclSuccess);
     EXPECT_LOG(1, "weft.launch ar2_small count=4 inplace=0\n"
+                  "AllGather count=0 type=7\n"
                   "AllReduce count=1048576 type=7 op=0 inplace=1\n"
                   "weft.launch ar2_large count=1048576 inplace=0\n"
                   "AllReduce count=4 type=7 op=4 inplace=0\n"
@@ -225,6 +228,7 @@ static void serve(void) {
                   "Scatter count=8 type=7 root=0\n");
     /* why each call went where it did; ncclBcast's inner ncclBroadcast is NCCL's own business */
     EXPECT_WEFT_LOG(1, "-> weft 'ar2_small'");
+    EXPECT_WEFT_LOG(0, "AllGather count 0");
     EXPECT_WEFT_LOG(1, "AllReduce count 1048576 float sum in-place bytes 4194304");
     EXPECT_WEFT_LOG(1, "-> NCCL: no algorithm for this buffer mode");
     EXPECT_WEFT_LOG(1, "-> NCCL: reduction op not served by weft (avg, PreMulSum and user ops "
