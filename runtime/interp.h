@@ -125,6 +125,18 @@ template <class P> WEFT_COLD void trace_exit(weft_trace_dev tr, int tbi, bool st
     h->stopped = stopped ? 1u : 0u;
 }
 
+/* The tail of a value forwarded whole through a shorter destination: what only goes out,
+ * element by element. Rare, and out of line so that it takes no register from the data path. */
+template <class P, class T, class Op>
+WEFT_COLD void forward_tail(int nt, int tid, int64_t n, const char *in, const char *red,
+                            char *out) {
+    for (int64_t e = tid; e < n; e += nt) {
+        T v = P::template ld<T>(in + e * (int64_t)sizeof(T));
+        if (red) v = Op::template apply<T>(v, P::template ld<T>(red + e * (int64_t)sizeof(T)));
+        P::template st<T>(out + e * (int64_t)sizeof(T), v);
+    }
+}
+
 struct alignas(16) Pack {
     uint64_t lo, hi;
 };
@@ -472,15 +484,13 @@ template <class P, class T, class Op, bool TR> struct Interp {
         Ptrs q;
         for (int jj = 0; jj < st.cnt; jj++) {
             ptrs(st, f, jj, e0, en, islot, oslot, c.E, q);
+            move(q.dlim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out); /* dlim: lim without dst */
             if (q.dst && q.out && q.dlim < q.lim) {
                 /* a value forwarded whole through a shorter destination (rcs, rrcs into the last
                  * chunk of an uneven split): the tail only goes out (no fused `re`: nred <= 1) */
-                move(q.dlim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
                 const int64_t o = q.dlim * SZ;
-                move(q.lim - q.dlim, q.in + o, q.nred, q.red0 ? q.red0 + o : nullptr, nullptr,
-                     nullptr, q.out + o);
-            } else {
-                move(q.dst ? q.dlim : q.lim, q.in, q.nred, q.red0, p.sred(), q.dst, q.out);
+                forward_tail<P, T, Op>(p.nthreads(), p.tid(), q.lim - q.dlim, q.in + o,
+                                       q.nred ? q.red0 + o : nullptr, q.out + o);
             }
             if (traced() && p.tid() == 0)
                 trace_bytes<P>(a.trace, tbi, (q.dst ? q.dlim : q.lim) * SZ);
@@ -537,7 +547,17 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool wait_line(const char *line, uint32_t flag, const weft_dstep &st, Line &out) {
         return wait_line_on(line, flag, st, rc.peer, rc.chan, out);
     }
-    /* A fold's or scatter's message: its connection's peer and channel for the watchdog. */
+    /* A fold's or scatter's message (entry i of st), waited for: the watchdog names its own
+     * connection (found only now, off the path of a message that is there). */
+    WEFT_DEV bool wait_xline(const char *line, uint32_t flag, const weft_dstep &st, int i,
+                             Line &out) {
+        weft_dconn e;
+        uint64_t msg;
+        bool dir;
+        msg_end(xent(st.xrecv + i), false, e, msg, dir);
+        return wait_line_on(line, flag, st, e.peer, e.chan, out);
+    }
+    /* A message of connection (peer, chan). */
     WEFT_DEV bool wait_line_on(const char *line, uint32_t flag, const weft_dstep &st, int peer,
                                int chan, Line &out) {
         Line w = out;
@@ -702,8 +722,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     /* Chunk jj of a fold or scatter, uniform across the CTA: entry i's data in sr[i]; in
-     * sr[F + i] bit 0 its order (folds: op(value, it)), bit 1 an LL message, bits 2..15 its
-     * peer and 16..31 its channel (for the watchdog), bits 32.. its flag;
+     * sr[F + i] bit 0 its order (folds: op(value, it)), bit 1 an LL message, bits 32.. its flag;
      * scatters: its destination in sr[2F + i] and its elements in sr[3F + i]. Returns what a
      * fold computes (the least any operand holds); its destinations in *dst and *dst2 and what
      * each of them takes of it in *l1 and *l2 (0 where there is none: each destination is
@@ -730,8 +749,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &li);
             uint64_t w = (x.ord & WEFT_XENT_ORD) ? 1u : 0u;
             if (x.tb >= 0 && !dir && c.proto == WEFT_RT_PROTO_LL)
-                w |= 2u | ((uint64_t)ll_flag(msg) << 32) | ((uint64_t)(e.peer & 0x3fff) << 2) |
-                     ((uint64_t)(e.chan & 0xffff) << 16);
+                w |= 2u | ((uint64_t)ll_flag(msg) << 32);
             sr[F + i] = (const char *)(uintptr_t)w;
             if (scat) {
                 int64_t ld;
@@ -855,9 +873,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         if (fw & 2u) {
                             const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
                             if ((w[u].f0 != fin || w[u].f1 != fin) &&
-                                !(ok =
-                                      wait_line_on(sr[i] + l * 16, fin, st, (int)(fw >> 2 & 0x3fff),
-                                                   (int)(fw >> 16 & 0xffff), w[u])))
+                                !(ok = wait_xline(sr[i] + l * 16, fin, st, i, w[u])))
                                 continue;
                             x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         }
@@ -917,9 +933,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         if (fw & 2u) {
                             const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
                             if ((w[u].f0 != fin || w[u].f1 != fin) &&
-                                !(ok =
-                                      wait_line_on(sr[i] + l * 16, fin, st, (int)(fw >> 2 & 0x3fff),
-                                                   (int)(fw >> 16 & 0xffff), w[u])))
+                                !(ok = wait_xline(sr[i] + l * 16, fin, st, i, w[u])))
                                 continue;
                             x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         }
