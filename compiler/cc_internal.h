@@ -94,6 +94,7 @@ struct weft_cc_program {
     weft_proto proto;
     int32_t nranks, chunks, instances, root;
     uint8_t inplace, outofplace;
+    uint8_t launch;               /* launch modes served (weft_algo.launch) */
     int64_t min_bytes, max_bytes; /* max 0 = unbounded */
     weft_lang_loc coll_loc, header_loc;
     int32_t in_chunks, out_chunks; /* per rank, one instance */

@@ -844,7 +844,11 @@ static void exec_block(evaluator *e, const weft_lang_node *b) {
     X(INSTANCES, "instances", 1)                                                                   \
     X(MINBYTES, "minbytes", 1)                                                                     \
     X(MAXBYTES, "maxbytes", 1)                                                                     \
-    X(ROOT, "root", 1)
+    X(ROOT, "root", 1)                                                                             \
+    X(EAGER, "eager", 2)                                                                           \
+    X(GRAPH, "graph", 2)                                                                           \
+    X(REGISTERED, "registered", 2)                                                                 \
+    X(UNREGISTERED, "unregistered", 2)
 
 enum {
 #define WEFT_X_(id, n, k) F_##id,
@@ -892,7 +896,8 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         if (k < 0) {
             err(e, f->loc,
                 "unknown header field '%s' (expected collective, ranks, chunks, "
-                "protocol, inplace, outofplace, instances, minbytes, maxbytes or root)",
+                "protocol, inplace, outofplace, instances, minbytes, maxbytes, root, eager, "
+                "graph, registered or unregistered)",
                 f->name);
             continue;
         }
@@ -965,6 +970,17 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
     }
     p->inplace = given[F_INPLACE] != NULL;
     p->outofplace = given[F_OUTOFPLACE] != NULL || !p->inplace;
+    /* the launch modes it serves: eager and/or graph, on unregistered and/or registered
+     * buffers; a pair that names neither means both */
+    int eager = given[F_EAGER] != NULL, graph = given[F_GRAPH] != NULL;
+    int reg = given[F_REGISTERED] != NULL, unreg = given[F_UNREGISTERED] != NULL;
+    if (!eager && !graph) eager = graph = 1;
+    if (!reg && !unreg) reg = unreg = 1;
+    p->launch = 0;
+    for (int l = 0; l < WEFT_LAUNCH_COUNT; l++) {
+        int g = (l & 1) != 0, r = (l & 2) != 0; /* weft_launch_of */
+        if ((g ? graph : eager) && (r ? reg : unreg)) p->launch |= (uint8_t)(1u << l);
+    }
     p->instances = 1;
     if (given[F_INSTANCES] && field_int(e, given[F_INSTANCES], 1, CC_MAX_CHANNELS, &v) == 0)
         p->instances = (int32_t)v;

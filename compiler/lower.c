@@ -983,6 +983,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
     a->proto = p->proto;
     a->inplace = p->inplace;
     a->outofplace = p->outofplace;
+    a->launch = p->launch;
     a->min_bytes = p->min_bytes;
     a->max_bytes = p->max_bytes;
     a->root = weft_coll_rooted(p->coll) ? p->root : 0;

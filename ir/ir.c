@@ -7,6 +7,28 @@
 /* ---- names: one array per X-macro table ------------------------------------------------- */
 static const char *const coll_names[] = {WEFT_COLLS(WEFT_X_COL2)};
 static const char *const proto_names[] = {WEFT_PROTOS(WEFT_X_COL2)};
+static const char *const launch_names[] = {
+#define WEFT_X_(id, n, g, r) n,
+    WEFT_LAUNCHES(WEFT_X_)
+#undef WEFT_X_
+};
+
+const char *weft_launch_name(weft_launch l) {
+    return weft_name_of(launch_names, WEFT_LAUNCH_COUNT, l);
+}
+int weft_launch_from_name(const char *name) {
+    return weft_name_find(launch_names, WEFT_LAUNCH_COUNT, name, 0);
+}
+const char *weft_launch_mask_str(unsigned mask, char *buf, size_t len) {
+    size_t at = 0;
+    if (len) buf[0] = '\0';
+    for (int l = 0; l < WEFT_LAUNCH_COUNT; l++)
+        if (mask & (1u << l) && at < len) {
+            int n = snprintf(buf + at, len - at, "%s%s", at ? " " : "", launch_names[l]);
+            at += n > 0 ? (size_t)n : 0;
+        }
+    return buf;
+}
 static const char *const step_names[] = {WEFT_STEP_TYPES(WEFT_X_COL2)};
 static const char *const buf_names[] = {WEFT_BUFS(WEFT_X_COL3)};
 static const char buf_codes[] = {WEFT_BUFS(WEFT_X_COL2)};
@@ -93,6 +115,7 @@ weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus, int32_
                      .nchunksperloop = nchunksperloop,
                      .ngpus = ngpus,
                      .outofplace = 1,
+                     .launch = WEFT_LAUNCH_ALL,
                      .gpus = calloc(ngpus > 0 ? (size_t)ngpus : 1, sizeof *a->gpus)};
     if (a->name == NULL || a->gpus == NULL) {
         weft_algo_free(a);
@@ -188,6 +211,7 @@ int weft_algo_equal(const weft_algo *a, const weft_algo *b, char *why, size_t wh
     if (a->inplace != b->inplace || a->outofplace != b->outofplace) DIFF("buffer modes differ");
     if (a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes) DIFF("size range differs");
     if (weft_coll_rooted(a->coll) && a->root != b->root) DIFF("root differs");
+    if (a->launch != b->launch) DIFF("launch modes differ");
     for (int32_t r = 0; r < a->ngpus; r++) {
         const weft_gpu *g = &a->gpus[r], *h = &b->gpus[r];
         if (g->i_chunks != h->i_chunks || g->o_chunks != h->o_chunks || g->s_chunks != h->s_chunks)

@@ -26,6 +26,35 @@ typedef enum weft_proto {
         WEFT_PROTO_COUNT
 } weft_proto;
 
+/* How a call reaches weft (weft extension, <algo launch="...">): eager or captured into a CUDA
+ * graph, on plain buffers or on buffers registered as symmetric windows (where NCCL runs its
+ * symmetric kernels). An algorithm serves the launch modes of its mask, every one by default;
+ * the library names the modes where it was measured faster than NCCL.
+ * X(id, name, graph, registered) */
+#define WEFT_LAUNCHES(X)                                                                           \
+    X(EAGER, "eager", 0, 0)                                                                        \
+    X(GRAPH, "graph", 1, 0)                                                                        \
+    X(REGISTERED, "registered", 0, 1)                                                              \
+    X(REGISTERED_GRAPH, "registered-graph", 1, 1)
+
+typedef enum weft_launch {
+#define WEFT_X_(id, n, g, r) WEFT_LAUNCH_##id,
+    WEFT_LAUNCHES(WEFT_X_)
+#undef WEFT_X_
+        WEFT_LAUNCH_COUNT
+} weft_launch;
+
+#define WEFT_LAUNCH_ALL ((1u << WEFT_LAUNCH_COUNT) - 1u)
+
+/* The launch mode of a call captured (graph) or not, on registered buffers or not. */
+static inline weft_launch weft_launch_of(int graph, int registered) {
+    return (weft_launch)((graph ? 1 : 0) | (registered ? 2 : 0));
+}
+WEFT_API const char *weft_launch_name(weft_launch l);
+WEFT_API int weft_launch_from_name(const char *name);
+/* "eager graph" for a mask (names in table order, space-separated) into buf. */
+WEFT_API const char *weft_launch_mask_str(unsigned mask, char *buf, size_t len);
+
 WEFT_API const char *weft_coll_name(weft_coll c);
 WEFT_API const char *weft_proto_name(weft_proto p);
 /* Lookups by name; return -1 when unknown. weft_coll_from_name accepts "reduce_scatter". */
@@ -92,6 +121,9 @@ typedef struct weft_algo {
     /* weft extension (attribute `root`, written only for rooted collectives): the root rank
      * of broadcast, reduce, gather and scatter. MSCCL runtimes ignore unknown attributes. */
     int32_t root;
+    /* weft extension (attribute `launch`, written only when not every mode): the launch modes
+     * (bits 1 << weft_launch) it serves; WEFT_LAUNCH_ALL by default. */
+    uint8_t launch;
     uint8_t legacy; /* the file lacked outofplace/minBytes/maxBytes; defaults were applied */
     int32_t line;
     weft_gpu *gpus; /* ngpus entries, indexed by rank */

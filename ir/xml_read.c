@@ -180,7 +180,7 @@ typedef struct attrs {
 
 static const char *const algo_attrs[] = {"name",     "proto",    "nchannels", "nchunksperloop",
                                          "ngpus",    "coll",     "inplace",   "outofplace",
-                                         "minBytes", "maxBytes", "root"};
+                                         "minBytes", "maxBytes", "root",      "launch"};
 enum {
     A_NAME,
     A_PROTO,
@@ -193,6 +193,7 @@ enum {
     A_MINBYTES,
     A_MAXBYTES,
     A_ROOT,
+    A_LAUNCH,
     A_COUNT
 };
 static const char *const gpu_attrs[] = {"id", "i_chunks", "o_chunks", "s_chunks"};
@@ -431,6 +432,44 @@ static int get_enum(reader *r, const attrs *at, int i, int (*lookup)(const char 
     return -1;
 }
 
+/* The launch modes of attribute i: names of weft_launch separated by spaces or commas, at
+ * least one. */
+static int get_launch(reader *r, const attrs *at, int i, unsigned *out) {
+    const char *v = at->val[i];
+    unsigned mask = 0;
+    char b[48];
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, " ,\t");
+        if (n > 0) {
+            char name[32];
+            int l = -1;
+            if (n < sizeof name) {
+                memcpy(name, p, n);
+                name[n] = '\0';
+                l = weft_launch_from_name(name);
+            }
+            if (l < 0) {
+                report(r, WEFT_SEV_ERROR, at->line,
+                       "<%s> attribute '%s': unknown launch mode in \"%s\" (expected eager, "
+                       "graph, registered or registered-graph, separated by spaces)",
+                       at->elem, at->names[i], shown(v, b, sizeof b));
+                return -1;
+            }
+            mask |= 1u << l;
+        }
+        p += n;
+        p += strspn(p, " ,\t");
+    }
+    if (mask == 0) {
+        report(r, WEFT_SEV_ERROR, at->line,
+               "<%s> attribute '%s' names no launch mode (leave it out for all of them)", at->elem,
+               at->names[i]);
+        return -1;
+    }
+    *out = mask;
+    return 0;
+}
+
 /* The reader's state between SAX events: the element path is <algo> <gpu> <tb> <step>, one of
  * each open at a time, so that what is being read is the last of each kind. */
 struct sax {
@@ -521,6 +560,8 @@ static void algo_start(sax *x, int nattrs, const xmlChar **av) {
             report(r, WEFT_SEV_WARNING, at.line, "<algo> attribute 'root' is ignored for %s",
                    weft_coll_name((weft_coll)coll));
     }
+    unsigned launch = WEFT_LAUNCH_ALL;
+    if (attr_present(&at, A_LAUNCH) && get_launch(r, &at, A_LAUNCH, &launch) != 0) bad = 1;
     x->abad = bad;
     x->legacy = legacy;
     x->aline = at.line;
@@ -540,6 +581,7 @@ static void algo_start(sax *x, int nattrs, const xmlChar **av) {
         a->min_bytes = minb;
         a->max_bytes = maxb;
         a->root = weft_coll_rooted(a->coll) ? root_rank : 0;
+        a->launch = (uint8_t)launch;
         a->legacy = (uint8_t)legacy;
         a->line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
         for (int32_t g = 0; g < ngpus; g++)

@@ -73,6 +73,10 @@ static void write_algo(const weft_algo *a, weft_sb *b) {
         weft_coll_name(a->coll), a->inplace, a->outofplace, (long long)a->min_bytes,
         (long long)a->max_bytes);
     if (weft_coll_rooted(a->coll)) weft_sb_printf(b, " root=\"%d\"", a->root);
+    if ((a->launch & WEFT_LAUNCH_ALL) != WEFT_LAUNCH_ALL) {
+        char m[96];
+        weft_sb_printf(b, " launch=\"%s\"", weft_launch_mask_str(a->launch, m, sizeof m));
+    }
     weft_sb_printf(b, ">\n");
     for (int32_t r = 0; r < a->ngpus; r++) {
         const weft_gpu *g = &a->gpus[r];

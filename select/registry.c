@@ -1064,7 +1064,9 @@ const weft_phased *weft_registry_phases(const weft_registry *r, size_t i) {
     X(ROOT, "no algorithm for this root")                                                          \
     X(BYTES, "message size outside the [minBytes, maxBytes] of every fitting algorithm")           \
     X(MODE, "no algorithm for this buffer mode (in-place or out-of-place; rooted collectives "     \
-            "need an algorithm declaring both)")
+            "need an algorithm declaring both)")                                                   \
+    X(LAUNCH, "no algorithm for this launch mode (CUDA graph or not, registered buffers or not: "  \
+              "each file serves the modes where it was measured faster than NCCL)")
 
 enum {
 #define WEFT_X_(id, s) STAGE_##id,
@@ -1108,6 +1110,13 @@ static const char *call_unservable(const weft_call *c) {
     return NULL;
 }
 
+/* The call's launch mode; a rooted collective's counts as unregistered (NCCL ignores the buffers
+ * of its non-root ranks, so that they need not be registered: see weft_tune_find). */
+static weft_launch call_launch(const weft_call *c) {
+    return weft_launch_of((c->flags & WEFT_CALL_GRAPH) != 0,
+                          !weft_coll_rooted(c->coll) && (c->flags & WEFT_CALL_REGISTERED) != 0);
+}
+
 /* How far algorithm a gets with call c: the stage it fails, or STAGE_COUNT when it serves it.
  * with_bytes 0 leaves the size to the caller (a table, or a call that names its algorithm). */
 static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
@@ -1123,6 +1132,7 @@ static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
     if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
                                   : !(c->inplace ? a->inplace : a->outofplace))
         return STAGE_MODE;
+    if (!(a->launch & (1u << call_launch(c)))) return STAGE_LAUNCH;
     return STAGE_COUNT;
 }
 
@@ -1471,6 +1481,13 @@ weft_result weft_registry_explain(const weft_registry *base, const weft_registry
                 why =
                     weft_asprintf("declares %s only", best->inplace ? "in-place" : "out-of-place");
                 break;
+            case STAGE_LAUNCH: {
+                char m[96];
+                why = weft_asprintf("serves launch modes %s; this call is %s",
+                                    weft_launch_mask_str(best->launch, m, sizeof m),
+                                    weft_launch_name(call_launch(c)));
+                break;
+            }
             default: why = weft_strdup(stage_why[furthest < 0 ? 0 : furthest]); break;
             }
         }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -674,6 +675,49 @@ static void test_add(void) {
     weft_diag_free(d);
 }
 
+/* Launch modes (<algo launch>): an algorithm serves only the modes it names, a call's mode being
+ * whether its stream captures a graph and whether its buffers are registered; a rooted
+ * collective's calls count as unregistered. */
+static void test_launch(void) {
+    weft_registry *base = load(algos_dir, NULL), *r = NULL;
+    CHECK(weft_registry_new(&r) == WEFT_OK);
+    weft_algo *ar = NULL, *bc = NULL;
+    for (size_t i = 0; i < weft_registry_size(base); i++) {
+        const weft_algo *a = weft_registry_get(base, i);
+        if (strcmp(a->name, "ar2_small") == 0) ar = weft_algo_clone(a);
+        if (strcmp(a->name, "bc2_root0") == 0) bc = weft_algo_clone(a);
+    }
+    CHECK(ar && bc);
+    if (ar && bc) {
+        ar->launch = bc->launch = 1u << WEFT_LAUNCH_EAGER | 1u << WEFT_LAUNCH_GRAPH;
+        CHECK(weft_registry_add(r, ar, NULL) == WEFT_OK);
+        CHECK(weft_registry_add(r, bc, NULL) == WEFT_OK);
+        weft_call c = call(WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, 4, 0);
+        CHECK_STR(selected(r, c), "ar2_small");
+        c.flags = WEFT_CALL_GRAPH;
+        CHECK_STR(selected(r, c), "ar2_small");
+        c.flags = WEFT_CALL_REGISTERED;
+        CHECK_STR(selected(r, c), "-");
+        CHECK(strstr(why(r, c), "no algorithm for this launch mode") != NULL);
+        c.flags = WEFT_CALL_GRAPH | WEFT_CALL_REGISTERED;
+        CHECK_STR(selected(r, c), "-");
+        weft_call b = call(WEFT_COLL_BROADCAST, WEFT_DTYPE_FLOAT, 8, 0);
+        b.flags = WEFT_CALL_REGISTERED;
+        CHECK_STR(selected(r, b), "bc2_root0");
+        /* the mask survives the writer and the reader */
+        char *x = NULL;
+        weft_algo *back = NULL;
+        CHECK(weft_ir_write_string(ar, &x) == WEFT_OK);
+        CHECK(x && strstr(x, " launch=\"eager graph\"") != NULL);
+        CHECK(x && weft_ir_read_memory(x, strlen(x), "ar", &back, NULL) == WEFT_OK);
+        CHECK(back && back->launch == ar->launch && weft_algo_equal(ar, back, NULL, 0));
+        weft_algo_free(back);
+        free(x);
+    }
+    weft_registry_free(r);
+    weft_registry_free(base);
+}
+
 /* A 2-rank ring shaped like msccl-tools' (send, then receive-reduce-and-forward): it needs 2
  * messages buffered per connection. */
 static const char ring2_xml[] =
@@ -742,5 +786,6 @@ int main(int argc, char **argv) {
     test_rank();
     test_table_shape();
     test_add();
+    test_launch();
     CHECK_DONE();
 }
