@@ -600,7 +600,10 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h;
 }
 
-static void log_decision(shim_comm *e, const shim_op *o, int inplace, int grouped,
+/* flags: the call's WEFT_CALL_GRAPH and WEFT_CALL_REGISTERED as selection saw them, or
+ * LAUNCH_UNKNOWN where the call never reached selection. */
+#define LAUNCH_UNKNOWN (~0u)
+static void log_decision(shim_comm *e, const shim_op *o, int inplace, int grouped, unsigned flags,
                          const char *served, const char *why) {
     if (!weft_log_enabled(WEFT_LOG_INFO, WEFT_SUBSYS_COLL)) return;
     int every = weft_log_enabled(WEFT_LOG_TRACE, WEFT_SUBSYS_COLL);
@@ -610,18 +613,22 @@ static void log_decision(shim_comm *e, const shim_op *o, int inplace, int groupe
                         (uint64_t)o->op),
                     (uint64_t)inplace),
                 (uint64_t)o->root),
-            (uint64_t)(uintptr_t)(served ? served : why));
+            mix((uint64_t)(uintptr_t)(served ? served : why), (uint64_t)flags));
         if (!first_time(e, key)) return;
     }
-    char root[32] = "";
+    char root[32] = "", mode[48] = "";
     if (weft_coll_rooted(o->coll)) snprintf(root, sizeof root, " root %d", o->root);
+    if (flags != LAUNCH_UNKNOWN)
+        snprintf(mode, sizeof mode, " [%s, %s buffers]",
+                 flags & WEFT_CALL_GRAPH ? "graph" : "eager",
+                 flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered");
     weft_log(
         every ? WEFT_LOG_TRACE : WEFT_LOG_INFO, WEFT_SUBSYS_COLL,
-        "%s count %zu %s%s%s %s%s bytes %llu comm %p rank %d of %d -> %s%s%s%s",
+        "%s count %zu %s%s%s %s%s bytes %llu comm %p rank %d of %d -> %s%s%s%s%s",
         shim_fn_name(o->fn), o->count, type_name(o->dtype), weft_coll_reduces(o->coll) ? " " : "",
         weft_coll_reduces(o->coll) ? op_name(o->op) : "", inplace ? "in-place" : "out-of-place",
         root, op_bytes(o, e ? e->nranks : 0), (void *)o->comm, e ? e->rank : -1, e ? e->nranks : -1,
-        served ? "weft '" : "NCCL: ", served ? served : why, served ? "'" : "",
+        served ? "weft '" : "NCCL: ", served ? served : why, served ? "'" : "", mode,
         grouped ? " (after ncclGroupEnd)" : "");
 }
 
@@ -681,11 +688,11 @@ static ncclResult_t launch_now(shim_comm *e, weft_comm *wc, const shim_op *o, co
     weft_result res = weft_shim_backend.launch(wc, c, o->send, o->recv, o->stream, &served);
     tls_in_nccl--;
     if (res == WEFT_OK) {
-        log_decision(e, o, c->inplace, grouped, served ? served : "?", NULL);
+        log_decision(e, o, c->inplace, grouped, c->flags, served ? served : "?", NULL);
         return ncclSuccess;
     }
     if (res == WEFT_ERR_UNSUPPORTED)
-        log_decision(e, o, c->inplace, grouped, NULL,
+        log_decision(e, o, c->inplace, grouped, c->flags, NULL,
                      "the runtime has no fitting algorithm on this communicator");
     else
         comm_failed(e, res);
@@ -721,6 +728,7 @@ static ncclResult_t serve(const shim_op *o) {
     weft_comm *wc = comm_serving(e);
     weft_call call;
     const char *why = NULL;
+    unsigned flags = LAUNCH_UNKNOWN;
     if (wc == NULL)
         why = e ? get_why(e)
                 : "communicator not attached (weft did not see it created, or its group has "
@@ -728,6 +736,7 @@ static ncclResult_t serve(const shim_op *o) {
     else if ((why = make_call(o, e, &call)) == NULL && (why = filtered(e, o)) == NULL) {
         /* selected once, here: the launch runs the algorithm named in the call */
         int ai = weft_shim_backend.select(wc, &call, o->send, o->recv, o->stream, &why);
+        flags = call.flags;
         if (ai >= 0) {
             call.algo = ai + 1;
             if (tls_depth > 0 && defer_op(o, &call)) return ncclSuccess;
@@ -735,7 +744,7 @@ static ncclResult_t serve(const shim_op *o) {
         }
     }
     if (weft_log_enabled(WEFT_LOG_INFO, WEFT_SUBSYS_COLL))
-        log_decision(e, o, e ? op_inplace(o, e->rank) : o->send == o->recv, 0, NULL,
+        log_decision(e, o, e ? op_inplace(o, e->rank) : o->send == o->recv, 0, flags, NULL,
                      why ? why : "no algorithm fits");
     return real_op(o);
 }
