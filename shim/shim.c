@@ -508,6 +508,16 @@ typedef struct shim_deferred {
     weft_call call;
 } shim_deferred;
 
+/* A window registered inside a group: NCCL fills *win at the outermost ncclGroupEnd. */
+typedef struct shim_window {
+    ncclComm_t comm;
+    void *buff;
+    size_t size;
+    ncclWindow_t *win;
+} shim_window;
+static _Thread_local shim_window *tls_wins;
+static _Thread_local size_t tls_nwins, tls_capwins;
+
 static _Thread_local int tls_depth;
 static _Thread_local shim_deferred *tls_ops;
 static _Thread_local size_t tls_nops, tls_capops;
@@ -801,8 +811,10 @@ static void comm_created(ncclComm_t c, ncclResult_t r, int blocking, const char 
 
 /* After the real outermost ncclGroupEnd returned r: attach the communicators it created, then
  * launch the calls weft serves, in call order. */
+static void window_seen(ncclComm_t comm, void *buff, size_t size, ncclWindow_t win);
+
 static ncclResult_t group_finish(ncclResult_t r, int simulated) {
-    if (tls_nnew == 0 && tls_nops == 0 && tls_new == NULL && tls_ops == NULL)
+    if (tls_nnew == 0 && tls_nops == 0 && tls_new == NULL && tls_ops == NULL && tls_nwins == 0)
         return r; /* send/recv and calls NCCL serves: nothing of weft's in the group */
     if (tls_nnew > 0) {
         if (r == ncclSuccess)
@@ -814,6 +826,14 @@ static ncclResult_t group_finish(ncclResult_t r, int simulated) {
                       (int)r, tls_nnew);
     }
     new_comms_clear();
+    /* the group's windows, now that NCCL has registered them (before the group's calls: they
+     * may lie in them) */
+    for (size_t i = 0; i < tls_nwins && !simulated && (r == ncclSuccess || r == ncclInProgress);
+         i++)
+        window_seen(tls_wins[i].comm, tls_wins[i].buff, tls_wins[i].size, *tls_wins[i].win);
+    free(tls_wins);
+    tls_wins = NULL;
+    tls_nwins = tls_capwins = 0;
     ncclResult_t first = ncclSuccess;
     size_t n = tls_nops;
     shim_deferred *ops = tls_ops;
@@ -867,26 +887,39 @@ SHIM_EXPORT ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
 }
 
 /* ---- the application's windows ----------------------------------------------------------- *
- * Symmetric windows let weft read peers' buffers in place (direct transfers) when a call's
- * buffers lie in them: weft learns of each one after NCCL has registered it on this rank (in a
- * group, NCCL registers at ncclGroupEnd: weft then never sees it, and calls in it run staged). */
-SHIM_EXPORT ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
-                                                 ncclWindow_t *win, int winFlags) {
-    ncclResult_t r;
-    REAL_CALL(r, CommWindowRegister, (comm, buff, size, win, winFlags));
-    if (tls_in_nccl || !shim_on() || r != ncclSuccess || win == NULL || *win == NULL ||
-        !(winFlags & NCCL_WIN_COLL_SYMMETRIC) || tls_depth > 0)
-        return r;
+ * Symmetric windows let weft read peers' buffers in place (direct transfers) and tell calls on
+ * registered buffers (a launch mode: NCCL runs its symmetric kernels there) from the others:
+ * weft learns of each window once NCCL has registered it on this rank, which in a group is at
+ * the outermost ncclGroupEnd (nccl-tests -R 2 registers so): those are kept until then. */
+static void window_seen(ncclComm_t comm, void *buff, size_t size, ncclWindow_t win) {
     shim_comm *e = comm_find(comm);
     weft_comm *wc = comm_serving(e);
-    if (wc == NULL) return r;
+    if (wc == NULL || win == NULL) return;
     tls_in_nccl++;
-    weft_result res = weft_shim_backend.window_register(wc, buff, size, *win);
+    weft_result res = weft_shim_backend.window_register(wc, buff, size, win);
     tls_in_nccl--;
     if (res != WEFT_OK)
         WEFT_WARN("communicator %p rank %d: window %p (%zu bytes) not usable by weft (%s): calls "
                   "in it run through FIFOs here, and wait for ranks that read in place",
                   (void *)comm, e->rank, buff, size, weft_result_str(res));
+}
+
+SHIM_EXPORT ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size,
+                                                 ncclWindow_t *win, int winFlags) {
+    ncclResult_t r;
+    REAL_CALL(r, CommWindowRegister, (comm, buff, size, win, winFlags));
+    if (tls_in_nccl || !shim_on() || r != ncclSuccess || win == NULL ||
+        !(winFlags & NCCL_WIN_COLL_SYMMETRIC))
+        return r;
+    if (tls_depth > 0) { /* NCCL fills *win at the group's end */
+        if (weft_grow((void **)&tls_wins, &tls_capwins, tls_nwins, sizeof *tls_wins) == 0)
+            tls_wins[tls_nwins++] = (shim_window){comm, buff, size, win};
+        else
+            WEFT_WARN("out of memory: window %p of communicator %p is not weft's", buff,
+                      (void *)comm);
+        return r;
+    }
+    window_seen(comm, buff, size, *win);
     return r;
 }
 

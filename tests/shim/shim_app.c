@@ -248,10 +248,18 @@ static void serve(void) {
     CHECK(ncclCommWindowRegister(c, wp, 64, &w2, 0) == ncclSuccess);
     CHECK(ncclCommWindowDeregister(c, w) == ncclSuccess);
     CHECK(ncclCommWindowDeregister(c, w2) == ncclSuccess);
+    /* in a group NCCL registers at ncclGroupEnd (nccl-tests -R 2): weft learns of it then */
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclCommWindowRegister(c, wp, 64, &w, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess);
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    CHECK(ncclCommWindowDeregister(c, w) == ncclSuccess);
     CHECK(ncclMemFree(wp) == ncclSuccess);
     EXPECT_LOG(1, "MemAlloc 64\nCommWindowRegister 64 flags=1\n"
                   "weft.window_register nranks=2 bytes=64\nCommWindowRegister 64 flags=0\n"
                   "weft.window_deregister nranks=2\nCommWindowDeregister\n"
+                  "weft.window_deregister nranks=2\nCommWindowDeregister\n"
+                  "GroupStart\nCommWindowRegister 64 flags=1\nGroupEnd\n"
+                  "weft.window_register nranks=2 bytes=64\n"
                   "weft.window_deregister nranks=2\nCommWindowDeregister\nMemFree\n");
     CHECK(ncclCommDestroy(c) == ncclSuccess);
     EXPECT_LOG(1, "CommDestroy rank=0\nweft.abort nranks=2\n");
