@@ -84,8 +84,8 @@ const weft_cmd_spec weft_spec_library = {
     .summary = "compile, verify and CPU-execute the algorithm library; print a table",
     .synopsis = "[options] [DIR|FILE.weft]...",
     .description =
-        "Compiles every algorithm file (default: the library installed with this weft,\n"
-        "DATADIR/weft/algorithms, or else the .weft files in ./algorithms) for each\n"
+        "Compiles every algorithm file (default: $WEFT_ALGO_DIR, else the library installed\n"
+        "with this weft, DATADIR/weft/algorithms, else the .weft files in ./algorithms) for each\n"
         "shape its `// test:` lines list, verifies the XML, runs it on the CPU executor in\n"
         "every call mode it declares (5 runs per mode: several types, ops, counts and\n"
         "interleavings), and prints one table row per shape.\n"
@@ -387,12 +387,26 @@ int weft_cmd_library(int argc, char **argv) {
         if (r == WEFT_ERR_NOMEM) goto nomem;
         if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
     }
-    if (npaths == 0) {
-        char *installed = weft_data_path("algorithms");
-        weft_result r = collect(installed ? installed : "algorithms", &files, &nfiles, &fcap);
-        free(installed);
-        if (r == WEFT_ERR_NOMEM) goto nomem;
-        if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
+    if (npaths == 0) { /* the one default (datadir.h), each folder of it */
+        const char *from = NULL;
+        char *def = weft_default_algos(&from);
+        if (def == NULL) {
+            fprintf(stderr, "weft library: no algorithms to run: %s\n", from);
+            rc = WEFT_EXIT_INPUT;
+        }
+        for (char *p = def, *q; p && *p; p = q) {
+            q = strchr(p, ':');
+            if (q) *q++ = '\0';
+            if (!*p) continue;
+            weft_result r = collect(p, &files, &nfiles, &fcap);
+            if (r == WEFT_ERR_NOMEM) {
+                free(def);
+                goto nomem;
+            }
+            if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
+            if (!q) break;
+        }
+        free(def);
     }
     if (rc != WEFT_EXIT_OK) goto out;
 

@@ -1,6 +1,7 @@
 /* cmd_select.c — `weft select`: which loaded algorithm serves a collective call, and why not, as
  * libweft_nccl.so decides it, without a GPU. */
 #include "commands.h"
+#include "datadir.h"
 #include "weft_common.h"
 #include "weft_ir.h"
 
@@ -119,8 +120,8 @@ const weft_cmd_spec weft_spec_select = {
                 "                   [--table FILE | --no-table] [--graph] [--registered] "
                 "[--compat] [-v]",
     .description =
-        "Loads the algorithms of PATHS (colon-separated folders and files; default "
-        "$WEFT_ALGO_DIR;\n"
+        "Loads the algorithms of PATHS (colon-separated folders and files; default\n"
+        "$WEFT_ALGO_DIR, else the library installed with this weft, else ./algorithms;\n"
         ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
         "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
         "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
@@ -438,7 +439,17 @@ int weft_cmd_select(int argc, char **argv) {
         fprintf(stderr, "weft select: %d ranks are not whole nodes of %d GPUs\n", ranks, gpn);
         return WEFT_EXIT_USAGE;
     }
-    if (paths == NULL) paths = weft_env_get(WEFT_ENV_ALGO_DIR);
+    /* no -d: the one default (datadir.h): $WEFT_ALGO_DIR, the installed library, ./algorithms */
+    const char *from = "-d";
+    char *defpaths = NULL;
+    if (paths == NULL) {
+        defpaths = weft_default_algos(&from);
+        paths = defpaths ? defpaths : "";
+        if (defpaths == NULL)
+            fprintf(stderr, "weft select: no algorithms loaded: %s; NCCL serves every call\n",
+                    from);
+    }
+    if (verbose && defpaths) printf("algorithms: %s (%s)\n", paths, from);
     weft_registry *r = NULL;
     weft_diag *d = weft_diag_new();
     if (d == NULL || weft_registry_new(&r) != WEFT_OK ||
@@ -447,8 +458,12 @@ int weft_cmd_select(int argc, char **argv) {
         fprintf(stderr, "weft select: out of memory\n");
         weft_diag_free(d);
         weft_registry_free(r);
+        free(defpaths);
         return WEFT_EXIT_INPUT;
     }
+    free(defpaths);
+    defpaths = NULL;
+    paths = NULL;
     int compared = weft_registry_table(r) != NULL;
     if (table) {
         weft_tune_table *t = NULL;

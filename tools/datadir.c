@@ -32,3 +32,23 @@ char *weft_data_path(const char *sub) {
     free(rel);
     return p;
 }
+
+char *weft_default_algos(const char **from) {
+    const char *env = weft_env_get(WEFT_ENV_ALGO_DIR);
+    struct stat st;
+    if (env && *env) {
+        *from = "$WEFT_ALGO_DIR";
+        return weft_strdup(env);
+    }
+    char *installed = weft_data_path("algorithms");
+    if (installed) {
+        *from = "the library installed with this weft";
+        return installed;
+    }
+    if (stat("algorithms", &st) == 0 && S_ISDIR(st.st_mode)) {
+        *from = "./algorithms";
+        return weft_strdup("algorithms");
+    }
+    *from = "nothing (no -d, WEFT_ALGO_DIR unset, no installed library, no ./algorithms)";
+    return NULL;
+}

@@ -11,4 +11,11 @@ char *weft_exe_sibling(const char *rel);
  * from its build tree) or when memory runs out. Owned by the caller. */
 char *weft_data_path(const char *sub);
 
+/* The algorithms a command loads when it is given none, one rule for `weft select`, `weft
+ * library` and the others: $WEFT_ALGO_DIR (alias MSCCL_ALGO_DIR) when set, else the library
+ * installed with this weft (DATADIR/weft/algorithms), else ./algorithms when it exists (a
+ * checkout), else NULL: nothing to load. *from says which (for -v and messages). Owned by the
+ * caller. */
+char *weft_default_algos(const char **from);
+
 #endif

@@ -59,4 +59,10 @@ mkdir "$tmp/elsewhere"
 n=$(find "$prefix/share/weft/algorithms" -name '*.weft' | wc -l)
 grep -q "^$n files, .*all compiled, verified and executed" "$tmp/out_lib" ||
     fail "weft library did not run the $n installed files"
+# weft select, with no -d and no WEFT_ALGO_DIR, loads the same installed library
+(cd "$tmp/elsewhere" && env -u WEFT_ALGO_DIR -u MSCCL_ALGO_DIR "$prefix/bin/weft" select allreduce \
+    --ranks 2 --bytes 1K -v) | tee "$tmp/out_sel"
+grep -q "^algorithms: .*share/weft/algorithms (the library installed with this weft)" "$tmp/out_sel" &&
+    grep -q -- "-> weft 'allreduce_direct_ll'" "$tmp/out_sel" ||
+    fail "weft select did not load the installed library by default"
 echo "install test: ok"
