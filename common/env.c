@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 static const struct {
-    const char *name, *alias;
+    const char *name, *alias, *help;
+    int kind;
 } env_table[] = {
-#define WEFT_X_(id, n, a, h) {n, a},
+#define WEFT_X_(id, n, a, h, k) {n, a, h, k},
     WEFT_ENV_VARS(WEFT_X_)
 #undef WEFT_X_
 };
@@ -27,6 +28,19 @@ static unsigned char env_from_alias[WEFT_ENV_COUNT];
 
 const char *weft_env_name(weft_env_id id) {
     return (unsigned)id < WEFT_ENV_COUNT ? env_table[id].name : "?";
+}
+const char *weft_env_help(weft_env_id id) {
+    return (unsigned)id < WEFT_ENV_COUNT ? env_table[id].help : "";
+}
+int weft_env_kind(weft_env_id id) {
+    return (unsigned)id < WEFT_ENV_COUNT ? env_table[id].kind : WEFT_ENVK_TEXT;
+}
+
+static int env_integer(const char *v, long long lo) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    return end != v && *end == '\0' && !errno && x >= lo;
 }
 
 /* Reads and caches an environment variable without logging it (the logger's own bootstrap);
@@ -275,4 +289,29 @@ void weft_log_reset(void) {
 
 void weft_trace_failure(const char *file, int line, weft_result r) {
     WEFT_TRACE(WEFT_SUBSYS_CALL, "%s:%d -> %s", file, line, weft_result_str(r));
+}
+
+const char *weft_env_check(weft_env_id id, const char *v) {
+    if (v == NULL || *v == '\0') return NULL;
+    switch (weft_env_kind(id)) {
+    case WEFT_ENVK_FLAG: return strcmp(v, "0") == 0 || strcmp(v, "1") == 0 ? NULL : "not 0 or 1";
+    case WEFT_ENVK_MS: return env_integer(v, 0) ? NULL : "not a whole number of milliseconds >= 0";
+    case WEFT_ENVK_COUNT: return env_integer(v, 1) ? NULL : "not a whole number >= 1";
+    case WEFT_ENVK_LEVEL:
+        return weft_name_find(level_names, NLEVELS, v, 1) >= 0
+                   ? NULL
+                   : "not a level (NONE, VERSION, WARN, INFO, TRACE)";
+    case WEFT_ENVK_SUBSYS: {
+        char *bad = NULL;
+        weft_log_subsys_parse(v, &bad);
+        int ok = bad == NULL;
+        free(bad);
+        return ok ? NULL : "names a subsystem weft does not have (INIT,COLL,ENV,PLAN,REG,...; ALL)";
+    }
+    case WEFT_ENVK_AUTO01:
+        return strcmp(v, "auto") == 0 || strcmp(v, "0") == 0 || strcmp(v, "1") == 0
+                   ? NULL
+                   : "not auto, 0 or 1";
+    default: return NULL;
+    }
 }

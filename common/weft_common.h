@@ -141,33 +141,66 @@ WEFT_API const char *weft_severity_str(weft_severity s);
 /* ---- environment ------------------------------------------------------------------------ */
 /* X(id, name, alias or NULL, help). Every variable weft reads is listed here and read only
  * through weft_env_get(); the first read logs it at INFO when set. */
+/* X(id, name, alias, help, kind): kind says which values are valid (weft_env_check), the help
+ * what the variable does, its unit and default. */
 #define WEFT_ENV_VARS(X)                                                                           \
     X(ALGO_DIR, "WEFT_ALGO_DIR", "MSCCL_ALGO_DIR",                                                 \
-      "colon-separated algorithm directories or files (.xml, .weft)")                              \
-    X(DISABLE, "WEFT_DISABLE", NULL, "1: behave exactly like stock NCCL")                          \
-    X(DEBUG, "WEFT_DEBUG", NULL, "log level: NONE, VERSION, WARN (default), INFO or TRACE")        \
+      "colon-separated algorithm directories or files (.xml, .weft)", WEFT_ENVK_TEXT)              \
+    X(DISABLE, "WEFT_DISABLE", NULL, "1: behave exactly like stock NCCL (default 0)",              \
+      WEFT_ENVK_FLAG)                                                                              \
+    X(DEBUG, "WEFT_DEBUG", NULL, "log level: NONE, VERSION, WARN (default), INFO or TRACE",        \
+      WEFT_ENVK_LEVEL)                                                                             \
     X(DEBUG_SUBSYS, "WEFT_DEBUG_SUBSYS", NULL,                                                     \
-      "subsystems logged at INFO and TRACE: a comma list, ^ to exclude (INIT,COLL,ENV,...; ALL)")  \
-    X(DEBUG_FILE, "WEFT_DEBUG_FILE", NULL, "write the log to this file (%h host, %p pid)")         \
-    X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it")   \
-    X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL, "watchdog: abort a stalled collective after this")      \
-    X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K")          \
-    X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)")        \
+      "subsystems logged at INFO and TRACE: a comma list, ^ to exclude (INIT,COLL,ENV,...; ALL)",  \
+      WEFT_ENVK_SUBSYS)                                                                            \
+    X(DEBUG_FILE, "WEFT_DEBUG_FILE", NULL, "write the log to this file (%h host, %p pid)",         \
+      WEFT_ENVK_TEXT)                                                                              \
+    X(NCCL_LIB, "WEFT_NCCL_LIB", NULL, "path of the real libnccl when RTLD_NEXT cannot find it",   \
+      WEFT_ENVK_TEXT)                                                                              \
+    X(TIMEOUT_MS, "WEFT_TIMEOUT_MS", NULL,                                                         \
+      "watchdog: milliseconds a collective may stall with every rank present before it is "        \
+      "stopped (default 10000; 0 off)",                                                            \
+      WEFT_ENVK_MS)                                                                                \
+    X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K",          \
+      WEFT_ENVK_RUNTIME)                                                                           \
+    X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)",        \
+      WEFT_ENVK_COUNT)                                                                             \
     X(COOPERATIVE, "WEFT_COOPERATIVE", NULL,                                                       \
-      "1 (default): a launch's CTAs start together or not at all; 0: measure what that costs")     \
+      "auto (default): a launch's CTAs start together only where launches could not all be "       \
+      "resident at once; 1 always; 0 never",                                                       \
+      WEFT_ENVK_AUTO01)                                                                            \
     X(COLLAPSE, "WEFT_COLLAPSE", NULL,                                                             \
-      "largest chunk run with a rank's thread blocks as one CTA group, e.g. LL=256K,Simple=0")     \
+      "largest chunk run with a rank's thread blocks as one CTA group (default LL=256K,Simple=0; " \
+      "always,... every plan that can)",                                                           \
+      WEFT_ENVK_RUNTIME)                                                                           \
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \
-      "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)")        \
+      "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)",        \
+      WEFT_ENVK_TEXT)                                                                              \
     X(TUNE_FILE, "WEFT_TUNE_FILE", NULL,                                                           \
-      "tuning table made by weft tune (default: weft-tune.txt in an algorithm folder)")            \
+      "tuning table made by weft tune (default: weft-tune.txt in an algorithm folder)",            \
+      WEFT_ENVK_TEXT)                                                                              \
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \
-      "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)")    \
+      "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)",    \
+      WEFT_ENVK_FLAG)                                                                              \
     X(LOCAL_RANKS, "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE",                               \
-      "read, not set: processes per node (Open MPI; torchrun), checked against a tuning table")
+      "read, not set: processes per node (Open MPI; torchrun), checked against a tuning table",    \
+      WEFT_ENVK_COUNT)
+
+/* What values a variable takes (weft_env_check). RUNTIME: a spec the runtime's parser checks
+ * (weft_rt_cfg_parse, weft_rt_cfg_parse_collapse). */
+enum {
+    WEFT_ENVK_TEXT,
+    WEFT_ENVK_FLAG,
+    WEFT_ENVK_MS,
+    WEFT_ENVK_COUNT,
+    WEFT_ENVK_LEVEL,
+    WEFT_ENVK_SUBSYS,
+    WEFT_ENVK_AUTO01,
+    WEFT_ENVK_RUNTIME
+};
 
 typedef enum weft_env_id {
-#define WEFT_X_(id, n, a, h) WEFT_ENV_##id,
+#define WEFT_X_(id, n, a, h, k) WEFT_ENV_##id,
     WEFT_ENV_VARS(WEFT_X_)
 #undef WEFT_X_
         WEFT_ENV_COUNT
@@ -179,6 +212,12 @@ WEFT_API int weft_env_is_set(weft_env_id id);
 /* Integer value, or def when unset or not an integer (a WARN is logged for the latter). */
 WEFT_API long long weft_env_int(weft_env_id id, long long def);
 WEFT_API const char *weft_env_name(weft_env_id id);
+/* What the variable does (its help), and what kind of value it takes (WEFT_ENVK_*). */
+WEFT_API const char *weft_env_help(weft_env_id id);
+WEFT_API int weft_env_kind(weft_env_id id);
+/* NULL when value suits variable id (any value of a RUNTIME kind: the runtime checks those),
+ * else what is wrong with it, e.g. "not a level (NONE, VERSION, WARN, INFO, TRACE)". */
+WEFT_API const char *weft_env_check(weft_env_id id, const char *value);
 /* Forget cached values (tests change the environment between cases). */
 WEFT_API void weft_env_reset(void);
 
