@@ -42,6 +42,16 @@ echo "pkg-config --cflags --libs weft: $flags"
     $flags -Wl,-rpath,"$libdir"
 "$tmp/app_pc" "$ring" N=4 SERVE=1 | tee "$tmp/out_pc"
 grep -q "verified" "$tmp/out_pc" || fail "the pkg-config program"
+# docs/install.md's example, exactly as the page shows it, in the installed library's folder
+awk '/^A program that only uses the compiler and verifier/ { want = 1 }
+     want && /^```c$/ { on = 1; next } on && /^```$/ { exit } on' \
+    "$(dirname "$0")/../../docs/install.md" >"$tmp/doc_app.c"
+[ -s "$tmp/doc_app.c" ] || fail "no C example in docs/install.md"
+# shellcheck disable=SC2086
+"$cc" -std=c11 -Wall -Werror -o "$tmp/doc_app" "$tmp/doc_app.c" $flags -Wl,-rpath,"$libdir" ||
+    fail "docs/install.md's example does not build"
+(cd "$prefix/share/weft/algorithms" && "$tmp/doc_app") | tee "$tmp/out_doc"
+grep -q "^allreduce_ring verified$" "$tmp/out_doc" || fail "docs/install.md's example does not run"
 
 echo "== find_package(weft)"
 "$cmake" -S "$(dirname "$0")/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
