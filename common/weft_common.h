@@ -360,6 +360,9 @@ void weft_fput_quoted(FILE *f, const char *s, char bad, int ascii);
  * entry of a name (-1 when unknown; nocase: ignoring ASCII case). */
 const char *weft_name_of(const char *const *names, int n, int i);
 int weft_name_find(const char *const *names, int n, const char *name, int nocase);
+/* The name of names[0..n) that s is most likely a typo of (edit distance with transpositions,
+ * at most a third of s wrong), or NULL. */
+const char *weft_did_you_mean(const char *s, const char *const *names, int n);
 
 /* qsort's order of two keys of n numbers, compared in turn. */
 static inline int weft_cmp_keys(const int64_t *a, const int64_t *b, int n) {

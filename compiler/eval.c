@@ -1277,9 +1277,16 @@ weft_result weft_cc_eval(const weft_lang_program *prog, const weft_cc_options *o
                     strcmp(prog->root->kids[k]->name, e.defines[i].name) == 0)
                     found = 1;
             if (!found) {
+                const char *names[64];
+                int nn = 0;
+                for (int32_t k = 0; k < prog->root->nkids && nn < 64; k++)
+                    if (prog->root->kids[k]->kind == WEFT_LANG_PARAM)
+                        names[nn++] = prog->root->kids[k]->name;
+                const char *dym = weft_did_you_mean(e.defines[i].name, names, nn);
                 weft_diag_add(d, WEFT_SEV_ERROR, weft_lang_source_path(prog->sources, 0), 0, 0,
-                              "-D %s: no parameter '%s' in this file", e.defines[i].text,
-                              e.defines[i].name);
+                              "-D %s: no parameter '%s' in this file%s%s%s", e.defines[i].text,
+                              e.defines[i].name, dym ? "; did you mean '" : "", dym ? dym : "",
+                              dym ? "'?" : "");
                 e.errors++;
             }
         }

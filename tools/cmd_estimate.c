@@ -223,18 +223,19 @@ static void path_split(const weft_sim *s, const weft_sim_hop *p, size_t n, doubl
     *move_us = (double)mv / 1000;
 }
 
-static void print_path(const weft_algo *a, const weft_sim *s, const weft_sim_hop *p, size_t n,
-                       int64_t t_start) {
-    printf("       start us  waited us     dur us  rank   tb  step  slice  type   released by\n");
+static void print_path(FILE *tab, const weft_algo *a, const weft_sim *s, const weft_sim_hop *p,
+                       size_t n, int64_t t_start) {
+    fprintf(tab,
+            "       start us  waited us     dur us  rank   tb  step  slice  type   released by\n");
     for (size_t i = 0; i < n; i++) {
         const weft_sim_tb *t = &s->tbs[p[i].tb];
         const weft_sim_exec *e = &t->e[p[i].x];
         const weft_step *xs = &a->gpus[t->rank].tbs[t->tb].steps[e->step];
         int64_t w = e->dep + e->data + e->credit;
-        printf("  %13.3f %10.3f %10.3f  %4d %4d  %4d  %5d  %-5s  %s\n",
-               (double)(e->t0 + w - t_start) / 1000, (double)w / 1000,
-               (double)(e->t1 - e->t0 - w) / 1000, t->rank, t->tb, e->step, e->iter,
-               weft_step_name(xs->type), why_names[e->why]);
+        fprintf(tab, "  %13.3f %10.3f %10.3f  %4d %4d  %4d  %5d  %-5s  %s\n",
+                (double)(e->t0 + w - t_start) / 1000, (double)w / 1000,
+                (double)(e->t1 - e->t0 - w) / 1000, t->rank, t->tb, e->step, e->iter,
+                weft_step_name(xs->type), why_names[e->why]);
     }
 }
 
@@ -387,15 +388,22 @@ int weft_cmd_estimate(int argc, char **argv) {
         for (unsigned long long b = 8; b <= (128ull << 20); b *= 4)
             sizes[nsizes++] = b;
     if (at == 0) at = sizes[nsizes - 1];
-    for (size_t i = 0, at_ok = 0, path_ok = path_at == 0; i <= nsizes; i++) {
-        if (i == nsizes) {
-            if (at_ok && path_ok) break;
-            fprintf(stderr, "weft estimate: --%s size is not one of --sizes\n",
-                    path_ok ? "at" : "path");
+    /* the sizes --at draws and --path lists are estimated too, in size order */
+    for (int k = 0; k < 2; k++) {
+        unsigned long long want = k ? path_at : at;
+        int have = want == 0;
+        for (size_t i = 0; i < nsizes; i++)
+            have |= sizes[i] == want;
+        if (have) continue;
+        if (nsizes == sizeof sizes / sizeof *sizes) {
+            fprintf(stderr, "weft estimate: at most %zu sizes, --at and --path included\n",
+                    sizeof sizes / sizeof *sizes);
             goto done;
         }
-        at_ok |= sizes[i] == at;
-        path_ok |= sizes[i] == path_at;
+        size_t i = nsizes++;
+        for (; i > 0 && sizes[i - 1] > want; i--)
+            sizes[i] = sizes[i - 1];
+        sizes[i] = want;
     }
     from_params(&ep, &model);
     model.dtype = dtype;
@@ -419,16 +427,19 @@ int weft_cmd_estimate(int argc, char **argv) {
     int maxtbs = 0;
     for (int q = 0; q < a->ngpus; q++)
         if (a->gpus[q].ntbs > maxtbs) maxtbs = a->gpus[q].ntbs;
-    printf("%s (%s): %s on %d ranks, %s, %d tbs per rank at most, %s, %s\n", a->name, file,
-           weft_coll_name(a->coll), a->ngpus, weft_proto_name(a->proto), maxtbs,
-           inplace ? "in-place" : "out-of-place", weft_dtype_name((weft_dtype)dtype));
+    /* a picture on standard output keeps it to itself: the table goes to standard error */
+    FILE *tab = svg_out && strcmp(svg_out, "-") == 0 ? stderr : stdout;
+    fprintf(tab, "%s (%s): %s on %d ranks, %s, %d tbs per rank at most, %s, %s\n", a->name, file,
+            weft_coll_name(a->coll), a->ngpus, weft_proto_name(a->proto), maxtbs,
+            inplace ? "in-place" : "out-of-place", weft_dtype_name((weft_dtype)dtype));
     const weft_sim_proto *pr = &model.proto[a->proto];
-    printf("model: launch %.2f us, link %g GB/s per direction, %s: message %.2f us, step %.2f us, "
-           "%g GB/s per CTA, wire %.0f%% (weft estimate --model; docs/estimate.md)\n",
-           ep.launch_us, ep.link_gbps, weft_proto_name(a->proto), pr->lat_ns / 1000,
-           pr->step_ns / 1000, pr->cta_Bpns, pr->wire_eff * 100);
-    printf("%10s %12s %12s %14s   %s\n", "size", "est us", "busbw GB/s", "slices x CTAs",
-           "critical path");
+    fprintf(tab,
+            "model: launch %.2f us, link %g GB/s per direction, %s: message %.2f us, step %.2f us, "
+            "%g GB/s per CTA, wire %.0f%% (weft estimate --model; docs/estimate.md)\n",
+            ep.launch_us, ep.link_gbps, weft_proto_name(a->proto), pr->lat_ns / 1000,
+            pr->step_ns / 1000, pr->cta_Bpns, pr->wire_eff * 100);
+    fprintf(tab, "%10s %12s %12s %14s   %s\n", "size", "est us", "busbw GB/s", "slices x CTAs",
+            "critical path");
     int drew = svg_out == NULL, listed = path_at == 0;
     for (size_t i = 0; i < nsizes; i++) {
         char sz[32];
@@ -454,11 +465,12 @@ int weft_cmd_estimate(int argc, char **argv) {
         double busbw = (double)sizes[i] / (us * 1000) * weft_coll_busbw_factor(a->coll, a->ngpus);
         char cut[32];
         snprintf(cut, sizeof cut, "%d x %d", s.niter, s.group);
-        printf("%10s %12.2f %12.2f %14s   %zu steps: %.2f us moving data, %.2f us launch, "
-               "messages and signals\n",
-               sz, us, busbw, cut, np, move, us - move);
+        fprintf(tab,
+                "%10s %12.2f %12.2f %14s   %zu steps: %.2f us moving data, %.2f us launch, "
+                "messages and signals\n",
+                sz, us, busbw, cut, np, move, us - move);
         if (!listed && sizes[i] == path_at) {
-            print_path(a, &s, p, np, s.start);
+            print_path(tab, a, &s, p, np, s.start);
             listed = 1;
         }
         if (!drew && sizes[i] == at) {

@@ -24,19 +24,25 @@ static const weft_opt show_opts[] = {
      .arg = WEFT_ARG_NONE,
      .help = "also print info notes (e.g. defaults applied to\nlegacy files)"},
     WEFT_OPT_DEFINE,
+    {.id = 'o',
+     .shortname = 'o',
+     .name = "output",
+     .arg = WEFT_ARG_OUT,
+     .meta = "OUT",
+     .help = "write the listing or picture to OUT (default, or -:\nstandard output)"},
     {.id = OPT_FORMAT,
      .name = "format",
      .arg = WEFT_ARG_WORD,
      .meta = "F",
      .words = show_formats,
-     .help = "text (default), or a picture of one schedule on\nstdout: svg, or dot for Graphviz"},
+     .help = "text (default), or a picture of one schedule: svg,\nor dot for Graphviz"},
     {0}};
 
 const weft_cmd_spec weft_spec_show = {
     .name = "show",
     .summary = "print an XML algorithm per rank and tb, with a summary",
-    .synopsis = "[--summary] [-v] [-D NAME=VALUE]... FILE.xml|FILE.weft...\n"
-                "--format=svg|dot [-D NAME=VALUE]... FILE.xml|FILE.weft",
+    .synopsis = "[--summary] [-v] [-D NAME=VALUE]... [-o OUT] FILE.xml|FILE.weft...\n"
+                "--format=svg|dot [-D NAME=VALUE]... [-o OUT] FILE.xml|FILE.weft",
     .description =
         "Reads MSCCL XML algorithms (- : standard input), or compiles .weft sources, and\n"
         "prints, per rank and tb, one line per step, then a summary (ranks, tbs, channels,\n"
@@ -55,19 +61,20 @@ const weft_cmd_spec weft_spec_show = {
     .exit_status = "0 ok, 1 a file is unreadable or invalid, 2 usage error.",
 };
 
-/* The picture of one algorithm on stdout. */
-static weft_result draw(const weft_algo *a, int format, weft_diag *d) {
+/* The picture of one algorithm on f. */
+static weft_result draw(const weft_algo *a, int format, FILE *f, weft_diag *d) {
     weft_timeline t;
     weft_result r = weft_ir_timeline(a, &t, d);
     if (r != WEFT_OK) return r;
-    int bad =
-        format == FMT_SVG ? draw_schedule_svg(a, &t, stdout) : draw_schedule_dot(a, &t, stdout);
+    int bad = format == FMT_SVG ? draw_schedule_svg(a, &t, f) : draw_schedule_dot(a, &t, f);
     weft_timeline_free(&t);
     return bad ? WEFT_ERR_SYSTEM : WEFT_OK;
 }
 
 int weft_cmd_show(int argc, char **argv) {
     int summary = 0, verbose = 0, rc = WEFT_EXIT_OK, format = FMT_TEXT;
+    const char *outpath = NULL;
+    weft_out *out = NULL;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0;
     if (defines == NULL) return WEFT_EXIT_INPUT;
@@ -82,6 +89,7 @@ int weft_cmd_show(int argc, char **argv) {
         if (c == 'v') verbose = 1;
         if (c == 'D') defines[ndef++] = g.arg;
         if (c == OPT_FORMAT) format = (int)g.num;
+        if (c == 'o') outpath = g.arg;
     }
     int nfiles = g.noperands;
     if (nfiles == 0) {
@@ -97,22 +105,33 @@ int weft_cmd_show(int argc, char **argv) {
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
     weft_cc_options co = {defines, ndef, NULL, 0};
     int seen = 0;
+    {
+        weft_diag *od = weft_diag_new();
+        if (weft_out_open(outpath, WEFT_OUT_STDOUT, &out, od) != WEFT_OK) {
+            weft_diag_print(od, stderr, WEFT_SEV_ERROR);
+            weft_diag_free(od);
+            free(defines);
+            return WEFT_EXIT_INPUT;
+        }
+        weft_diag_free(od);
+    }
+    FILE *of = weft_out_file(out);
     for (int i = 0; i < nfiles; i++) {
         const char *path = g.operands[i];
         weft_diag *d = weft_diag_new();
         weft_algo *a = NULL;
         weft_result r = d ? weft_cc_load_file(path, &co, &a, d) : WEFT_ERR_NOMEM;
-        fflush(stdout);
+        fflush(of);
         weft_diag_print(d, stderr, level);
         if (r == WEFT_OK) {
-            if (nfiles > 1) printf("%s==> %s <==\n", seen ? "\n" : "", path);
+            if (nfiles > 1) fprintf(of, "%s==> %s <==\n", seen ? "\n" : "", path);
             seen = 1;
-            r = format == FMT_TEXT ? weft_ir_show(a, stdout, summary) : draw(a, format, d);
-            fflush(stdout);
+            r = format == FMT_TEXT ? weft_ir_show(a, of, summary) : draw(a, format, of, d);
+            fflush(of);
             weft_diag_print(d, stderr, WEFT_SEV_ERROR);
         }
         if (r != WEFT_OK) {
-            if (r != WEFT_ERR_INPUT && !ferror(stdout)) /* a write error: said at exit */
+            if (r != WEFT_ERR_INPUT && !ferror(of)) /* a write error: said at exit */
                 fprintf(stderr, "weft show: %s: %s\n", path, weft_result_str(r));
             rc = WEFT_EXIT_INPUT;
         }
@@ -120,5 +139,10 @@ int weft_cmd_show(int argc, char **argv) {
         weft_diag_free(d);
     }
     free(defines);
+    /* the output is kept even when a file failed (as with several files on stdout) */
+    weft_diag *cd = weft_diag_new();
+    if (weft_out_close(out, cd) != WEFT_OK) rc = WEFT_EXIT_INPUT;
+    weft_diag_print(cd, stderr, WEFT_SEV_ERROR);
+    weft_diag_free(cd);
     return rc;
 }

@@ -23,46 +23,6 @@ static const weft_opt help_opts[] = {{.id = 'h',
                                      {0}};
 #define help_opt (help_opts[0])
 
-/* ---- did you mean ------------------------------------------------------------------------ */
-/* Edit distance with adjacent transpositions (a typo's usual shapes), capped at 99. */
-static int distance(const char *a, const char *b) {
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 64 || m > 64) return 99;
-    int d[65][65];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            int cost = a[i - 1] != b[j - 1];
-            int v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < v)
-                v = d[i - 2][j - 2] + 1;
-            d[i][j] = v;
-        }
-    return d[n][m];
-}
-
-const char *weft_did_you_mean(const char *s, const char *const *names, int n) {
-    const char *best = NULL;
-    int bestd = 99;
-    size_t len = strlen(s);
-    /* a third of the word may be wrong, at least one letter */
-    int limit = len <= 3 ? 1 : (int)(len + 2) / 3;
-    for (int i = 0; i < n; i++) {
-        if (names[i] == NULL) continue;
-        int dd = distance(s, names[i]);
-        /* an unfinished word: the only name it begins */
-        if (len >= 3 && strncmp(names[i], s, len) == 0 && dd > 0) dd = limit;
-        if (dd < bestd) bestd = dd, best = names[i];
-    }
-    return bestd <= limit ? best : NULL;
-}
-
 /* ---- messages ---------------------------------------------------------------------------- */
 static void vmsg(FILE *f, const char *cmd, const char *fmt, va_list ap) {
     if (f == NULL) return;

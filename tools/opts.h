@@ -125,9 +125,6 @@ int weft_opt_error(weft_getopt *g, const char *fmt, ...) __attribute__((format(p
 int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
                     unsigned long long *out);
 
-/* The closest of names (n of them) to s when it is close enough to be a likely typo, else
- * NULL. */
-const char *weft_did_you_mean(const char *s, const char *const *names, int n);
 
 /* --help of a command, to out. */
 void weft_cmd_help(const weft_cmd_spec *spec, FILE *out);
