@@ -22,13 +22,14 @@ trace=$root/tests/trace/data/min.json
 write() {
   case $1 in
   fmt) "$weft" fmt "$tmp/ring4.xml" -o "$2" ;;
+  show) "$weft" show --format=svg "$tmp/ring4.xml" -o "$2" ;;
   compile) "$weft" compile "$root/algorithms/allreduce_ring.weft" -D N=4 -D SERVE=1 -o "$2" ;;
   merge) "$weft" trace merge -o "$2" "$trace" ;;
   plot) "$weft" tune --plot-only "$tmp/table.txt" -o "$2" >/dev/null ;;
   table) (cd "$root/tests/tune" && "$test_tune" algos --write-table "$2") ;;
   esac
 }
-writers="fmt compile merge"
+writers="fmt show compile merge"
 if [ -n "$test_tune" ] && [ -x "$test_tune" ]; then
   (cd "$root/tests/tune" && "$test_tune" algos --write-table "$tmp/table.txt") || fail "test_tune table"
   writers="$writers plot table"
@@ -95,5 +96,11 @@ cp "$root/algorithms/allreduce_ring.weft" "$tmp/ring.weft"
 "$weft" compile "$tmp/ring.weft" -D N=4 -D SERVE=1 -o "$tmp/ring.weft" || fail "compile X -o X: exit $?"
 grep -q '^<algo' "$tmp/ring.weft" || fail "compile X -o X: no schedule written"
 
+# a picture on standard output is all of it: estimate's table then goes to standard error
+"$weft" estimate "$tmp/ring4.xml" --sizes 8 --at 1K --svg - >"$tmp/est.svg" 2>"$tmp/est.err" ||
+  fail "estimate --svg -"
+head -c 5 "$tmp/est.svg" | grep -q "<?xml" && tail -n1 "$tmp/est.svg" | grep -q "</svg>" ||
+  fail "estimate --svg -: standard output is not the picture alone"
+grep -q "critical path" "$tmp/est.err" || fail "estimate --svg -: no table on standard error"
 echo "$fails failures"
 [ "$fails" -eq 0 ]
