@@ -140,9 +140,11 @@ const weft_cmd_spec weft_spec_select = {
         "on buffers registered as symmetric windows (the table measures them apart); --no-table\n"
         "answers from the files' own size ranges. --compat adds the warnings about limits of\n"
         "MSCCL's and RCCL's loaders that weft itself does not have.\n"
-        "Where several algorithms fit a call in their own size ranges, the one with the lowest\n"
-        "estimated time serves (when weft has a cost model), else the one that sends the fewest\n"
-        "bytes across the network (from its cut into phases), else the first in load order.\n"
+        "Where several algorithms fit a call in their own size ranges (and no tuning table names\n"
+        "one), the one that sends the fewest bytes across the network serves (from its cut into\n"
+        "phases; on one node they tie), else the first in load order. `weft estimate`'s timing\n"
+        "model does not rank them: it is calibrated on one node of 2 GPUs (docs/estimate.md);\n"
+        "`weft tune` measures instead.\n"
         "-v says how each choice was made: that ranking with each candidate's keys, and across\n"
         "nodes without a table section for the node shape, the policy that applies.\n"
         "It also says for every file of the collective why it does or does not serve each call: "
@@ -280,7 +282,7 @@ static void show_phases(const weft_algo *a, const weft_phased *p, const weft_cal
 static void reasons(const weft_registry *r, const weft_call *c, const weft_select_expl *e) {
     if (e->chosen >= 0 && e->basis != WEFT_SELECT_TABLE) {
         if (e->ncands > 1)
-            printf("  why: %zu algorithms fit the call in their own size ranges; %s wins:\n",
+            printf("  why: %zu algorithms fit the call in their own size ranges; ranked by %s:\n",
                    e->ncands, weft_select_basis_str(e->basis));
         else
             printf("  why: %s\n", weft_select_basis_str(e->basis));
