@@ -57,7 +57,7 @@ int weft_registry_select_usable(const weft_registry *r, const weft_call *c,
     X(ONLY, "the only algorithm that fits the call in its own size range")                         \
     X(ESTIMATE, "the lowest estimated time (cost model)")                                          \
     X(NETWORK, "the fewest bytes across the network")                                              \
-    X(ORDER, "the first in load order (folders as listed, files by name): they send the same "    \
+    X(ORDER, "the first in load order (folders as listed, files by name): they send the same "     \
              "bytes across the network")
 
 typedef enum weft_select_basis {

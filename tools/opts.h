@@ -125,7 +125,6 @@ int weft_opt_error(weft_getopt *g, const char *fmt, ...) __attribute__((format(p
 int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
                     unsigned long long *out);
 
-
 /* --help of a command, to out. */
 void weft_cmd_help(const weft_cmd_spec *spec, FILE *out);
 /* The man page weft-NAME(1) (spaces in NAME become '-'), to out; version and date go into .TH. */
