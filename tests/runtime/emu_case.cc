@@ -155,17 +155,12 @@ std::string emu_check_case(EmuComm &em, int ai, const EmuCase &c, EmuTally &t) {
     for (int r = 0; r < n; r++) {
         if (!b1[r].guards_ok() || (!inplace && !b2[r].guards_ok()) || !scr[r].guards_ok())
             return fmt("%s: rank %d wrote outside a buffer", name.c_str(), r);
-        /* NCCL's send buffer: what of it a step may not write (weft_chunk_writable) is as the
-         * caller left it */
-        if (inplace && !weft_buf_exists(coll, a->root, 1, r, WEFT_BUF_INPUT)) continue;
-        for (size_t e = 0; e < ine; e++) {
-            int32_t x = (int32_t)(e / count) * k + (int32_t)((e % count) / (size_t)C);
-            if (inplace && weft_chunk_writable(coll, a->root, 1, r, k, WEFT_BUF_INPUT, x)) continue;
-            if (memcmp(bufs[r][0] + e * es, in[r].data() + e * es, es) != 0)
-                return fmt("%s: rank %d changed element %zu of its send buffer (input chunk %d), "
-                           "which NCCL never writes",
-                           name.c_str(), r, e, x);
-        }
+        size_t e;
+        int32_t x;
+        if (!send_untouched(a, inplace, r, count, es, ine, bufs[r][0], in[r], &e, &x))
+            return fmt("%s: rank %d changed element %zu of its send buffer (input chunk %d), "
+                       "which NCCL never writes",
+                       name.c_str(), r, e, x);
     }
     return "";
 }

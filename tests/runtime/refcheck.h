@@ -85,5 +85,27 @@ inline bool expected(weft_coll coll, int n, int r, int root, size_t count, size_
     return true;
 }
 
+/* Whether rank r's send buffer `got` (the ine elements of es bytes its input spans) still holds
+ * what the caller put there (`in`) wherever a step may not write it (weft_chunk_writable): the
+ * whole input out of place, the input outside the output in place, all of a non-root rank's
+ * buffer of reduce and gather. True when r has no send buffer in this mode; else the first
+ * element that changed in *elem and its input chunk in *chunk. */
+inline bool send_untouched(const weft_algo *a, int inplace, int r, size_t count, size_t es,
+                           size_t ine, const char *got, const std::vector<char> &in, size_t *elem,
+                           int32_t *chunk) {
+    if (inplace && !weft_buf_exists(a->coll, a->root, 1, r, WEFT_BUF_INPUT)) return true;
+    const int32_t k = weft_algo_chunks_per_seg(a);
+    const size_t C = (size_t)weft_chunk_elems((int64_t)count, k);
+    for (size_t e = 0; e < ine; e++) {
+        int32_t x = (int32_t)(e / count) * k + (int32_t)((e % count) / C);
+        if (inplace && weft_chunk_writable(a->coll, a->root, 1, r, k, WEFT_BUF_INPUT, x)) continue;
+        if (memcmp(got + e * es, in.data() + e * es, es) != 0) {
+            *elem = e, *chunk = x;
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace refcheck
 #endif

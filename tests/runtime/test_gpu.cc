@@ -620,24 +620,19 @@ static int loopback_case(weft_comm *c, int ai, const weft_algo *a, weft_dtype dt
             return 1;
         }
     }
-    /* what NCCL never writes of the send buffer is as the caller left it (weft_chunk_writable) */
-    const int32_t k = weft_algo_chunks_per_seg(a);
-    const size_t C = (size_t)weft_chunk_elems((int64_t)count, k);
+    /* what NCCL never writes of the send buffer is as the caller left it */
     std::vector<char> sent(ine * es);
     for (int r = 0; r < n; r++) {
-        if (inplace && !weft_buf_exists(coll, a->root, 1, r, WEFT_BUF_INPUT)) continue;
         CU(cudaMemcpyAsync(sent.data(), sendp[r], ine * es, cudaMemcpyDeviceToHost, st));
         CU(cudaStreamSynchronize(st));
-        for (size_t e = 0; e < ine; e++) {
-            int32_t x = (int32_t)(e / count) * k + (int32_t)((e % count) / C);
-            if (inplace && weft_chunk_writable(coll, a->root, 1, r, k, WEFT_BUF_INPUT, x)) continue;
-            if (memcmp(sent.data() + e * es, in[r].data() + e * es, es) != 0) {
-                say("[%d] FAIL %s: rank %d changed element %zu of its send buffer, which NCCL "
-                    "never writes\n",
-                    prank, label, r, e);
-                pass_loop.wrong++;
-                return 1;
-            }
+        size_t e;
+        int32_t x;
+        if (!refcheck::send_untouched(a, inplace, r, count, es, ine, sent.data(), in[r], &e, &x)) {
+            say("[%d] FAIL %s: rank %d changed element %zu of its send buffer (input chunk %d), "
+                "which NCCL never writes\n",
+                prank, label, r, e, x);
+            pass_loop.wrong++;
+            return 1;
         }
     }
     return 0;
