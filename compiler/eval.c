@@ -978,7 +978,7 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
     if (!reg && !unreg) reg = unreg = 1;
     p->launch = 0;
     for (int l = 0; l < WEFT_LAUNCH_COUNT; l++) {
-        int g = (l & 1) != 0, r = (l & 2) != 0; /* weft_launch_of */
+        int g = weft_launch_graph((weft_launch)l), r = weft_launch_registered((weft_launch)l);
         if ((g ? graph : eager) && (r ? reg : unreg)) p->launch |= (uint8_t)(1u << l);
     }
     p->instances = 1;

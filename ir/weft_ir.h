@@ -46,9 +46,32 @@ typedef enum weft_launch {
 
 #define WEFT_LAUNCH_ALL ((1u << WEFT_LAUNCH_COUNT) - 1u)
 
+/* Whether launch mode l is captured in a CUDA graph, on registered buffers (its table row). */
+static inline int weft_launch_graph(weft_launch l) {
+    switch (l) {
+#define WEFT_X_(id, n, g, r)                                                                       \
+    case WEFT_LAUNCH_##id: return g;
+        WEFT_LAUNCHES(WEFT_X_)
+#undef WEFT_X_
+    default: return 0;
+    }
+}
+static inline int weft_launch_registered(weft_launch l) {
+    switch (l) {
+#define WEFT_X_(id, n, g, r)                                                                       \
+    case WEFT_LAUNCH_##id: return r;
+        WEFT_LAUNCHES(WEFT_X_)
+#undef WEFT_X_
+    default: return 0;
+    }
+}
 /* The launch mode of a call captured (graph) or not, on registered buffers or not. */
 static inline weft_launch weft_launch_of(int graph, int registered) {
-    return (weft_launch)((graph ? 1 : 0) | (registered ? 2 : 0));
+    for (int l = 0; l < WEFT_LAUNCH_COUNT; l++)
+        if (weft_launch_graph((weft_launch)l) == !!graph &&
+            weft_launch_registered((weft_launch)l) == !!registered)
+            return (weft_launch)l;
+    return WEFT_LAUNCH_EAGER;
 }
 WEFT_API const char *weft_launch_name(weft_launch l);
 WEFT_API int weft_launch_from_name(const char *name);
