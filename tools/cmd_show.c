@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FMT_TEXT, FMT_SVG, FMT_DOT, OPT_FORMAT = 256 };
+enum { FMT_TEXT, FMT_SVG, FMT_DOT, OPT_FORMAT = 256, OPT_GPN };
 static const char *const show_formats[] = {"text", "svg", "dot", NULL};
 
 static const weft_opt show_opts[] = {
@@ -36,22 +36,34 @@ static const weft_opt show_opts[] = {
      .meta = "F",
      .words = show_formats,
      .help = "text (default), or a picture of one schedule: svg,\nor dot for Graphviz"},
+    {.id = OPT_GPN,
+     .name = "gpus-per-node",
+     .arg = WEFT_ARG_INT,
+     .meta = "G",
+     .help = "pictures: frame ranks n*G .. n*G+G-1 as node n and\ncolour messages between nodes",
+     .lo = 1,
+     .hi = 8192},
     {0}};
 
 const weft_cmd_spec weft_spec_show = {
     .name = "show",
     .summary = "print an XML algorithm per rank and tb, with a summary",
     .synopsis = "[--summary] [-v] [-D NAME=VALUE]... [-o OUT] FILE.xml|FILE.weft...\n"
-                "--format=svg|dot [-D NAME=VALUE]... [-o OUT] FILE.xml|FILE.weft",
+                "--format=svg|dot [--gpus-per-node G] [-D NAME=VALUE]... [-o OUT]\n"
+                "FILE.xml|FILE.weft",
     .description =
         "Reads MSCCL XML algorithms (- : standard input), or compiles .weft sources, and\n"
         "prints, per rank and tb, one line per step, then a summary (ranks, tbs, channels,\n"
         "steps by type, chunks sent per peer pair).\n"
         "\n"
-        "--format=svg draws the schedule instead: a row per tb, grouped by rank; each step in\n"
-        "the column of its happens-before depth; an arrow per message (dashed: dependencies\n"
-        "across tbs); the critical path (the longest chain of waits, as `weft verify` counts\n"
-        "it) in red. --format=dot writes the same as a Graphviz graph (`dot -Tsvg`).\n"
+        "--format=svg draws the schedule instead: rows of tbs grouped by rank (tbs whose\n"
+        "steps never share a column share a row); each step a box, in the column of its\n"
+        "happens-before depth, naming its type and the chunk it writes (or reads); an arrow\n"
+        "per message (dashed: dependencies across tbs; grey and labelled with the peer at\n"
+        "both ends: between ranks not side by side); the critical path (the longest chain of\n"
+        "waits, as `weft verify` counts it) in red; a legend. --gpus-per-node G frames each\n"
+        "node's ranks and colours messages between nodes. --format=dot writes the same as a\n"
+        "Graphviz graph (`dot -Tsvg`).\n"
         "\n"
         "Step lines read: S TYPE DATA-FLOW [after tb T step S] [(signals)], where i[x], o[x],\n"
         "s[x] are chunks of the input, output and scratch buffer (i[x..y] a range), `recv P`\n"
@@ -62,17 +74,19 @@ const weft_cmd_spec weft_spec_show = {
 };
 
 /* The picture of one algorithm on f. */
-static weft_result draw(const weft_algo *a, int format, FILE *f, weft_diag *d) {
+static weft_result draw(const weft_algo *a, int format, int32_t gpn, FILE *f, weft_diag *d) {
     weft_timeline t;
     weft_result r = weft_ir_timeline(a, &t, d);
     if (r != WEFT_OK) return r;
-    int bad = format == FMT_SVG ? draw_schedule_svg(a, &t, f) : draw_schedule_dot(a, &t, f);
+    int bad =
+        format == FMT_SVG ? draw_schedule_svg(a, &t, gpn, f) : draw_schedule_dot(a, &t, gpn, f);
     weft_timeline_free(&t);
     return bad ? WEFT_ERR_SYSTEM : WEFT_OK;
 }
 
 int weft_cmd_show(int argc, char **argv) {
     int summary = 0, verbose = 0, rc = WEFT_EXIT_OK, format = FMT_TEXT;
+    int32_t gpn = 0;
     const char *outpath = NULL;
     weft_out *out = NULL;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
@@ -90,6 +104,7 @@ int weft_cmd_show(int argc, char **argv) {
         if (c == 'D') defines[ndef++] = g.arg;
         if (c == OPT_FORMAT) format = (int)g.num;
         if (c == 'o') outpath = g.arg;
+        if (c == OPT_GPN) gpn = (int32_t)g.num;
     }
     int nfiles = g.noperands;
     if (nfiles == 0) {
@@ -100,6 +115,11 @@ int weft_cmd_show(int argc, char **argv) {
         free(defines);
         return weft_usage_error(&weft_spec_show, "--format=%s draws one file, without --summary",
                                 show_formats[format]);
+    }
+    if (gpn && format == FMT_TEXT) {
+        free(defines);
+        return weft_usage_error(&weft_spec_show, "--gpus-per-node frames nodes in a picture: with "
+                                                 "--format=svg or dot");
     }
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
@@ -126,7 +146,7 @@ int weft_cmd_show(int argc, char **argv) {
         if (r == WEFT_OK) {
             if (nfiles > 1) fprintf(of, "%s==> %s <==\n", seen ? "\n" : "", path);
             seen = 1;
-            r = format == FMT_TEXT ? weft_ir_show(a, of, summary) : draw(a, format, of, d);
+            r = format == FMT_TEXT ? weft_ir_show(a, of, summary) : draw(a, format, gpn, of, d);
             fflush(of);
             weft_diag_print(d, stderr, WEFT_SEV_ERROR);
         }

@@ -157,6 +157,19 @@ void svg_text(svg *s, double x, double y, double size, const char *anchor, doubl
     fputs("</text>\n", s->f);
 }
 
+double svg_text_width(double size, const char *text) {
+    double em = 0;
+    for (const unsigned char *t = (const unsigned char *)text; *t; t++) {
+        if ((*t & 0xc0) == 0x80) continue; /* a UTF-8 continuation byte: the same character */
+        em += *t == ' ' || *t == '.' || *t == ',' || *t == ':' || *t == ';' || *t == '[' ||
+                      *t == ']' || *t == '(' || *t == ')' || *t == 'i' || *t == 'l'
+                  ? 0.36
+              : *t == 'm' || *t == 'w' || *t == 'M' || *t == 'W' ? 0.92
+                                                                 : 0.64;
+    }
+    return em * size;
+}
+
 void svg_group_begin(svg *s, const char *title) {
     fputs("<g", s->f);
     put_class(s);

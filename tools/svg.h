@@ -44,6 +44,10 @@ void svg_circle(svg *s, double x, double y, double r, const char *fill);
 /* anchor: "start", "middle" or "end"; rotate: degrees about (x, y). The text is escaped. */
 void svg_text(svg *s, double x, double y, double size, const char *anchor, double rotate,
               const char *color, const char *fmt, ...) WEFT_PRINTF(8, 9);
+/* The width a line of text takes at size px, estimated (no font metrics here): DejaVu Sans,
+ * the first font the pictures ask for and among the widest, averages about 0.6 em per
+ * character in the labels weft writes, so a picture sized by this does not cut its text. */
+double svg_text_width(double size, const char *text);
 /* A group; title (may be NULL) is a tooltip in viewers that show <title>. */
 void svg_group_begin(svg *s, const char *title);
 void svg_group_end(svg *s);

@@ -1,14 +1,16 @@
 /* test_draw.c — checks pictures against what they show, counted independently of the drawing.
- *   test_draw FILE.xml PICTURE.svg [PICTURE.dot]: a schedule (weft show --format=svg|dot). The
- *     SVG is parsed with libxml2: it must be SVG with one group per rank holding exactly that
- *     rank's steps, one arrow per message (a step that receives takes one), and as many steps
- *     marked critical as the verifier's critical path, joined by one polyline; the DOT must have
+ *   test_draw [--gpus-per-node=G] FILE.xml PICTURE.svg [PICTURE.dot]: a schedule (weft show
+ *     --format=svg|dot [--gpus-per-node G]). The SVG is parsed with libxml2: it must be SVG with
+ *     one group per rank holding exactly that rank's steps, one arrow per message (a step that
+ *     receives takes one), and as many steps marked critical as the verifier's critical path,
+ *     joined by one polyline; it must read without hovering (check_readable); the DOT must have
  *     the same counts.
  *   test_draw --trace PICTURE.svg SEQ PATH TRACE...: one call of a trace (weft trace draw): a
  *     group per rank of call SEQ holding exactly that rank's step executions, an arrow per
  *     message whose send and receive are both recorded, PATH executions marked critical (the
  *     length `weft trace summarize` reports), joined by one polyline.
  * Prints the counts. */
+#include "svg.h"
 #include "trace_internal.h"
 #include "weft_ir.h"
 
@@ -94,6 +96,60 @@ static long polyline_points(xmlXPathContextPtr x) {
     return n;
 }
 
+static double num(xmlXPathContextPtr x, const char *expr) {
+    xmlXPathObjectPtr o = xmlXPathEvalExpression((const xmlChar *)expr, x);
+    double v = o && o->type == XPATH_NUMBER ? o->floatval : -1;
+    xmlXPathFreeObject(o);
+    return v;
+}
+
+/* What makes a picture read in a PNG, where nothing shows on hover: every text fits the
+ * picture's width (by svg_text_width's estimate, the one the drawing sizes itself by), the
+ * legend is there, each step box names its chunks where its step has any, the rows take fewer
+ * than one per tb where tbs can share one, and with nodes, one frame per node. */
+static void check_readable(xmlXPathContextPtr x, const weft_algo *a, int gpn) {
+    double width = num(x, "number(/s:svg/@width)");
+    xmlXPathObjectPtr o = xmlXPathEvalExpression((const xmlChar *)"//s:text", x);
+    long texts = 0;
+    for (int i = 0; o && o->nodesetval && i < o->nodesetval->nodeNr; i++) {
+        xmlNodePtr n = o->nodesetval->nodeTab[i];
+        xmlChar *tx = xmlNodeGetContent(n), *xs = xmlGetProp(n, (const xmlChar *)"x"),
+                *fs = xmlGetProp(n, (const xmlChar *)"font-size"),
+                *an = xmlGetProp(n, (const xmlChar *)"text-anchor");
+        double w = svg_text_width(atof((const char *)fs), (const char *)tx);
+        double x0 = atof((const char *)xs);
+        double right = strcmp((const char *)an, "end") == 0      ? x0
+                       : strcmp((const char *)an, "middle") == 0 ? x0 + w / 2
+                                                                 : x0 + w;
+        EXPECT(right <= width + 0.5, "text '%s' ends at %.0f, past the picture's width %.0f",
+               (const char *)tx, right, width);
+        texts++;
+        xmlFree(tx), xmlFree(xs), xmlFree(fs), xmlFree(an);
+    }
+    xmlXPathFreeObject(o);
+    EXPECT(texts > 0, "no text");
+    EXPECT(count(x, "count(//s:g[@class='legend']/s:text)") >= 3, "no legend");
+    long boxes = 0, rows = count(x, "count(//s:text[@class='row-label'])"), tbs = 0;
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        tbs += a->gpus[r].ntbs;
+        for (int32_t t = 0; t < a->gpus[r].ntbs; t++)
+            for (int32_t i = 0; i < a->gpus[r].tbs[t].nsteps; i++)
+                boxes += (weft_step_flags(a->gpus[r].tbs[t].steps[i].type) &
+                          (WEFT_STEP_F_WRITE | WEFT_STEP_F_READS_SRC)) != 0;
+    }
+    long chunk_texts = count(x, "count(//s:g[starts-with(@class, 'step')]/s:text[@class='chunk'])");
+    EXPECT(chunk_texts == boxes, "%ld step boxes name their chunks, not %ld", chunk_texts, boxes);
+    EXPECT(rows >= a->ngpus && rows <= tbs, "%ld rows for %ld tbs", rows, tbs);
+    if (gpn > 0 && gpn < a->ngpus)
+        EXPECT(count(x, "count(//s:g[@class='node'])") == (a->ngpus + gpn - 1) / gpn,
+               "%ld node frames for %d ranks of %d per node",
+               count(x, "count(//s:g[@class='node'])"), a->ngpus, gpn);
+    else
+        EXPECT(count(x, "count(//s:g[@class='node'])") == 0, "node frames without nodes");
+    printf("  readable: width %.0f holds its %ld texts; %ld rows for %ld tbs; %ld chunk labels\n",
+           width, texts, rows, tbs, chunk_texts);
+}
+
 static int check_trace(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: test_draw --trace PICTURE.svg SEQ PATH TRACE...\n");
@@ -161,8 +217,14 @@ static int check_trace(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--trace") == 0) return check_trace(argc, argv);
+    int gpn = 0;
+    if (argc > 2 && strncmp(argv[1], "--gpus-per-node=", 16) == 0) {
+        gpn = atoi(argv[1] + 16);
+        argv++, argc--;
+    }
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: test_draw FILE.xml PICTURE.svg [PICTURE.dot]\n");
+        fprintf(stderr,
+                "usage: test_draw [--gpus-per-node=G] FILE.xml PICTURE.svg [PICTURE.dot]\n");
         return 2;
     }
     weft_diag *d = weft_diag_new();
@@ -209,6 +271,7 @@ int main(int argc, char **argv) {
            polyline_points(x), crit);
     printf("%s: %d ranks, %ld steps, %ld messages, critical path %ld\n", argv[1], a->ngpus, nsteps,
            messages, crit);
+    check_readable(x, a, gpn);
     if (argc == 4) check_dot(argv[3], a->ngpus, nsteps, messages, crit);
 
     xmlXPathFreeContext(x);
