@@ -239,21 +239,151 @@ static void print_path(FILE *tab, const weft_algo *a, const weft_sim *s, const w
     }
 }
 
-/* The timeline: a row per (rank, tb), a box per step execution (colour by what it does), the
- * critical path outlined. */
+/* The timeline's geometry. Up to FOLD_AT tbs in all, a row per (rank, tb), each execution's
+ * wait drawn before it; past that (a 128-tb file drew a 3,664-px wall of stripes), each rank's
+ * tbs are folded into at most FOLD_ROWS rows: a tb goes to the first row where none of its
+ * executions meets one already there (waits left out, they would always meet), else to the
+ * last row, drawn over. A rank's rows then read as its busy time. */
+enum { FOLD_AT = 48, FOLD_ROWS = 6 };
+static const double T_LEFT = 110, T_TOP = 44, T_ROW = 14, T_WIDTH = 1000, T_RIGHT = 40;
+
+static int64_t exec_start(const weft_sim_exec *e) {
+    return e->t0 + e->dep + e->data + e->credit;
+}
+
+/* Rows for the tbs: row[i] for s->tbs[i], rank_row0[r] the first row of rank r and rank_nrows[r]
+ * its rows, over[r] set where a tb found no row free and was drawn over; the row count. */
+static int32_t fold_rows(const weft_algo *a, const weft_sim *s, int fold, int32_t *row,
+                         int32_t *rank_row0, int32_t *rank_nrows, uint8_t *over) {
+    if (!fold) {
+        for (size_t i = 0; i < s->ntbs; i++)
+            row[i] = (int32_t)i;
+        for (int32_t r = 0; r < a->ngpus; r++)
+            rank_row0[r] = rank_nrows[r] = over[r] = 0;
+        for (size_t i = s->ntbs; i-- > 0;)
+            rank_row0[s->tbs[i].rank] = (int32_t)i, rank_nrows[s->tbs[i].rank]++;
+        return (int32_t)s->ntbs;
+    }
+    int32_t nrows = 0;
+    size_t i = 0;
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        rank_row0[r] = nrows;
+        over[r] = 0;
+        size_t b = i;
+        int32_t used = 0;
+        for (; i < s->ntbs && s->tbs[i].rank == r; i++) {
+            int32_t k = 0;
+            for (; k < used; k++) {
+                int meets = 0;
+                /* earlier tbs of the rank in row k: does any execution meet one of tb i's? */
+                for (size_t j = b; j < i && !meets; j++) {
+                    if (row[j] != nrows + k) continue;
+                    for (int32_t x = 0; x < s->tbs[i].n && !meets; x++)
+                        for (int32_t y = 0; y < s->tbs[j].n && !meets; y++)
+                            meets = exec_start(&s->tbs[i].e[x]) < s->tbs[j].e[y].t1 &&
+                                    exec_start(&s->tbs[j].e[y]) < s->tbs[i].e[x].t1;
+                }
+                if (!meets) break;
+            }
+            if (k == used && used == FOLD_ROWS) over[r] = 1;
+            if (k == used) k = used < FOLD_ROWS ? used++ : used - 1;
+            row[i] = nrows + k;
+        }
+        rank_nrows[r] = used > 0 ? used : 1;
+        nrows += rank_nrows[r];
+    }
+    return nrows;
+}
+
+/* Axis ticks: 1, 2 or 5 times a power of ten, about six of them over span (same unit). */
+static double tick_step(double span) {
+    double step = 1e-3;
+    while (span / step > 6)
+        step *= span / (step * 2) <= 6 ? 2 : span / (step * 5) <= 6 ? 5 : 10;
+    return step;
+}
+
+/* The timeline: rows of tbs by rank (folded past FOLD_AT), a box per step execution (colour by
+ * what it does), the critical path outlined, a time axis and a legend below. */
 static int draw(const char *path, const weft_algo *a, const weft_sim *s, const weft_sim_hop *p,
                 size_t np, const char *title) {
-    const double left = 90, top = 40, row = 14, width = 1000;
-    double h = top + row * (double)s->ntbs + 40;
-    svg *g = svg_open(path, left + width + 20, h);
-    if (g == NULL) return -1;
+    int fold = s->ntbs > FOLD_AT;
+    int32_t *row = malloc((s->ntbs + 1) * sizeof *row);
+    int32_t *row0 = malloc(((size_t)a->ngpus + 1) * sizeof *row0);
+    int32_t *nrow = malloc(((size_t)a->ngpus + 1) * sizeof *nrow);
+    uint8_t *over = malloc((size_t)a->ngpus + 1);
+    if (row == NULL || row0 == NULL || nrow == NULL || over == NULL) {
+        free(row), free(row0), free(nrow), free(over);
+        errno = ENOMEM;
+        return -1;
+    }
+    int32_t nrows = fold_rows(a, s, fold, row, row0, nrow, over);
+    int any_over = 0;
+    for (int32_t r = 0; r < a->ngpus; r++)
+        any_over |= over[r];
+    /* a gap between ranks when folded, where a rank's rows are no longer labelled one by one */
+    double gap = fold ? 6 : 0;
+    double plot_h = T_ROW * nrows + gap * a->ngpus;
+    static const char *const legend =
+        "blue send, green receive, red reduce, grey local; light grey: waiting; outlined: "
+        "critical path";
+    static const char *const legend_fold =
+        "blue send, green receive, red reduce, grey local; outlined: critical path; folded: a "
+        "rank's tbs share rows where their steps do not overlap in time (waits not drawn)";
+    static const char *const legend_over = "*: more tbs busy at once than rows: the last row is "
+                                           "drawn over";
+    const char *leg = fold ? legend_fold : legend;
+    double w = T_LEFT + T_WIDTH + T_RIGHT;
+    if (20 + svg_text_width(13, title) > w) w = 20 + svg_text_width(13, title);
+    if (20 + svg_text_width(10, leg) > w) w = 20 + svg_text_width(10, leg);
+    double h = T_TOP + plot_h + 64 + (any_over ? 14 : 0);
+    svg *g = svg_open(path, w, h);
+    if (g == NULL) {
+        free(row), free(row0), free(nrow), free(over);
+        return -1;
+    }
     double span = (double)(s->end - s->start);
     if (span <= 0) span = 1;
+#define ROW_Y(rank, rw) (T_TOP + T_ROW * (double)(rw) + gap * (double)(rank))
+#define TX(ns)          (T_LEFT + T_WIDTH * (double)((ns)-s->start) / span)
+    svg_class(g, "title");
     svg_text(g, 10, 20, 13, "start", 0, "black", "%s", title);
+    /* the grid and its labels above the rows, the axis below */
+    double step_us = tick_step(span / 1000), yb = T_TOP + plot_h + 4;
+    svg_class(g, "axis");
+    svg_group_begin(g, NULL);
+    for (int k = 0; k * step_us <= span / 1000 * (1 + 1e-9); k++) {
+        double x = T_LEFT + T_WIDTH * k * step_us * 1000 / span;
+        svg_line(g, x, T_TOP - 4, x, yb, "#e4e4e4", 1, NULL);
+        svg_text(g, x, yb + 14, 10, "middle", 0, "black", "%g", k * step_us);
+    }
+    svg_line(g, T_LEFT, yb, T_LEFT + T_WIDTH, yb, "black", 1, NULL);
+    svg_text(g, T_LEFT + T_WIDTH, yb + 28, 10, "end", 0, "black",
+             "us from the call (modelled end %.2f us)", span / 1000);
+    svg_group_end(g);
+    for (int32_t r = 0; r < a->ngpus; r++) {
+        if (!fold) break;
+        double y = ROW_Y(r, row0[r]);
+        int32_t ntbs = a->gpus[r].ntbs;
+        svg_class(g, "rank-label");
+        if (nrow[r] == 1)
+            svg_text(g, T_LEFT - 6, y + T_ROW - 3, 10, "end", 0, "black", "rank %d: %d tb%s", r,
+                     ntbs, ntbs == 1 ? "" : "s");
+        else {
+            svg_text(g, T_LEFT - 6, y + T_ROW - 3, 10, "end", 0, "black", "rank %d", r);
+            svg_text(g, T_LEFT - 6, y + 2 * T_ROW - 3, 9, "end", 0, "#555", "%d tbs in %d rows%s",
+                     ntbs, nrow[r], over[r] ? "*" : "");
+        }
+        if (r % 2 == 0) svg_rect(g, T_LEFT, y, T_WIDTH, T_ROW * nrow[r], "#f5f5f5", 1, NULL);
+    }
     for (size_t i = 0; i < s->ntbs; i++) {
         const weft_sim_tb *t = &s->tbs[i];
-        double y = top + row * (double)i;
-        svg_text(g, left - 6, y + row - 4, 10, "end", 0, "black", "rank %d tb %d", t->rank, t->tb);
+        double y = ROW_Y(t->rank, row[i]);
+        if (!fold) {
+            svg_class(g, "row-label");
+            svg_text(g, T_LEFT - 6, y + T_ROW - 4, 10, "end", 0, "black", "rank %d tb %d", t->rank,
+                     t->tb);
+        }
         for (int32_t x = 0; x < t->n; x++) {
             const weft_sim_exec *e = &t->e[x];
             const weft_step *xs = &a->gpus[t->rank].tbs[t->tb].steps[e->step];
@@ -262,37 +392,35 @@ static int draw(const char *path, const weft_algo *a, const weft_sim *s, const w
                                : (f & WEFT_STEP_F_RECV) ? "#2ca02c"
                                : (f & WEFT_STEP_F_SEND) ? "#1f77b4"
                                                         : "#7f7f7f";
-            double x0 = left + width * (double)(e->t0 - s->start) / span;
-            double xw = left + width * (double)(e->t1 - s->start) / span;
-            double xm =
-                left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) / span;
+            double x0 = TX(e->t0), xw = TX(e->t1), xm = TX(exec_start(e));
             char tip[160];
             snprintf(tip, sizeof tip,
                      "rank %d tb %d step %d slice %d %s: %.3f-%.3f us, waited %.3f", t->rank, t->tb,
                      e->step, e->iter, weft_step_name(xs->type), (double)(e->t0 - s->start) / 1000,
                      (double)(e->t1 - s->start) / 1000,
                      (double)(e->dep + e->data + e->credit) / 1000);
+            svg_class(g, "exec");
             svg_group_begin(g, tip);
-            if (xm > x0) svg_rect(g, x0, y + 2, xm - x0, row - 4, "#dddddd", 1, NULL);
-            svg_rect(g, xm, y + 2, xw - xm > 0.5 ? xw - xm : 0.5, row - 4, fill, 0.85, NULL);
+            if (!fold && xm > x0) svg_rect(g, x0, y + 2, xm - x0, T_ROW - 4, "#dddddd", 1, NULL);
+            svg_rect(g, xm, y + 2, xw - xm > 0.5 ? xw - xm : 0.5, T_ROW - 4, fill, 0.85, NULL);
             svg_group_end(g);
         }
     }
     for (size_t i = 0; i < np; i++) {
         const weft_sim_exec *e = &s->tbs[p[i].tb].e[p[i].x];
-        double y = top + row * (double)p[i].tb;
-        double x0 = left + width * (double)(e->t0 + e->dep + e->data + e->credit - s->start) / span;
-        double x1 = left + width * (double)(e->t1 - s->start) / span;
-        svg_rect(g, x0, y + 1, x1 - x0 > 0.5 ? x1 - x0 : 0.5, row - 2, "none", 1, "black");
+        double y = ROW_Y(s->tbs[p[i].tb].rank, row[p[i].tb]);
+        double x0 = TX(exec_start(e)), x1 = TX(e->t1);
+        svg_class(g, "crit");
+        svg_rect(g, x0, y + 1, x1 - x0 > 0.5 ? x1 - x0 : 0.5, T_ROW - 2, "none", 1, "black");
     }
-    double yb = top + row * (double)s->ntbs + 14;
-    svg_line(g, left, yb - 10, left + width, yb - 10, "black", 1, NULL);
-    for (int k = 0; k <= 4; k++)
-        svg_text(g, left + width * k / 4, yb + 4, 10, "middle", 0, "black", "%.2f us",
-                 span / 1000 * k / 4);
-    svg_text(g, left + width, 20, 10, "end", 0, "black",
-             "blue send, green receive, red reduce, grey local; light grey: waiting; outlined: "
-             "critical path");
+#undef ROW_Y
+#undef TX
+    svg_class(g, "legend");
+    svg_group_begin(g, NULL);
+    svg_text(g, 10, h - 8 - (any_over ? 14 : 0), 10, "start", 0, "black", "%s", leg);
+    if (any_over) svg_text(g, 10, h - 8, 10, "start", 0, "black", "%s", legend_over);
+    svg_group_end(g);
+    free(row), free(row0), free(nrow), free(over);
     return svg_close(g);
 }
 

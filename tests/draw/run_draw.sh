@@ -51,6 +51,15 @@ grep -q 'class="step crit"' "$tmp/allreduce_hierarchical_8.svg" &&
     grep -q 'stroke="#7b3294"' "$tmp/allreduce_hierarchical_8.svg" ||
     fail "no message between nodes drawn in the nodes' colour"
 
+# weft estimate --svg: past 48 tbs a rank's tbs fold into at most 6 rows, so 8 ranks of 126 tbs
+# stay under 900 px (one row per tb drew 14,000), labelled per rank, with a legend
+"$weft" estimate -D N=8 -D C=9 "$src/algorithms/allgather_direct.weft" --sizes 1M \
+    --svg "$tmp/est.svg" >/dev/null 2>&1
+h=$(sed -nE 's/^<svg [^>]* height="([0-9]+)".*/\1/p' "$tmp/est.svg")
+[ "$h" -lt 900 ] || fail "estimate --svg of 1008 tbs is $h px tall"
+[ "$(grep -c '<text class="rank-label"' "$tmp/est.svg")" -ge 8 ] && grep -q 'class="legend"' "$tmp/est.svg" &&
+    grep -q 'us from the call' "$tmp/est.svg" || fail "estimate --svg: no rank labels, legend or axis"
+
 # usage and input errors: exit 2 and 1, with the reason
 x="$tmp/allreduce_ring.xml"
 expect() { # CODE TEXT CMD...
