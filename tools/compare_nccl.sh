@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # compare_nccl.sh — weft through libweft_nccl.so against stock NCCL, the way users check it:
-# nccl-tests without and with the shim, alternating runs, every collective; per size the stock
-# and weft times, weft/NCCL and #wrong, and a verdict line per collective and launch kind.
+# nccl-tests without the shim, with it (weft serving) and with it disabled (the control: the shim
+# loaded, WEFT_DISABLE=1), alternating runs, every collective and launch mode; per size the
+# times, weft/NCCL, control/NCCL and #wrong, a verdict line per collective and mode and one
+# summary line. --torch adds PyTorch's own CUDA-graph capture (tests/gpu/torch_graph.py).
 # Skips, saying why, where there is no GPU. Every performance claim in README comes from it.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -11,49 +13,67 @@ usage() {
   cat <<EOF
 usage: tools/compare_nccl.sh --nccl-tests DIR [options]
 
-Runs nccl-tests (one process per GPU under mpirun) without weft and with
-LD_PRELOAD=libweft_nccl.so WEFT_ALGO_DIR=ALGOS, alternating (stock, weft, stock, weft...), for
-each collective and launch kind, and prints per size: stock us, weft us, weft/NCCL out of place
-and in place (medians over the pairs), weft's #wrong; then one verdict line per collective: the
-largest weft/NCCL and how many sizes exceed --limit. Exit 0 when every run finished with
-#wrong 0 (a ratio above the limit is reported, not an error), 1 otherwise, 2 on a usage error.
+Runs nccl-tests (one process per GPU under mpirun) three ways, alternating in rotating order:
+stock NCCL; LD_PRELOAD=libweft_nccl.so WEFT_ALGO_DIR=ALGOS (weft); and the shim loaded with
+WEFT_DISABLE=1 (the control: NCCL serves every call, so control/NCCL is what run-to-run noise and
+the shim's pass-through read as). Per collective and launch mode, per size: the median times,
+weft/NCCL and control/NCCL out of place and in place, weft's #wrong; a verdict line (the largest
+weft/NCCL, how many sizes are slower than both --limit and the control); then one summary line.
+Sizes below 1 MB run with --iters-small iterations (nccl-tests' own noise is 10-30% at -n 20).
+Exit 0 when every run finished with #wrong 0 (a slow size is reported, not an error), 1
+otherwise, 2 on a usage error.
 
   --nccl-tests DIR  folder of nccl-tests' binaries (all_reduce_perf ...; built with MPI=1)
   --lib FILE        libweft_nccl.so (default: build/shim/libweft_nccl.so)
   --algos PATHS     WEFT_ALGO_DIR for the weft runs (default: the repository's algorithms/)
   --np N            processes, one per GPU (default: every GPU here)
-  --pairs K         alternating stock/weft pairs per collective (default 3)
+  --rounds K        alternating rounds (stock, weft, control) per collective and mode (default 4)
   --min SIZE, --max SIZE, --factor F
                     nccl-tests -b, -e, -f (default 8, 1G, 2)
   --colls LIST      comma-separated, of all_reduce,all_gather,reduce_scatter,alltoall,broadcast
                     (default all five)
   --graph           also CUDA graphs (nccl-tests -G 1)
   --registered      also symmetric registered buffers (nccl-tests -R 2; with --graph also -R 2 -G 1)
-  --iters N, --warmup N   nccl-tests -n, -w (default 20, 5)
-  --limit X         the ratio a size may reach (default 1.02)
+  --torch           also PyTorch's CUDA-graph capture (torchrun running tests/gpu/torch_graph.py:
+                    20 captured calls per graph, each on its own tensors) for all_reduce (in
+                    place), all_gather and reduce_scatter
+  --no-eager        skip the eager mode (with --graph, --registered or --torch)
+  --modes LIST      exactly these modes, comma-separated, of eager,graph,registered,
+                    registered-graph,torch-graph (instead of the four options above)
+  --no-control      skip the control runs
+  --iters N         nccl-tests -n for sizes of 1 MB and more (default 20)
+  --iters-small N   nccl-tests -n below 1 MB (default 200)
+  --warmup N        nccl-tests -w (default 5)
+  --limit X         the ratio a size may reach (default 1.03)
   --env 'K=V ...'   more environment for the weft runs (e.g. WEFT_TUNE_FILE=table.txt)
   --out DIR         keep the logs there (default: a temporary folder, removed)
-  --timeout S       seconds per nccl-tests run (default 300)
+  --timeout S       seconds per run (default 300)
 EOF
 }
 
-tests_dir="" lib=$root/build/shim/libweft_nccl.so algos=$root/algorithms np="" pairs=3
+tests_dir="" lib=$root/build/shim/libweft_nccl.so algos=$root/algorithms np="" rounds=4
 minb=8 maxb=1G factor=2 colls="all_reduce,all_gather,reduce_scatter,alltoall,broadcast"
-graph=0 registered=0 iters=20 warmup=5 limit=1.02 extra_env="" out="" run_timeout=300
+graph=0 registered=0 torch=0 eager=1 control=1 iters=20 iters_small=200 warmup=5 limit=1.03
+extra_env="" out="" run_timeout=300 modes=""
 while [ $# -gt 0 ]; do
   case $1 in
   --nccl-tests) tests_dir=$2; shift ;;
   --lib) lib=$2; shift ;;
   --algos) algos=$2; shift ;;
   --np) np=$2; shift ;;
-  --pairs) pairs=$2; shift ;;
+  --rounds | --pairs) rounds=$2; shift ;;
   --min) minb=$2; shift ;;
   --max) maxb=$2; shift ;;
   --factor) factor=$2; shift ;;
   --colls) colls=$2; shift ;;
   --graph) graph=1 ;;
   --registered) registered=1 ;;
+  --torch) torch=1 ;;
+  --no-eager) eager=0 ;;
+  --modes) modes=$2; shift ;;
+  --no-control) control=0 ;;
   --iters) iters=$2; shift ;;
+  --iters-small) iters_small=$2; shift ;;
   --warmup) warmup=$2; shift ;;
   --limit) limit=$2; shift ;;
   --env) extra_env=$2; shift ;;
@@ -65,6 +85,52 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+# bytes SIZE: nccl-tests' size notation (8, 64K, 1M, 1G) in bytes; empty when it is not one
+bytes() {
+  case $1 in
+  *[Kk]) echo $((${1%?} * 1024)) ;;
+  *[Mm]) echo $((${1%?} * 1024 * 1024)) ;;
+  *[Gg]) echo $((${1%?} * 1024 * 1024 * 1024)) ;;
+  *[!0-9]* | "") echo "" ;;
+  *) echo "$1" ;;
+  esac
+}
+lo=$(bytes "$minb") hi=$(bytes "$maxb")
+if [ -z "$lo" ] || [ -z "$hi" ] || [ "$lo" -gt "$hi" ]; then
+  echo "compare_nccl: --min $minb --max $maxb is not a size range" >&2
+  exit 2
+fi
+[ "$factor" -ge 2 ] 2>/dev/null || { echo "compare_nccl: --factor $factor: 2 or more" >&2; exit 2; }
+# The sizes nccl-tests visits, cut at 1 MB: below it -n iters_small, from it -n iters.
+ranges=() small_last="" large_first=""
+for ((s = lo; s <= hi; s *= factor)); do
+  if [ "$s" -lt 1048576 ]; then small_last=$s; elif [ -z "$large_first" ]; then large_first=$s; fi
+done
+[ -n "$small_last" ] && ranges+=("-b $lo -e $small_last -f $factor -n $iters_small")
+[ -n "$large_first" ] && ranges+=("-b $large_first -e $hi -f $factor -n $iters")
+
+if [ -n "$modes" ]; then
+  eager=0 graph=0 registered=0 torch=0
+  for m in ${modes//,/ }; do
+    case $m in
+    eager) eager=1 ;;
+    graph) graph=1 ;;
+    registered | registered-graph | torch-graph) ;;
+    *) echo "compare_nccl: --modes: unknown mode '$m'" >&2; exit 2 ;;
+    esac
+  done
+fi
+# want MODE: whether MODE runs (--modes names it, or the flags above ask for it)
+want() {
+  if [ -n "$modes" ]; then [[ ",$modes," == *",$1,"* ]]; return; fi
+  case $1 in
+  eager) [ $eager -eq 1 ] ;;
+  graph) [ $graph -eq 1 ] ;;
+  registered) [ $registered -eq 1 ] ;;
+  registered-graph) [ $registered -eq 1 ] && [ $graph -eq 1 ] ;;
+  torch-graph) [ $torch -eq 1 ] ;;
+  esac
+}
 ngpu=$(gpu_count)
 if [ "${ngpu:-0}" -lt 2 ]; then
   echo "compare_nccl: skipped: ${ngpu:-0} GPUs here (nvidia-smi), a comparison needs 2 or more"
@@ -77,30 +143,48 @@ np=${np:-$ngpu}
 for c in ${colls//,/ }; do
   [ -x "$tests_dir/${c}_perf" ] || { echo "compare_nccl: $tests_dir/${c}_perf not found" >&2; exit 2; }
 done
+if [[ ",$modes," == *",torch-graph,"* || $torch -eq 1 ]] && ! command -v torchrun >/dev/null 2>&1; then
+  echo "compare_nccl: --torch needs torchrun (PyTorch) on PATH" >&2
+  exit 2
+fi
 use_pip_nccl
 keep=1
 [ -n "$out" ] || { out=$(mktemp -d /tmp/compare_nccl.XXXXXX); keep=0; }
 mkdir -p "$out"
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 
-kinds=("eager:")
-[ $graph -eq 1 ] && kinds+=("graph:-G 1")
-[ $registered -eq 1 ] && kinds+=("registered:-R 2")
-[ $registered -eq 1 ] && [ $graph -eq 1 ] && kinds+=("registered-graph:-R 2 -G 1")
+kinds=()
+want eager && kinds+=("eager:")
+want graph && kinds+=("graph:-G 1")
+want registered && kinds+=("registered:-R 2")
+want registered-graph && kinds+=("registered-graph:-R 2 -G 1")
+want torch-graph && kinds+=("torch-graph:")
+ways="stock weft"
+[ $control -eq 1 ] && ways="stock weft control"
 
 echo "== compare_nccl: $np processes on $ngpu GPUs ($(gpu_names)); NCCL from $NCCL_FROM"
 echo "   weft: $lib, WEFT_ALGO_DIR=$algos${extra_env:+, $extra_env}"
-echo "   nccl-tests $tests_dir: -b $minb -e $maxb -f $factor -n $iters -w $warmup -c 1; $pairs" \
-  "alternating pairs (stock, weft); weft/NCCL < 1: weft faster"
+echo "   nccl-tests $tests_dir: -b $minb -e $maxb -f $factor, -n $iters_small below 1 MB and" \
+  "$iters above, -w $warmup -c 1; $rounds rounds of ($ways) in rotating order;" \
+  "weft/NCCL < 1: weft faster; control = shim loaded with WEFT_DISABLE=1"
 rc=0
-# one nccl-tests run: NAME ENV BIN ARGS...; a hang or crash fails the comparison
+# one run: NAME ENV COLL KIND ARGS...; a hang or crash fails the comparison. torch-graph runs
+# torchrun with tests/gpu/torch_graph.py, every other kind nccl-tests under mpirun.
 run() {
-  local name=$1 envs=$2 bin=$3 x=() e
-  shift 3
-  for e in $envs; do x+=(-x "$e"); done
-  timeout -s KILL "$run_timeout" "${MPIRUN[@]}" -np "$np" "${x[@]}" "$tests_dir/${bin}_perf" \
-    -g 1 "$@" >"$out/$name.log" 2>&1
-  local r=$?
+  local name=$1 envs=$2 coll=$3 kname=$4 x=() e r
+  shift 4
+  if [ "$kname" = torch-graph ]; then
+    # shellcheck disable=SC2086 # envs is a list of assignments
+    env $envs timeout -s KILL "$run_timeout" torchrun --standalone --nproc_per_node="$np" \
+      "$root/tests/gpu/torch_graph.py" --coll "$coll" --smallest "$lo" --largest "$hi" --step "$factor" \
+      >"$out/$name.log" 2>&1
+    r=$?
+  else
+    for e in $envs; do x+=(-x "$e"); done
+    timeout -s KILL "$run_timeout" "${MPIRUN[@]}" -np "$np" "${x[@]}" "$tests_dir/${coll}_perf" \
+      -g 1 "$@" >"$out/$name.log" 2>&1
+    r=$?
+  fi
   if [ $r -ne 0 ]; then
     echo "compare_nccl: $name failed (rc $r): $out/$name.log"
     tail -3 "$out/$name.log" | sed 's/^/  /'
@@ -108,26 +192,76 @@ run() {
   fi
 }
 weft_env="LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos $extra_env"
+control_env="LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos WEFT_DISABLE=1"
 for kind in "${kinds[@]}"; do
   kname=${kind%%:*} kflags=${kind#*:}
   for c in ${colls//,/ }; do
-    for i in $(seq "$pairs"); do
-      # shellcheck disable=SC2086 # kflags is a list of options
-      run "$c.$kname.stock.$i" "" "$c" -b "$minb" -e "$maxb" -f "$factor" -n "$iters" \
-        -w "$warmup" -c 1 $kflags
-      # shellcheck disable=SC2086
-      run "$c.$kname.weft.$i" "$weft_env" "$c" -b "$minb" -e "$maxb" -f "$factor" -n "$iters" \
-        -w "$warmup" -c 1 $kflags
+    [ "$kname" = torch-graph ] && [ "$c" != all_reduce ] && [ "$c" != all_gather ] &&
+      [ "$c" != reduce_scatter ] && continue
+    for i in $(seq "$rounds"); do
+      # rotate the order so that no way always runs first (warm clocks, a neighbour's load)
+      read -ra order <<<"$ways"
+      for ((k = 0; k < (i - 1) % ${#order[@]}; k++)); do order=("${order[@]:1}" "${order[0]}"); done
+      for way in "${order[@]}"; do
+        case $way in
+        stock) envs="" ;;
+        weft) envs=$weft_env ;;
+        control) envs=$control_env ;;
+        esac
+        if [ "$kname" = torch-graph ]; then
+          run "$c.$kname.$way.$i" "$envs" "$c" "$kname"
+          continue
+        fi
+        : >"$out/$c.$kname.$way.$i.log.all"
+        for ri in "${!ranges[@]}"; do
+          # shellcheck disable=SC2086 # the range and kflags are lists of options
+          run "$c.$kname.$way.$i.part$ri" "$envs" "$c" "$kname" ${ranges[$ri]} -w "$warmup" -c 1 \
+            $kflags
+          cat "$out/$c.$kname.$way.$i.part$ri.log" >>"$out/$c.$kname.$way.$i.log.all"
+          rm -f "$out/$c.$kname.$way.$i.part$ri.log"
+        done
+        mv "$out/$c.$kname.$way.$i.log.all" "$out/$c.$kname.$way.$i.log"
+      done
     done
     echo
-    echo "== $c, $kname (A = stock NCCL, B = weft through the shim)"
+    echo "== $c, $kname"
+    groups=("$out/$c.$kname".stock.*.log -- "$out/$c.$kname".weft.*.log)
+    [ $control -eq 1 ] && groups+=(-- "$out/$c.$kname".control.*.log)
     python3 "$root/tests/gpu/nccl_tests_ratio.py" --name "$c $kname" --limit "$limit" \
-      "$out/$c.$kname".stock.*.log -- "$out/$c.$kname".weft.*.log | tee "$out/$c.$kname.ratio"
-    if ! grep -q "#wrong 0 (B), 0 (A)" "$out/$c.$kname.ratio"; then rc=1; fi
+      "${groups[@]}" | tee "$out/$c.$kname.ratio"
+    if ! grep -q "#wrong 0 (weft), 0 (NCCL)" "$out/$c.$kname.ratio"; then rc=1; fi
   done
 done
 echo
 echo "== verdicts (weft/NCCL, limit $limit)"
 cat "$out"/*.ratio 2>/dev/null | grep '^verdict'
-[ $keep -eq 1 ] && echo "logs: $out" || rm -rf "$out"
+# one line a reader can quote: the worst ratio anywhere, where, and the control's band
+python3 - "$out" "$limit" "$np" "$(gpu_names)" <<'EOF'
+import glob, re, sys
+out, limit, np_, names = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+worst, slow, total, wrong, lo, hi = None, 0, 0, 0, None, None
+for p in sorted(glob.glob(out + "/*.ratio")):
+    for line in open(p, errors="replace"):
+        m = re.match(r"verdict (\S+ \S+): max weft/NCCL ([0-9.]+) \(([^)]*)\); (\d+) of (\d+)"
+                     r" sizes[^;]*(?:; control ([0-9.]+)-([0-9.]+))?; #wrong (\d+)", line)
+        if not m:
+            continue
+        r = float(m.group(2))
+        if worst is None or r > worst[0]:
+            worst = (r, m.group(1), m.group(3))
+        slow += int(m.group(4))
+        total += int(m.group(5))
+        wrong += int(m.group(8))
+        if m.group(6):
+            lo = min(lo, float(m.group(6))) if lo is not None else float(m.group(6))
+            hi = max(hi, float(m.group(7))) if hi is not None else float(m.group(7))
+if worst is None:
+    print("summary: no comparison finished")
+else:
+    band = f", control/NCCL {lo:.2f}-{hi:.2f}" if lo is not None else ""
+    print(f"summary ({np_} x {names.split(' x ', 1)[-1].strip()}): worst weft/NCCL {worst[0]:.2f}"
+          f" ({worst[1]}, {worst[2]}); {slow} of {total} sizes slower than {limit:g} and the"
+          f" control{band}; #wrong {wrong}")
+EOF
+if [ $keep -eq 1 ]; then echo "logs: $out"; else rm -rf "$out"; fi
 exit $rc
