@@ -1,13 +1,14 @@
 /* cmd_verify.c — `weft verify`: proves XML algorithms correct, deadlock-free and race-free
  * offline, or says exactly where they go wrong. */
 #include "commands.h"
+#include "topo.h"
 #include "weft_compiler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_FIFO = 256, OPT_MAX_REPORTS, OPT_ZERO_COPY };
+enum { OPT_FIFO = 256, OPT_MAX_REPORTS, OPT_ZERO_COPY, OPT_TOPO };
 
 static const weft_opt verify_opts[] = {
     {.id = OPT_FIFO,
@@ -32,6 +33,13 @@ static const weft_opt verify_opts[] = {
          "also prove it safe when transfers read the\nsender's source and write the receiver's\n"
          "destination in place, at any time between the\nstart of the send and the end of the "
          "receive"},
+    {.id = OPT_TOPO,
+     .name = "topo",
+     .arg = WEFT_ARG_FILE,
+     .meta = "FILE",
+     .help =
+         "the machine's topology as NCCL dumps it\n(NCCL_TOPO_DUMP_FILE): warn where ranks of one "
+         "node\nsend with no NVLink between their GPUs"},
     {.id = 'q',
      .shortname = 'q',
      .name = "quiet",
@@ -65,6 +73,8 @@ const weft_cmd_spec weft_spec_verify = {
 
 int weft_cmd_verify(int argc, char **argv) {
     int quiet = 0, verbose = 0, rc = WEFT_EXIT_OK;
+    const char *topo_file = NULL;
+    weft_topo *topo = NULL;
     weft_verify_opts vo;
     weft_verify_opts_init(&vo);
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
@@ -81,6 +91,7 @@ int weft_cmd_verify(int argc, char **argv) {
         case OPT_ZERO_COPY: vo.direct_transfers = 1; break;
         case OPT_FIFO: vo.fifo_slots = (int)g.num; break;
         case OPT_MAX_REPORTS: vo.max_reports = (int)g.num; break;
+        case OPT_TOPO: topo_file = g.arg; break;
         }
     }
     int nfiles = g.noperands;
@@ -89,9 +100,21 @@ int weft_cmd_verify(int argc, char **argv) {
         free(defines);
         return weft_usage_error(&weft_spec_verify, "no input file");
     }
-    weft_cc_options co = {defines, ndef, NULL, 0};
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
+    if (topo_file) {
+        weft_diag *td = weft_diag_new();
+        weft_result r = td ? weft_topo_read_file(topo_file, &topo, td) : WEFT_ERR_NOMEM;
+        weft_diag_print(td, stderr, level);
+        weft_diag_free(td);
+        if (r != WEFT_OK) {
+            if (r != WEFT_ERR_INPUT)
+                fprintf(stderr, "weft verify: %s: %s\n", topo_file, weft_result_str(r));
+            free(defines);
+            return WEFT_EXIT_INPUT;
+        }
+    }
+    weft_cc_options co = {defines, ndef, NULL, 0};
     for (int i = 0; i < nfiles; i++) {
         const char *path = files[i];
         weft_diag *d = weft_diag_new();
@@ -100,6 +123,16 @@ int weft_cmd_verify(int argc, char **argv) {
         memset(&sum, 0, sizeof sum);
         weft_result r = d ? weft_cc_load_file(path, &co, &a, d) : WEFT_ERR_NOMEM;
         if (r == WEFT_OK) r = weft_ir_verify(a, &vo, d, &sum);
+        /* the machine's links after the proof: its findings come first, and a schedule that
+         * does not fit the machine fails as a wrong one does */
+        int fits = 1;
+        if (topo && a != NULL && (r == WEFT_OK || r == WEFT_ERR_INPUT)) {
+            fits = weft_topo_fit(topo, a->ngpus, path, d) == WEFT_OK;
+            if (fits)
+                weft_topo_check(topo, a, d);
+            else if (r == WEFT_OK)
+                r = WEFT_ERR_INPUT;
+        }
         fflush(stdout);
         weft_diag_print(d, stderr, level);
         fflush(stderr);
@@ -109,9 +142,16 @@ int weft_cmd_verify(int argc, char **argv) {
                        a->inplace ? "in-place" : "", a->inplace && a->outofplace ? ", " : "",
                        a->outofplace ? "out-of-place" : "", a->ngpus);
                 weft_verify_summary_print(&sum, stdout, verbose ? 1 << 30 : 16);
+                if (topo) {
+                    weft_topo_print_summary(topo, a->ngpus, stdout);
+                    weft_topo_print_links(topo, a, stdout, "  ", verbose);
+                }
             }
         } else {
-            if (a != NULL && r == WEFT_ERR_INPUT) {
+            int failed = 0;
+            for (int c = 0; c < WEFT_VERIFY_CLASS_COUNT; c++)
+                failed |= sum.errors[c] != 0;
+            if (a != NULL && r == WEFT_ERR_INPUT && (failed || fits)) {
                 fprintf(stderr, "%s: verification failed:", path);
                 const char *sep = " ";
                 for (int c = 0; c < WEFT_VERIFY_CLASS_COUNT; c++)
@@ -121,6 +161,9 @@ int weft_cmd_verify(int argc, char **argv) {
                         sep = ", ";
                     }
                 fprintf(stderr, "\n");
+            }
+            if (!fits) {
+                fprintf(stderr, "%s: does not fit the machine of %s\n", path, weft_topo_file(topo));
             } else if (r != WEFT_ERR_INPUT) {
                 fprintf(stderr, "weft verify: %s: %s\n", path, weft_result_str(r));
             }
@@ -131,6 +174,7 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_algo_free(a);
         weft_diag_free(d);
     }
+    weft_topo_free(topo);
     free(defines);
     return rc;
 }
