@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "sim.h"
 #include "svg.h"
+#include "topo.h"
 #include "weft_compiler.h"
 
 #include <errno.h>
@@ -79,7 +80,8 @@ enum {
     OPT_PATH,
     OPT_SVG,
     OPT_AT,
-    OPT_MODEL
+    OPT_MODEL,
+    OPT_TOPO
 };
 
 static const weft_opt estimate_opts[] = {
@@ -127,6 +129,12 @@ static const weft_opt estimate_opts[] = {
      .help = "the size --svg draws",
      .lo = 1,
      .hi = 1ull << 40},
+    {.id = OPT_TOPO,
+     .name = "topo",
+     .arg = WEFT_ARG_FILE,
+     .meta = "FILE",
+     .help = "the machine's topology as NCCL dumps it\n(NCCL_TOPO_DUMP_FILE): each peer pair at "
+             "its link's\nbandwidth and latency (NVLink, PCIe, network)"},
     {.id = OPT_MODEL,
      .name = "model",
      .arg = WEFT_ARG_NONE,
@@ -139,7 +147,7 @@ const weft_cmd_spec weft_spec_estimate = {
     .synopsis =
         "FILE.xml|FILE.weft [-D NAME=VALUE]... [--sizes LIST]\n"
         "                     [--type T] [--inplace] [--link-gbps G] [--set NAME=VALUE]...\n"
-        "                     [--path SIZE] [--svg OUT [--at SIZE]] [--model]",
+        "                     [--path SIZE] [--svg OUT [--at SIZE]] [--topo FILE] [--model]",
     .description =
         "Estimates, without a GPU, how long one call of the schedule takes at each message\n"
         "size: the interpreter's timing model (the one the trace tests use) runs every tb\n"
@@ -149,7 +157,14 @@ const weft_cmd_spec weft_spec_estimate = {
         "time, bus bandwidth, the cut (slices x CTAs per tb) and the critical path (steps on\n"
         "the longest chain of waits, time moving data against time in messages and\n"
         "signals). The defaults are calibrated on 2 GPUs over NVLink (docs/estimate.md says\n"
-        "against what, and how close they come).",
+        "against what, and how close they come).\n"
+        "\n"
+        "With --topo, every link is the machine's instead of one uniform link: rank r runs on\n"
+        "GPU r % G of node r / G (G GPUs in the dump, in the order of their NCCL rank); a\n"
+        "pair's bandwidth is NCCL's figure for its path (NVLink lanes, PCIe, the CPUs'\n"
+        "interconnect, the network device), its sends share the GPU's NVLinks or its PCIe\n"
+        "link, and a message off NVLink takes NCCL's extra latency for PCIe or the network.\n"
+        "The links the schedule sends on are listed.",
     .opts = estimate_opts,
     .operands = WEFT_ARG_FILE,
     .exit_status = "0 ok, 1 the input is wrong (or the model deadlocks), 2 usage error.",
@@ -424,12 +439,68 @@ static int draw(const char *path, const weft_algo *a, const weft_sim *s, const w
     return svg_close(g);
 }
 
+/* The model's links from the machine's (--topo): each pair at its path's bandwidth; a message
+ * off NVLink later by NCCL's extra latency of its kind over NVLink's (the protocols' lat_us are
+ * NVLink's, calibrated) plus the network device's own; NVLink sends share the GPU's NVLinks,
+ * every other send its PCIe link. *links and *ports are malloc'd (the caller frees them). */
+static weft_result topo_links(const weft_topo *t, const weft_algo *a, weft_sim_model *m,
+                              weft_sim_link **links, double **ports) {
+    size_t n = (size_t)a->ngpus;
+    *links = calloc(n * n + 1, sizeof **links);
+    *ports = calloc(n * WEFT_SIM_PORTS + 1, sizeof **ports);
+    if (*links == NULL || *ports == NULL) return WEFT_ERR_NOMEM;
+    double nvl_lat = weft_topo_hw_lat_us(WEFT_TOPO_NVL, a->proto);
+    for (int32_t s = 0; s < a->ngpus; s++) {
+        const weft_topo_gpu *g = weft_topo_gpu_at(t, s % weft_topo_ngpus(t));
+        (*ports)[(size_t)s * WEFT_SIM_PORTS + WEFT_SIM_PORT_NVLINK] = g->nvl_gbps;
+        (*ports)[(size_t)s * WEFT_SIM_PORTS + WEFT_SIM_PORT_PCIE] = g->pci_gbps;
+        for (int32_t r = 0; r < a->ngpus; r++) {
+            if (r == s) continue;
+            weft_topo_link l = weft_topo_between(t, s, r);
+            weft_sim_link *k = &(*links)[(size_t)s * n + (size_t)r];
+            k->Bpns = l.gbps; /* GB/s are bytes per ns */
+            k->lat_ns = (weft_topo_hw_lat_us(l.kind, a->proto) - nvl_lat + l.net_lat_us) * 1000;
+            k->port = l.kind == WEFT_TOPO_NVL ? WEFT_SIM_PORT_NVLINK : WEFT_SIM_PORT_PCIE;
+        }
+    }
+    m->links = *links;
+    m->port_Bpns = *ports;
+    m->links_n = a->ngpus;
+    return WEFT_OK;
+}
+
+/* The machine and the links the schedule sends on, and what a message off NVLink adds. */
+static void print_topo(FILE *tab, const weft_topo *t, const weft_algo *a) {
+    weft_topo_print_summary(t, a->ngpus, tab);
+    weft_topo_print_links(t, a, tab, "  ", a->ngpus <= 8);
+    int used[WEFT_TOPO_KIND_COUNT] = {0};
+    for (int32_t s = 0; s < a->ngpus; s++)
+        for (int32_t r = 0; r < a->ngpus; r++)
+            if (s != r && weft_topo_sends(a, s, r)) used[weft_topo_between(t, s, r).kind] = 1;
+    double nvl = weft_topo_hw_lat_us(WEFT_TOPO_NVL, a->proto);
+    const char *sep = "  a message takes NCCL's extra latency over NVLink's: ";
+    if (used[WEFT_TOPO_PIX] || used[WEFT_TOPO_PXB] || used[WEFT_TOPO_PHB] || used[WEFT_TOPO_SYS]) {
+        fprintf(tab, "%sPCIe +%.2f us", sep, weft_topo_hw_lat_us(WEFT_TOPO_PHB, a->proto) - nvl);
+        sep = ", ";
+    }
+    if (used[WEFT_TOPO_NET]) {
+        fprintf(tab, "%snetwork +%.2f us and the device's own", sep,
+                weft_topo_hw_lat_us(WEFT_TOPO_NET, a->proto) - nvl);
+        sep = ", ";
+    }
+    if (sep[0] == ',') fprintf(tab, " (%s)\n", weft_proto_name(a->proto));
+}
+
 int weft_cmd_estimate(int argc, char **argv) {
     const char *file = NULL, *svg_out = NULL;
     const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     size_t ndef = 0, nsizes = 0;
     unsigned long long sizes[64], at = 0, path_at = 0;
     int rc = WEFT_EXIT_USAGE, dtype = WEFT_DTYPE_FLOAT, inplace = -1, show_model = 0;
+    const char *topo_file = NULL, *link_set = NULL;
+    weft_topo *topo = NULL;
+    weft_sim_link *links = NULL;
+    double *ports = NULL;
     weft_sim_model model;
     est_params ep;
     weft_diag *d = NULL;
@@ -449,7 +520,11 @@ int weft_cmd_estimate(int argc, char **argv) {
         case OPT_SVG: svg_out = g.arg; break;
         case OPT_AT: at = g.unum; break;
         case OPT_PATH: path_at = g.unum; break;
-        case OPT_LINK: ep.link_gbps = g.real; break;
+        case OPT_LINK:
+            ep.link_gbps = g.real;
+            link_set = "--link-gbps";
+            break;
+        case OPT_TOPO: topo_file = g.arg; break;
         case OPT_SET: {
             const char *eq = strchr(g.arg, '=');
             char name[64];
@@ -459,6 +534,8 @@ int weft_cmd_estimate(int argc, char **argv) {
             }
             snprintf(name, sizeof name, "%.*s", (int)(eq - g.arg), g.arg);
             if ((rc = set_param(&g, &ep, name, eq + 1)) != 0) goto done;
+            if (strcmp(name, "link_gbps") == 0) link_set = "--set link_gbps";
+            if (strcmp(name, "gpu_gbps") == 0) link_set = "--set gpu_gbps";
             rc = WEFT_EXIT_USAGE;
             break;
         }
@@ -490,6 +567,12 @@ int weft_cmd_estimate(int argc, char **argv) {
         goto done;
     }
     file = g.noperands ? g.operands[0] : NULL;
+    if (topo_file && link_set) {
+        rc = weft_usage_error(&weft_spec_estimate,
+                              "--topo gives each link its own bandwidth: %s does not apply",
+                              link_set);
+        goto done;
+    }
     if (ep.slots < 1 || ep.max_ctas < 1) {
         fprintf(stderr, "weft estimate: slots and max_ctas must be at least 1\n");
         goto done;
@@ -546,6 +629,18 @@ int weft_cmd_estimate(int argc, char **argv) {
             fprintf(stderr, "weft estimate: %s: %s\n", file, weft_result_str(r));
         goto done;
     }
+    if (topo_file) {
+        r = weft_topo_read_file(topo_file, &topo, d);
+        if (r == WEFT_OK) r = weft_topo_fit(topo, a->ngpus, file, d);
+        if (r == WEFT_OK) r = topo_links(topo, a, &model, &links, &ports);
+        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
+        weft_diag_clear(d);
+        if (r != WEFT_OK) {
+            if (r != WEFT_ERR_INPUT)
+                fprintf(stderr, "weft estimate: %s: %s\n", topo_file, weft_result_str(r));
+            goto done;
+        }
+    }
     if (inplace < 0) inplace = !a->outofplace;
     if (inplace && !a->inplace) {
         fprintf(stderr, "weft estimate: %s declares no in-place calls\n", file);
@@ -561,11 +656,17 @@ int weft_cmd_estimate(int argc, char **argv) {
             weft_coll_name(a->coll), a->ngpus, weft_proto_name(a->proto), maxtbs,
             inplace ? "in-place" : "out-of-place", weft_dtype_name((weft_dtype)dtype));
     const weft_sim_proto *pr = &model.proto[a->proto];
+    char link_text[64];
+    if (topo)
+        snprintf(link_text, sizeof link_text, "links of the topology");
+    else
+        snprintf(link_text, sizeof link_text, "link %g GB/s per direction", ep.link_gbps);
     fprintf(tab,
-            "model: launch %.2f us, link %g GB/s per direction, %s: message %.2f us, step %.2f us, "
+            "model: launch %.2f us, %s, %s: message %.2f us, step %.2f us, "
             "%g GB/s per CTA, wire %.0f%% (weft estimate --model; docs/estimate.md)\n",
-            ep.launch_us, ep.link_gbps, weft_proto_name(a->proto), pr->lat_ns / 1000,
+            ep.launch_us, link_text, weft_proto_name(a->proto), pr->lat_ns / 1000,
             pr->step_ns / 1000, pr->cta_Bpns, pr->wire_eff * 100);
+    if (topo) print_topo(tab, topo, a);
     fprintf(tab, "%10s %12s %12s %14s   %s\n", "size", "est us", "busbw GB/s", "slices x CTAs",
             "critical path");
     int drew = svg_out == NULL, listed = path_at == 0;
@@ -618,6 +719,9 @@ int weft_cmd_estimate(int argc, char **argv) {
     }
     rc = WEFT_EXIT_OK;
 done:
+    free(ports);
+    free(links);
+    weft_topo_free(topo);
     weft_algo_free(a);
     weft_diag_free(d);
     free(defines);

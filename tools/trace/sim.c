@@ -206,10 +206,11 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     int32_t *next = NULL;
     int64_t *sends = NULL, *recvs = NULL;
     weft_trace_step **steps = NULL;
-    double *bw_send = NULL, *bw_local = NULL;
+    double *bw_send = NULL, *bw_local = NULL, *lat_recv = NULL;
     sim_index ix;
     memset(&ix, 0, sizeof ix);
-    if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1)
+    if (a == NULL || m == NULL || out == NULL || m->count < 1 || m->slots < 1 ||
+        (m->links && (m->links_n != a->ngpus || m->port_Bpns == NULL)))
         return WEFT_ERR_USAGE;
     memset(out, 0, sizeof *out);
     int32_t k = weft_algo_chunks_per_seg(a), esz = weft_dtype_size((weft_dtype)m->dtype);
@@ -237,6 +238,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     steps = calloc(ntr + 1, sizeof *steps);
     bw_send = calloc(ntr + 1, sizeof *bw_send);
     bw_local = calloc(ntr + 1, sizeof *bw_local);
+    lat_recv = calloc(ntr + 1, sizeof *lat_recv);
     WEFT_CHECK_ALLOC(out->tbs);
     WEFT_CHECK_ALLOC(next);
     WEFT_CHECK_ALLOC(sends);
@@ -244,6 +246,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
     WEFT_CHECK_ALLOC(steps);
     WEFT_CHECK_ALLOC(bw_send);
     WEFT_CHECK_ALLOC(bw_local);
+    WEFT_CHECK_ALLOC(lat_recv);
     out->ntbs = ntr;
     const weft_sim_proto *pr = &m->proto[a->proto];
     for (int r = 0; r < nr; r++) {
@@ -263,19 +266,33 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
             t->free_at = start + m->launch_ns + ctas * m->cta_ns + b * m->tb_stagger_ns +
                          (r == m->late_rank ? m->late_ns : 0);
             t->begin = t->free_at;
-            /* a tb's CTAs share the link to its peer with the other tbs sending there */
+            /* a tb's CTAs share the link to its peer with the other tbs sending there, and
+             * the rank's port with the other tbs sending through it */
+            const weft_sim_link *lk = m->links && x->send >= 0 && x->send < nr
+                                          ? &m->links[(size_t)r * (size_t)nr + (size_t)x->send]
+                                          : NULL;
             int nlink = 0, nsend = 0;
             for (int o = 0; o < g->ntbs; o++) {
-                nlink += g->tbs[o].send >= 0 && g->tbs[o].send == x->send;
-                nsend += g->tbs[o].send >= 0;
+                int32_t to = g->tbs[o].send;
+                nlink += to >= 0 && to == x->send;
+                nsend +=
+                    to >= 0 &&
+                    (lk == NULL ||
+                     (to < nr && m->links[(size_t)r * (size_t)nr + (size_t)to].port == lk->port));
             }
+            double link_Bpns = lk ? lk->Bpns : m->link_Bpns;
+            double port_Bpns =
+                lk ? m->port_Bpns[(size_t)r * WEFT_SIM_PORTS + (size_t)lk->port] : m->gpu_Bpns;
             double cta = pr->cta_Bpns * group, bw = cta;
-            double link = m->link_Bpns * pr->wire_eff / (nlink ? nlink : 1);
-            double port = m->gpu_Bpns * pr->wire_eff / (nsend ? nsend : 1);
-            if (m->link_Bpns > 0 && link < bw) bw = link;
-            if (m->gpu_Bpns > 0 && port < bw) bw = port;
+            double link = link_Bpns * pr->wire_eff / (nlink ? nlink : 1);
+            double port = port_Bpns * pr->wire_eff / (nsend ? nsend : 1);
+            if (link_Bpns > 0 && link < bw) bw = link;
+            if (port_Bpns > 0 && port < bw) bw = port;
             bw_local[q] = cta;
             bw_send[q] = bw;
+            /* a message from the peer this tb receives from crosses that pair's link */
+            if (m->links && x->recv >= 0 && x->recv < nr)
+                lat_recv[q] = m->links[(size_t)x->recv * (size_t)nr + (size_t)r].lat_ns;
         }
     }
     WEFT_CHECK(index_init(&ix, a, out, first, niter));
@@ -308,7 +325,7 @@ weft_result weft_sim_run(const weft_algo *a, const weft_sim_model *m, int64_t st
                     const weft_sim_exec *x =
                         msg_exec(out, &ix, i, 1, recvs[i], &data_from, &data_x);
                     ok = x != NULL;
-                    if (ok) data_at = x->t1 + (int64_t)pr->lat_ns;
+                    if (ok) data_at = x->t1 + (int64_t)(pr->lat_ns + lat_recv[i]);
                 }
                 if (ok && (f & WEFT_STEP_F_SEND) && sends[i] >= m->slots) {
                     const weft_sim_exec *x =
@@ -393,6 +410,7 @@ fail:
     free(recvs);
     free(bw_send);
     free(bw_local);
+    free(lat_recv);
     if (res != WEFT_OK && res != WEFT_ERR_INPUT) weft_sim_free(out);
     return res;
 }

@@ -21,6 +21,17 @@ typedef struct weft_sim_proto {
     double wire_eff; /* the payload's share of what crosses the link (LL: 8 of 16 bytes) */
 } weft_sim_proto;
 
+/* What connects one rank to another when the links differ (weft estimate --topo): the pair's
+ * bandwidth in place of link_Bpns, a latency added to each message's, and the sender's port the
+ * pair's sends share in place of gpu_Bpns (a GPU's NVLinks; its PCIe link, which its transfers
+ * to the network cross too). */
+enum { WEFT_SIM_PORT_NVLINK, WEFT_SIM_PORT_PCIE, WEFT_SIM_PORTS };
+typedef struct weft_sim_link {
+    double Bpns;   /* one direction, bytes per ns; 0: no limit */
+    double lat_ns; /* added to the protocol's lat_ns */
+    int32_t port;  /* WEFT_SIM_PORT_* of the sender */
+} weft_sim_link;
+
 typedef struct weft_sim_model {
     int64_t count; /* elements per rank segment (NCCL's count) */
     int32_t dtype; /* weft_dtype */
@@ -37,6 +48,13 @@ typedef struct weft_sim_model {
     weft_sim_proto proto[WEFT_PROTO_COUNT];
     int32_t late_rank; /* this rank (-1: none) enters the call late_ns later */
     int64_t late_ns;
+    /* NULL: every pair is link_Bpns and all of a rank's sends share gpu_Bpns. Else links_n x
+     * links_n links (links_n the schedule's ranks), [from * links_n + to], and per rank and port
+     * what its sends through that port share, [rank * WEFT_SIM_PORTS + port] (0: no limit);
+     * both owned by the caller. */
+    const weft_sim_link *links;
+    const double *port_Bpns;
+    int32_t links_n;
 } weft_sim_model;
 
 /* The calibrated defaults (2 GPUs over NVLink, docs/estimate.md) for count elements of dtype. */
