@@ -456,7 +456,7 @@ static weft_topo_kind pci_path(const weft_topo *t, int32_t a, int32_t ca, int32_
 
 /* Between two GPUs of one node (local indexes). */
 static weft_topo_link local_link(const weft_topo *t, int32_t a, int32_t b) {
-    weft_topo_link l = {WEFT_TOPO_NVL, 0, 0, 0, 0};
+    weft_topo_link l = {WEFT_TOPO_NVL, 0, 0, 0, 0, NULL};
     int32_t direct = 0, nvs_a = 0, nvs_b = 0;
     for (int32_t i = 0; i < t->nnvl; i++) {
         const nvl *v = &t->nvls[i];
@@ -665,12 +665,13 @@ weft_topo_link weft_topo_between(const weft_topo *t, int32_t a, int32_t b) {
     int32_t g = t->ngpus, ga = a % g, gb = b % g;
     if (a / g == b / g) return local_link(t, ga, gb);
     /* other nodes have this one's layout: each side leaves through its GPU's nearest NIC */
-    weft_topo_link l = {WEFT_TOPO_NET, 0, 0, 0, 0};
+    weft_topo_link l = {WEFT_TOPO_NET, 0, 0, 0, 0, NULL};
     int32_t na = t->gpus[ga].nic, nb = t->gpus[gb].nic;
     if (na < 0 || nb < 0) return l;
     double bwa, bwb;
     pci_path(t, t->gpu_pci[ga], t->gpus[ga].cpu, t->nic_pci[na], t->nics[na].cpu, &bwa);
     pci_path(t, t->gpu_pci[gb], t->gpus[gb].cpu, t->nic_pci[nb], t->nics[nb].cpu, &bwb);
+    l.nic = t->nics[na].name;
     l.gbps = t->nics[na].gbps;
     if (t->nics[nb].gbps < l.gbps) l.gbps = t->nics[nb].gbps;
     if (bwa < l.gbps) l.gbps = bwa;
@@ -682,12 +683,15 @@ weft_topo_link weft_topo_between(const weft_topo *t, int32_t a, int32_t b) {
 
 void weft_topo_link_str(const weft_topo_link *l, char *buf, size_t n) {
     if (l->kind == WEFT_TOPO_NVL)
-        snprintf(buf, n, "NVLink (%d lane%s%s), %.1f GB/s", l->nvlinks, l->nvlinks == 1 ? "" : "s",
+        snprintf(buf, n, "NVLink (%d lane%s%s), %.4g GB/s", l->nvlinks, l->nvlinks == 1 ? "" : "s",
                  l->nvswitch ? " through NVSwitch" : " direct", l->gbps);
     else if (l->kind == WEFT_TOPO_NET && l->net_lat_us > 0)
-        snprintf(buf, n, "network, %.1f GB/s, +%.2f us", l->gbps, l->net_lat_us);
+        snprintf(buf, n, "network (%s, latency %.2f us), %.4g GB/s", l->nic ? l->nic : "?",
+                 l->net_lat_us, l->gbps);
+    else if (l->kind == WEFT_TOPO_NET)
+        snprintf(buf, n, "network (%s), %.4g GB/s", l->nic ? l->nic : "?", l->gbps);
     else
-        snprintf(buf, n, "%s (%s), %.1f GB/s", weft_topo_kind_text(l->kind),
+        snprintf(buf, n, "%s (%s), %.4g GB/s", weft_topo_kind_text(l->kind),
                  weft_topo_kind_name(l->kind), l->gbps);
 }
 
@@ -734,7 +738,7 @@ int weft_topo_check(const weft_topo *t, const weft_algo *a, weft_diag *d) {
             weft_diag_add(d, WEFT_SEV_WARNING, a->file, a->gpus[s].tbs[tb - 1].line, 0,
                           "rank %d -> rank %d: no NVLink between GPU %d (%s) and GPU %d (%s) in "
                           "%s: %s (%s); the interpreter's loads and stores into the peer's "
-                          "memory cross it at %.1f GB/s",
+                          "memory cross it at %.4g GB/s",
                           s, r, gs->dev, gs->busid, gr->dev, gr->busid, t->file,
                           weft_topo_kind_text(l.kind), weft_topo_kind_name(l.kind), l.gbps);
             n++;
@@ -793,6 +797,6 @@ void weft_topo_print_summary(const weft_topo *t, int32_t nranks, FILE *out) {
         fprintf(out, ") on one node");
     fprintf(out, ", %d network device%s", t->nnics, t->nnics == 1 ? "" : "s");
     for (int32_t i = 0; i < t->nnics && i < 4; i++)
-        fprintf(out, "%s%s %.1f GB/s", i ? ", " : " (", t->nics[i].name, t->nics[i].gbps);
+        fprintf(out, "%s%s %.4g GB/s", i ? ", " : " (", t->nics[i].name, t->nics[i].gbps);
     fprintf(out, "%s\n", t->nnics > 4 ? ", ...)" : t->nnics ? ")" : "");
 }

@@ -38,6 +38,7 @@ typedef struct weft_topo_link {
     int32_t nvlinks;   /* NVL: the NVLink lanes the figure counts */
     int32_t nvswitch;  /* NVL: 1 through NVSwitches, 0 a direct link */
     double net_lat_us; /* NET: the network devices' own latency (the dump's `latency`) */
+    const char *nic;   /* NET: the sender's network device (owned by the topology) */
 } weft_topo_link;
 
 typedef struct weft_topo_gpu {
