@@ -65,6 +65,12 @@ const weft_cmd_spec weft_spec_verify = {
         "step with its line; in(q,x) is input chunk x of rank q, out(q,y) and scratch(q,x)\n"
         "what an output or scratch chunk held before the call. FILE - reads standard input; a\n"
         ".weft source is compiled first (with the -D parameters).\n"
+        "\n"
+        "With --topo, rank r runs on GPU r % G of node r / G of the machine the dump\n"
+        "describes (G GPUs, in the order of their NCCL rank); a warning names each pair of\n"
+        "ranks on one node that sends with no NVLink between their GPUs (weft's interpreter\n"
+        "reads and writes its peers' memory directly), and the summary lists the links the\n"
+        "schedule sends on.\n"
         "See docs/verify.md.",
     .opts = verify_opts,
     .operands = WEFT_ARG_FILE,
