@@ -2,6 +2,7 @@
  * NCCL's src/graph/topo.cc prices its links, and the rule of `weft verify --topo` (topo.h). */
 #include "topo.h"
 
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
@@ -137,6 +138,7 @@ typedef struct reader {
     int nerr;
     weft_topo *t;
     weft_result res; /* an allocation failure while walking */
+    long doctype_at; /* the line of a <!DOCTYPE>, which stopped the parser */
 } reader;
 
 static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) WEFT_PRINTF(4, 5);
@@ -168,6 +170,18 @@ static void on_parser_error(void *ctx, xmlErrorPtr e) {
 }
 static void on_global_error(void *ctx, xmlErrorPtr e) {
     xml_error(ctx, e);
+}
+
+/* NCCL's dumps never carry a DTD; refusing one before libxml2 reads it rules out entity
+ * expansion games. */
+static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ext,
+                               const xmlChar *sys) {
+    (void)name, (void)ext, (void)sys;
+    xmlParserCtxtPtr ctxt = ctx;
+    reader *r = ctxt->_private;
+    r->doctype_at = xmlSAX2GetLineNumber(ctxt);
+    if (r->doctype_at < 1) r->doctype_at = 1;
+    xmlStopParser(ctxt);
 }
 
 static int is(const xmlNode *n, const char *name) {
@@ -457,7 +471,7 @@ static weft_topo_kind pci_path(const weft_topo *t, int32_t a, int32_t ca, int32_
 /* Between two GPUs of one node (local indexes). */
 static weft_topo_link local_link(const weft_topo *t, int32_t a, int32_t b) {
     weft_topo_link l = {WEFT_TOPO_NVL, 0, 0, 0, 0, NULL};
-    int32_t direct = 0, nvs_a = 0, nvs_b = 0;
+    int64_t direct = 0, nvs_a = 0, nvs_b = 0; /* lanes summed over elements: no overflow */
     for (int32_t i = 0; i < t->nnvl; i++) {
         const nvl *v = &t->nvls[i];
         if (v->gpu == a && v->to_gpu == 1 && v->target == t->gpu_bus[b]) direct += v->count;
@@ -466,15 +480,17 @@ static weft_topo_link local_link(const weft_topo *t, int32_t a, int32_t b) {
     }
     double lane_a = nvlink_lane_gbps(t->gpus[a].sm), lane_b = nvlink_lane_gbps(t->gpus[b].sm);
     if (direct > 0) {
-        l.nvlinks = direct;
-        l.gbps = direct * lane_a;
+        l.nvlinks = direct < INT32_MAX ? (int32_t)direct : INT32_MAX;
+        l.gbps = (double)direct * lane_a;
         return l;
     }
     if (nvs_a > 0 && nvs_b > 0) {
         /* through the switches: the side with fewer lanes into them is the limit */
         l.nvswitch = 1;
-        l.nvlinks = nvs_a < nvs_b ? nvs_a : nvs_b;
-        l.gbps = nvs_a * lane_a < nvs_b * lane_b ? nvs_a * lane_a : nvs_b * lane_b;
+        int64_t lanes = nvs_a < nvs_b ? nvs_a : nvs_b;
+        l.nvlinks = lanes < INT32_MAX ? (int32_t)lanes : INT32_MAX;
+        double ga = (double)nvs_a * lane_a, gb = (double)nvs_b * lane_b;
+        l.gbps = ga < gb ? ga : gb;
         return l;
     }
     l.kind = pci_path(t, t->gpu_pci[a], t->gpus[a].cpu, t->gpu_pci[b], t->gpus[b].cpu, &l.gbps);
@@ -546,7 +562,7 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     weft_result res = WEFT_OK;
     xmlParserCtxtPtr ctxt = NULL;
     xmlDocPtr doc = NULL;
-    reader r = {name, d, 0, NULL, WEFT_OK};
+    reader r = {name, d, 0, NULL, WEFT_OK, 0};
     *out = NULL;
     if (len > INT_MAX) {
         report(&r, WEFT_SEV_ERROR, 0, "too large for a topology dump");
@@ -561,6 +577,7 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     WEFT_CHECK_ALLOC(ctxt);
     ctxt->_private = &r;
     ctxt->sax->serror = on_parser_error;
+    ctxt->sax->internalSubset = on_internal_subset;
     /* errors raised outside the parser context use the thread's handler: borrow it meanwhile */
     xmlStructuredErrorFunc saved_fn = xmlStructuredError;
     void *saved_ctx = xmlStructuredErrorContext;
@@ -568,13 +585,12 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     doc =
         xmlCtxtReadMemory(ctxt, data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_BIG_LINES);
     xmlSetStructuredErrorFunc(saved_ctx, saved_fn);
-    if (doc == NULL) {
-        if (r.nerr == 0) report(&r, WEFT_SEV_ERROR, 0, "malformed XML");
+    if (r.doctype_at) {
+        report(&r, WEFT_SEV_ERROR, r.doctype_at, "<!DOCTYPE> has no place in NCCL's topology dump");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    if (doc->intSubset != NULL) {
-        report(&r, WEFT_SEV_ERROR, xmlGetLineNo((xmlNodePtr)doc->intSubset),
-               "<!DOCTYPE> has no place in NCCL's topology dump");
+    if (doc == NULL) {
+        if (r.nerr == 0) report(&r, WEFT_SEV_ERROR, 0, "malformed XML");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     const xmlNode *root = xmlDocGetRootElement(doc);
