@@ -72,7 +72,7 @@ static const weft_nccl_api *api_get(weft_diag *d) {
 
 weft_result weft_rt_check_version(int v, weft_diag *d) {
     int hv = NCCL_VERSION_CODE;
-    if (v < hv) {
+    if (v < WEFT_NCCL_VERSION_MIN) {
         weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
                       "weft: the loaded libnccl %d.%d.%d is older than the NCCL %d.%d.%d headers "
                       "weft was built with; its device code cannot run there, so the GPU runtime "
@@ -80,7 +80,7 @@ weft_result weft_rt_check_version(int v, weft_diag *d) {
                       v / 10000, v / 100 % 100, v % 100, hv / 10000, hv / 100 % 100, hv % 100);
         return WEFT_ERR_UNSUPPORTED;
     }
-    if (v / 100 != hv / 100) {
+    if (v >= WEFT_NCCL_VERSION_END) {
         weft_diag_add(d, WEFT_SEV_ERROR, NULL, 0, 0,
                       "weft: the loaded libnccl %d.%d.%d has another device API than the NCCL "
                       "%d.%d it was built with; the GPU runtime is off (NCCL runs every "

@@ -55,6 +55,27 @@ typedef struct weft_nccl_api {
  * attach). Without it the first attach resolves ncclX with dlsym(RTLD_DEFAULT). */
 WEFT_API void weft_runtime_set_nccl_api(const weft_nccl_api *api);
 
+/* ---- the NCCL versions weft runs on ----------------------------------------------------- *
+ * The device code is compiled against the nccl_device.h of one NCCL and reads its structures
+ * (ncclDevComm, ncclWindow_vidmem) by that layout, so it runs on a libnccl from those headers'
+ * version up to the last patch release of their minor (for 2.28.9 headers: 2.28.9 to 2.28.x).
+ * An older patch can lay them out differently (2.28.3 under 2.28.9 code: an illegal memory
+ * access); 2.29 versioned the device API (ncclDevCommCreate refuses requirements without its
+ * magic) and 2.30 changed ncclDevComm. On any other version weft stays out and NCCL serves
+ * every call. The one statement of the range: [MIN, END). */
+#define WEFT_NCCL_VERSION_MIN NCCL_VERSION_CODE
+#define WEFT_NCCL_VERSION_END NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR + 1, 0)
+
+/* Whether weft's device code runs on a libnccl whose ncclGetVersion says version. */
+WEFT_API int weft_nccl_version_supported(int version);
+/* An NCCL version code as NCCL writes it: 22809 as "2.28.9", 2803 (before 2.9) as "2.8.3". */
+WEFT_API const char *weft_nccl_version_str(int version, char *buf, size_t len);
+/* The supported range, "2.28.9 to 2.28.x". */
+WEFT_API const char *weft_nccl_range_str(char *buf, size_t len);
+/* For an unsupported version: one sentence naming it, the range, and what to do ("NCCL 2.30.7
+ * is newer than ...: use ..."). */
+WEFT_API const char *weft_nccl_version_advice(int version, char *buf, size_t len);
+
 /* ---- registry --------------------------------------------------------------------------- */
 typedef struct weft_registry weft_registry;
 

@@ -116,10 +116,10 @@ static void shim_init(void) {
     }
     if (!n->found) return; /* already reported */
     int version = 0;
-    if (n->GetVersion(&version) != ncclSuccess || version < NCCL_VERSION_CODE) {
-        WEFT_WARN("the NCCL in this process (%s) is version %d, older than the %d headers "
-                  "libweft_nccl.so was built with: weft is off, every call goes to NCCL",
-                  n->path, version, NCCL_VERSION_CODE);
+    if (n->GetVersion(&version) != ncclSuccess || !weft_nccl_version_supported(version)) {
+        char advice[640];
+        WEFT_WARN("weft is off, every call goes to NCCL (%s): %s", n->path,
+                  weft_nccl_version_advice(version, advice, sizeof advice));
         return;
     }
     /* The runtime gets NCCL first: from then on the log's [dev] is the thread's device. */

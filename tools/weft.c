@@ -9,8 +9,7 @@
 #include <string.h>
 
 #if __has_include("weft_runtime.h")
-#include <cuda_runtime_api.h>
-#include <nccl.h>
+#include "weft_runtime.h"
 #endif
 
 #ifndef WEFT_VERSION
@@ -54,8 +53,12 @@ static void usage(FILE *out) {
 static void version(void) {
     printf("weft %s (commit %s)\n", WEFT_VERSION, WEFT_GIT_COMMIT);
 #if __has_include("weft_runtime.h")
+    char range[48];
     printf("built against NCCL %d.%d.%d and CUDA %d.%d (headers)\n", NCCL_MAJOR, NCCL_MINOR,
            NCCL_PATCH, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    printf("runs on NCCL %s (the device API of these headers); under any other NCCL "
+           "libweft_nccl.so passes every call to NCCL\n",
+           weft_nccl_range_str(range, sizeof range));
 #ifdef WEFT_GPU_RUNTIME
     printf("GPU runtime: built (libweft_nccl.so, weft-tune)\n");
 #else
@@ -86,7 +89,8 @@ static void man_index(FILE *out) {
                 commands[i].spec->summary);
     fputs(".SH OPTIONS\n.TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nthe commands\n.TP\n"
           "\\fB\\-\\-version\\fR\nthe version, the commit, and the NCCL and CUDA versions weft "
-          "was built against\n.SH EXIT STATUS\n0 ok, 1 the input is wrong, 2 usage error.\n"
+          "was built against, and the NCCL versions libweft_nccl.so runs on\n.SH EXIT STATUS\n0 "
+          "ok, 1 the input is wrong, 2 usage error.\n"
           ".SH ENVIRONMENT\nSee \\fBweft env\\fR.\n.SH SEE ALSO\n",
           out);
     for (size_t i = 0; i < NCOMMANDS; i++)

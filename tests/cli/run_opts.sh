@@ -119,6 +119,11 @@ expect 0 --version
 grep -q '^weft [0-9.]* (commit [0-9a-f]*' "$tmp/out" || grep -q '(commit unknown)' "$tmp/out" ||
   fail "--version: no commit: $(cat "$tmp/out")"
 grep -q 'NCCL' "$tmp/out" || fail "--version: says nothing about NCCL"
+# with the runtime's headers: the NCCL versions libweft_nccl.so serves on (weft_runtime.h)
+if grep -q '^built against NCCL' "$tmp/out"; then
+  grep -qE '^runs on NCCL [0-9]+\.[0-9]+\.[0-9]+ to [0-9]+\.[0-9]+\.x ' "$tmp/out" ||
+    fail "--version: no supported NCCL range: $(cat "$tmp/out")"
+fi
 
 # A full standard output: exit 1 and a message, never 0 with the output lost.
 if [ -w /dev/full ]; then

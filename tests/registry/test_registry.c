@@ -770,6 +770,31 @@ static void test_fifo(void) {
     rmdir(dir);
 }
 
+/* The NCCL versions weft's device code runs on: from the headers' version to the last patch of
+ * their minor, older patches and later minors refused; versions written as NCCL writes them. */
+static void test_nccl_versions(void) {
+    char b[64];
+    CHECK(weft_nccl_version_supported(NCCL_VERSION_CODE));
+    CHECK(!weft_nccl_version_supported(NCCL_VERSION_CODE - 1));
+    CHECK(weft_nccl_version_supported(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, 99)));
+    CHECK(!weft_nccl_version_supported(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR + 1, 0)));
+    CHECK(!weft_nccl_version_supported(NCCL_VERSION(NCCL_MAJOR + 1, 0, 0)));
+    CHECK(!weft_nccl_version_supported(0));
+    CHECK_STR(weft_nccl_version_str(22809, b, sizeof b), "2.28.9");
+    CHECK_STR(weft_nccl_version_str(23007, b, sizeof b), "2.30.7");
+    CHECK_STR(weft_nccl_version_str(2803, b, sizeof b), "2.8.3");
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d to %d.%d.x", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
+             NCCL_MAJOR, NCCL_MINOR);
+    CHECK_STR(weft_nccl_range_str(b, sizeof b), want);
+    char advice[640];
+    CHECK(strstr(weft_nccl_version_advice(NCCL_VERSION_CODE - 1, advice, sizeof advice),
+                 " is older than the device API weft was built for (weft supports NCCL ") != NULL);
+    CHECK(strstr(weft_nccl_version_advice(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR + 2, 7), advice,
+                                          sizeof advice),
+                 " is newer than the device API weft was built for (weft supports NCCL ") != NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_registry ALGOS_DIR\n");
@@ -787,5 +812,6 @@ int main(int argc, char **argv) {
     test_table_shape();
     test_add();
     test_launch();
+    test_nccl_versions();
     CHECK_DONE();
 }

@@ -720,15 +720,39 @@ static void no_nccl(void) {
     EXPECT_WEFT_LOG(1, "cannot find the real NCCL at WEFT_NCCL_LIB=/nonexistent/libnccl.so.2: ");
 }
 
-static void old_nccl(void) {
-    fake_nccl_set("version", 22803);
+/* A libnccl outside the device API weft was built for (older or newer): every call is NCCL's
+ * alone (not even a query of weft's own) and one WARN names both versions and what to do. */
+static void other_nccl(int version, const char *says) {
+    fake_nccl_set("version", version);
     ncclComm_t c = init(2, 0);
     CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclBroadcast(fbuf, gbuf, 8, ncclFloat, 0, c, S) == ncclSuccess);
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclAllGather(fbuf, gbuf, 16, ncclFloat, c, S) == ncclSuccess);
+    CHECK(ncclGroupEnd() == ncclSuccess);
     CHECK(ncclCommDestroy(c) == ncclSuccess);
-    EXPECT_LOG(1, "GetUniqueId\nCommInitRank nranks=2 rank=0\n"
-                  "AllReduce count=4 type=7 op=0 inplace=0\nCommDestroy rank=0\n");
-    EXPECT_WEFT_LOG(1, "is version 22803, older than the 22809 headers libweft_nccl.so was "
-                       "built with: weft is off, every call goes to NCCL");
+    EXPECT_LOG(0, "GetUniqueId\nCommInitRank nranks=2 rank=0\nGetVersion\n"
+                  "AllReduce count=4 type=7 op=0 inplace=0\nBroadcast count=8 root=0 inplace=0\n"
+                  "GroupStart\nAllGather count=16 type=7\nGroupEnd\nCommDestroy rank=0\n");
+    EXPECT_WEFT_LOG(1, "weft WARN");
+    EXPECT_WEFT_LOG(1, says);
+    EXPECT_WEFT_LOG(1, "weft supports NCCL 2.28.9 to 2.28.x");
+}
+
+static void old_nccl(void) {
+    other_nccl(22803, "weft is off, every call goes to NCCL (");
+    EXPECT_WEFT_LOG(1, "NCCL 2.28.3 is older than the device API weft was built for (weft "
+                       "supports NCCL 2.28.9 to 2.28.x): use NCCL 2.28.9 or a later 2.28.x "
+                       "(PyTorch's pip nvidia-nccl-cu12 2.28.9: its lib folder first on "
+                       "LD_LIBRARY_PATH), or rebuild weft against this NCCL's headers");
+}
+
+static void new_nccl(void) {
+    other_nccl(23007, "weft is off, every call goes to NCCL (");
+    EXPECT_WEFT_LOG(1, "NCCL 2.30.7 is newer than the device API weft was built for (weft "
+                       "supports NCCL 2.28.9 to 2.28.x): use NCCL 2.28.x for weft (PyTorch's pip "
+                       "nvidia-nccl-cu12 2.28.9: its lib folder first on LD_LIBRARY_PATH); weft's "
+                       "device code does not yet run on the device API of 2.29 and later");
 }
 
 /* ---- logging ----------------------------------------------------------------------------------
@@ -831,6 +855,7 @@ int main(int argc, char **argv) {
         {"nodes", "", "INFO", nodes},
         {"no_nccl", "", "WARN", no_nccl},
         {"old_nccl", "", "WARN", old_nccl},
+        {"new_nccl", "", "WARN", new_nccl},
     };
     if (strcmp(scenario, "logging_info") == 0 || strcmp(scenario, "logging_trace") == 0) {
         int trace = strcmp(scenario, "logging_trace") == 0;
