@@ -259,13 +259,7 @@ int weft_log_enabled(weft_log_level lvl, unsigned subsys) {
     return lvl <= WEFT_LOG_WARN || (subsys & log_mask) != 0;
 }
 
-void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) {
-    if (!weft_log_enabled(lvl, subsys)) return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+static void log_line(const char *level, const char *msg) {
     int (*devfn)(void) = __atomic_load_n(&log_device_fn, __ATOMIC_ACQUIRE);
     int dev = devfn ? devfn() : -1;
     char devs[16] = "-";
@@ -273,10 +267,29 @@ void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) {
     long tid = (long)syscall(SYS_gettid);
     pthread_mutex_lock(&log_lock);
     FILE *out = log_out ? log_out : stderr;
-    fprintf(out, "%s:%d:%ld [%s] weft %s %s\n", log_host, (int)getpid(), tid, devs,
-            weft_name_of(level_names, NLEVELS, lvl), msg);
+    fprintf(out, "%s:%d:%ld [%s] weft %s %s\n", log_host, (int)getpid(), tid, devs, level, msg);
     fflush(out);
     pthread_mutex_unlock(&log_lock);
+}
+
+void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) {
+    if (!weft_log_enabled(lvl, subsys)) return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_line(weft_name_of(level_names, NLEVELS, lvl), msg);
+}
+
+void weft_log_report(const char *fmt, ...) {
+    log_ensure();
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_line("REPORT", msg);
 }
 
 void weft_log_reset(void) {

@@ -176,6 +176,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(TRACE, "WEFT_TRACE", NULL,                                                                   \
       "record per-step timelines: a Chrome trace file per rank (%r rank, %p pid, %h host)",        \
       WEFT_ENVK_TEXT)                                                                              \
+    X(REPORT, "WEFT_REPORT", NULL,                                                                 \
+      "1: at each communicator's destroy (at exit for the others) a table per collective: calls "  \
+      "served by weft and by NCCL, sizes, launch modes, and why NCCL served (default 0)",          \
+      WEFT_ENVK_FLAG)                                                                              \
     X(TUNE_FILE, "WEFT_TUNE_FILE", NULL,                                                           \
       "tuning table made by weft tune (default: weft-tune.txt in an algorithm folder)",            \
       WEFT_ENVK_TEXT)                                                                              \
@@ -273,6 +277,9 @@ WEFT_API unsigned weft_log_subsys_get(void);
 /* 1 when a message of this level and subsystem would be written. */
 WEFT_API int weft_log_enabled(weft_log_level lvl, unsigned subsys);
 WEFT_API void weft_log(weft_log_level lvl, unsigned subsys, const char *fmt, ...) WEFT_PRINTF(3, 4);
+/* A line of a report the user asked for (WEFT_REPORT): to the log's file in its shape, level
+ * REPORT, whatever WEFT_DEBUG and WEFT_DEBUG_SUBSYS say. */
+WEFT_API void weft_log_report(const char *fmt, ...) WEFT_PRINTF(1, 2);
 /* The mask a WEFT_DEBUG_SUBSYS value selects; names not known are reported through bad (a
  * malloc'd comma list, or NULL when all are known) when bad is not NULL. */
 WEFT_API unsigned weft_log_subsys_parse(const char *spec, char **bad);

@@ -2,6 +2,7 @@
  * everything else goes to the real NCCL unchanged. */
 #include "multinode_rt_internal.h"
 #include "registry_internal.h"
+#include "report.h"
 #include "shim_internal.h"
 
 #include <pthread.h>
@@ -64,9 +65,10 @@ WEFT_NCCL_API(WEFT_X_)
 
 /* ---- process state ------------------------------------------------------------------------ */
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
-static int shim_serving;        /* set once: weft may serve calls in this process */
-static weft_registry *shim_reg; /* the files, loaded once, kept for the life of the process */
-static weft_nccl_api shim_api;  /* the real NCCL as the runtime sees it */
+static int shim_serving;         /* set once: weft may serve calls in this process */
+static const char *shim_off_why; /* static: why not, for WEFT_REPORT */
+static weft_registry *shim_reg;  /* the files, loaded once, kept for the life of the process */
+static weft_nccl_api shim_api;   /* the real NCCL as the runtime sees it */
 
 /* Problems with algorithm files: errors, and the notes saying a file was skipped, at WARN;
  * warnings (limits of other MSCCL runtimes, algorithms that can never be selected) at INFO. */
@@ -104,12 +106,15 @@ static void shim_init(void) {
     const shim_real *n = shim_real_get();
     /* Checked before anything touches NCCL, so that these runs make exactly the application's
      * NCCL calls and no others. */
+    shim_off_why = "the real NCCL was not found";
     if (weft_env_int(WEFT_ENV_DISABLE, 0) != 0) {
+        shim_off_why = "WEFT_DISABLE is set";
         WEFT_INFO(WEFT_SUBSYS_INIT, "WEFT_DISABLE is set: every call goes to NCCL (%s)", n->path);
         return;
     }
     const char *dir = weft_env_get(WEFT_ENV_ALGO_DIR);
     if (!*dir) {
+        shim_off_why = "WEFT_ALGO_DIR is not set";
         WEFT_INFO(WEFT_SUBSYS_INIT, "WEFT_ALGO_DIR is not set: every call goes to NCCL (%s)",
                   n->path);
         return;
@@ -118,6 +123,7 @@ static void shim_init(void) {
     int version = 0;
     if (n->GetVersion(&version) != ncclSuccess || !weft_nccl_version_supported(version)) {
         char advice[640];
+        shim_off_why = "this NCCL's version is outside weft's range (see the WARN)";
         WEFT_WARN("weft is off, every call goes to NCCL (%s): %s", n->path,
                   weft_nccl_version_advice(version, advice, sizeof advice));
         return;
@@ -138,6 +144,7 @@ static void shim_init(void) {
     if (weft_registry_new(&shim_reg) != WEFT_OK || d == NULL ||
         weft_registry_load(shim_reg, dir, d) != WEFT_OK) {
         WEFT_WARN("cannot load algorithms from %s (out of memory): every call goes to NCCL", dir);
+        shim_off_why = "out of memory loading the algorithms";
         weft_registry_free(shim_reg);
         shim_reg = NULL;
         weft_diag_free(d);
@@ -147,6 +154,7 @@ static void shim_init(void) {
     weft_diag_free(d);
     log_algos(shim_reg, "");
     if (weft_registry_size(shim_reg) == 0) {
+        shim_off_why = "no algorithm loaded from WEFT_ALGO_DIR";
         WEFT_INFO(WEFT_SUBSYS_INIT, "no algorithm loaded from %s: every call goes to NCCL", dir);
         return;
     }
@@ -691,6 +699,17 @@ static void comm_failed(shim_comm *e, weft_result res) {
               (void *)e->comm, e->rank, e->nranks, e->dev, weft_result_str(res));
 }
 
+/* WEFT_REPORT: the call's outcome in its communicator's table (report.c). */
+static void report(const shim_comm *e, const shim_op *o, unsigned flags, const char *served,
+                   const char *why) {
+    if (!shim_report_enabled()) return;
+    int launch = flags == LAUNCH_UNKNOWN ? -1
+                                         : (int)weft_launch_of((flags & WEFT_CALL_GRAPH) != 0,
+                                                               (flags & WEFT_CALL_REGISTERED) != 0);
+    shim_report_call(o->comm, e ? e->rank : -1, e ? e->nranks : -1, o->coll,
+                     op_bytes(o, e ? e->nranks : 0), launch, served, why);
+}
+
 static ncclResult_t launch_now(shim_comm *e, weft_comm *wc, const shim_op *o, const weft_call *c,
                                int grouped) {
     const char *served = NULL;
@@ -699,13 +718,15 @@ static ncclResult_t launch_now(shim_comm *e, weft_comm *wc, const shim_op *o, co
     tls_in_nccl--;
     if (res == WEFT_OK) {
         log_decision(e, o, c->inplace, grouped, c->flags, served ? served : "?", NULL);
+        report(e, o, c->flags, served ? served : "?", NULL);
         return ncclSuccess;
     }
+    const char *why = "the runtime has no fitting algorithm on this communicator";
     if (res == WEFT_ERR_UNSUPPORTED)
-        log_decision(e, o, c->inplace, grouped, c->flags, NULL,
-                     "the runtime has no fitting algorithm on this communicator");
+        log_decision(e, o, c->inplace, grouped, c->flags, NULL, why);
     else
-        comm_failed(e, res);
+        comm_failed(e, res), why = "the weft launch failed";
+    report(e, o, c->flags, NULL, why);
     return real_op(o);
 }
 
@@ -733,7 +754,12 @@ static const char *filtered(const shim_comm *e, const shim_op *o) {
  * NCCL's own call (no allocation, no lock, no environment read). An empty call (nccl-tests'
  * smallest size) goes to NCCL before any of that: nothing moves, and NCCL returns at once. */
 static ncclResult_t serve(const shim_op *o) {
-    if (o->count == 0 || tls_in_nccl || !shim_on()) return real_op(o);
+    if (tls_in_nccl) return real_op(o);
+    if (o->count == 0 || !shim_on()) {
+        report(NULL, o, LAUNCH_UNKNOWN, NULL,
+               o->count == 0 ? "empty call (count 0)" : shim_off_why);
+        return real_op(o);
+    }
     shim_comm *e = comm_find(o->comm);
     weft_comm *wc = comm_serving(e);
     weft_call call;
@@ -756,6 +782,7 @@ static ncclResult_t serve(const shim_op *o) {
     if (weft_log_enabled(WEFT_LOG_INFO, WEFT_SUBSYS_COLL))
         log_decision(e, o, e ? op_inplace(o, e->rank) : o->send == o->recv, 0, flags, NULL,
                      why ? why : "no algorithm fits");
+    report(e, o, flags, NULL, why ? why : "no algorithm fits");
     return real_op(o);
 }
 
@@ -848,6 +875,7 @@ static ncclResult_t group_finish(ncclResult_t r, int simulated) {
         for (size_t i = 0; i < n; i++) {
             shim_comm *e = comm_find(ops[i].op.comm);
             weft_comm *wc = comm_serving(e);
+            if (wc == NULL) report(e, &ops[i].op, ops[i].call.flags, NULL, e ? get_why(e) : NULL);
             ncclResult_t x =
                 wc ? launch_now(e, wc, &ops[i].op, &ops[i].call, 1) : real_op(&ops[i].op);
             if (x != ncclSuccess && first == ncclSuccess) first = x;
@@ -1072,6 +1100,7 @@ static ncclResult_t comm_end(ncclComm_t comm, int abort) {
         REAL_CALL(r, CommDestroy, (comm));
     if (e) release_locally(e, abort ? "ncclCommAbort" : "ncclCommDestroy");
     comm_free(e);
+    if (!tls_in_nccl) shim_report_end(comm, abort ? "at ncclCommAbort" : "at ncclCommDestroy");
     return r;
 }
 

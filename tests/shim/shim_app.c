@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* exported by the fake libnccl */
@@ -72,6 +73,33 @@ static int in_weft_log(const char *s) {
         if (got_ != (n))                                                                           \
             fprintf(stderr, "%s:%d: weft log has %d lines with \"%s\", expected %d\n", __FILE__,   \
                     __LINE__, got_, s, (n));                                                       \
+        check_failures += got_ != (n);                                                             \
+    } while (0)
+
+/* Lines of weft's log that hold the words of s, whatever the spaces between them (the columns
+ * of a WEFT_REPORT table). */
+static int in_weft_log_words(const char *s) {
+    FILE *f = fopen(logpath, "r");
+    if (f == NULL) return 0;
+    int n = 0;
+    char line[4096], squeezed[4096];
+    while (fgets(line, sizeof line, f)) {
+        size_t k = 0;
+        for (size_t i = 0; line[i] && line[i] != '\n'; i++)
+            if (line[i] != ' ' || (k > 0 && squeezed[k - 1] != ' ')) squeezed[k++] = line[i];
+        squeezed[k] = '\0';
+        if (strstr(squeezed, s)) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+#define EXPECT_REPORT(n, s)                                                                        \
+    do {                                                                                           \
+        int got_ = in_weft_log_words(s);                                                           \
+        if (got_ != (n))                                                                           \
+            fprintf(stderr, "%s:%d: weft log has %d report lines with \"%s\", expected %d\n",      \
+                    __FILE__, __LINE__, got_, s, (n));                                             \
         check_failures += got_ != (n);                                                             \
     } while (0)
 
@@ -755,6 +783,66 @@ static void new_nccl(void) {
                        "device code does not yet run on the device API of 2.29 and later");
 }
 
+/* ---- WEFT_REPORT: which implementation served the calls, per communicator ---------------- */
+static void report(void) {
+    setenv("WEFT_REPORT", "1", 1);
+    /* a communicator the program never destroys: its table at exit */
+    pid_t pid = fork();
+    if (pid == 0) {
+        ncclComm_t c = init(2, 0);
+        CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+        exit(check_failures != 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    EXPECT_REPORT(1, "rank 0 of 2, at exit (never destroyed): 1 calls: 1 served by weft, 0 by "
+                     "NCCL");
+    EXPECT_REPORT(1, "weft REPORT allreduce eager 1 16 weft 'ar2_small'");
+    EXPECT_WEFT_LOG(3, "weft REPORT"); /* the child's table, in the same log file */
+    ncclComm_t c = init(2, 0);
+    for (int i = 0; i < 10; i++)
+        CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, gbuf, 8, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    for (int i = 0; i < 5; i++)
+        CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclAvg, c, S) == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, fbuf, 1 << 20, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclAllGather(fbuf, gbuf, 0, ncclFloat, c, S) == ncclSuccess);
+    CHECK(ncclAllGather(fbuf, gbuf, 16, ncclFloat, c, S) == ncclSuccess);
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclSend(fbuf, 4, ncclFloat, 1, c, S) == ncclSuccess); /* not a collective: no row */
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    EXPECT_WEFT_LOG(3, "weft REPORT"); /* nothing before the communicator ends */
+    CHECK(ncclCommDestroy(c) == ncclSuccess);
+    EXPECT_REPORT(2, "weft REPORT communicator ");
+    EXPECT_REPORT(1, " rank 0 of 2, at ncclCommDestroy: 20 calls: 13 served by weft, 7 by NCCL");
+    EXPECT_REPORT(2, "weft REPORT collective launch calls bytes served by");
+    EXPECT_REPORT(1, "weft REPORT allreduce eager 12 16 .. 32 weft 'ar2_small'");
+    EXPECT_REPORT(1, "weft REPORT allreduce eager 1 4194304 NCCL: no algorithm for this buffer "
+                     "mode");
+    EXPECT_REPORT(1, "weft REPORT allreduce eager 5 16 NCCL: reduction op not served by weft");
+    EXPECT_REPORT(1, "weft REPORT allgather eager 1 128 weft 'ag2'");
+    EXPECT_REPORT(1, "weft REPORT allgather - 1 0 NCCL: empty call (count 0)");
+    EXPECT_WEFT_LOG(8, "weft REPORT   "); /* column titles and rows: 1 + 1 (child), 1 + 5 */
+    /* tables go out at the end of each communicator, not again at exit */
+    drop_log();
+}
+
+/* With WEFT_DISABLE the table says so, and weft still makes no NCCL call of its own. */
+static void report_disabled(void) {
+    setenv("WEFT_REPORT", "1", 1);
+    setenv("WEFT_DISABLE", "1", 1);
+    ncclComm_t c = init(2, 0);
+    CHECK(ncclAllReduce(fbuf, gbuf, 4, ncclFloat, ncclSum, c, S) == ncclSuccess);
+    CHECK(ncclCommDestroy(c) == ncclSuccess);
+    EXPECT_LOG(0, "GetUniqueId\nCommInitRank nranks=2 rank=0\n"
+                  "AllReduce count=4 type=7 op=0 inplace=0\nCommDestroy rank=0\n");
+    EXPECT_REPORT(1, ", at ncclCommDestroy: 1 calls: 0 served by weft, 1 by NCCL (rank count "
+                     "unknown: ");
+    EXPECT_REPORT(1, "weft REPORT allreduce - 1 16 NCCL: WEFT_DISABLE is set");
+}
+
 /* ---- logging ----------------------------------------------------------------------------------
  */
 static void logging(int trace) {
@@ -856,6 +944,8 @@ int main(int argc, char **argv) {
         {"no_nccl", "", "WARN", no_nccl},
         {"old_nccl", "", "WARN", old_nccl},
         {"new_nccl", "", "WARN", new_nccl},
+        {"report", "", "WARN", report},
+        {"report_disabled", "", "NONE", report_disabled},
     };
     if (strcmp(scenario, "logging_info") == 0 || strcmp(scenario, "logging_trace") == 0) {
         int trace = strcmp(scenario, "logging_trace") == 0;
