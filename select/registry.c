@@ -438,9 +438,32 @@ static char *folder_table(const char *dir) {
     return p;
 }
 
+/* The same algorithm loaded twice, as a .weft source and as .xml (the file compiled from it, or
+ * one beside it): both stay, and the first in load order ranks first for every call both fit,
+ * so users must be told which one serves. One warning per later file, from algorithms index
+ * from on (those this load added). */
+static void warn_twice_loaded(const weft_registry *r, size_t from, weft_diag *d) {
+    for (size_t i = from; i < r->n; i++) {
+        const weft_algo *a = r->algos[i];
+        for (size_t j = 0; a->file && j < i; j++) {
+            const weft_algo *b = r->algos[j];
+            if (b->file == NULL || a->coll != b->coll || strcmp(a->name, b->name) != 0 ||
+                has_suffix(a->file, ".xml") == has_suffix(b->file, ".xml"))
+                continue;
+            weft_diag_add(d, WEFT_SEV_WARNING, a->file, 0, 0,
+                          "algorithm '%s' (%s) is loaded twice, as .weft and as .xml: also from "
+                          "%s, which is used (it comes first in load order, so it serves every "
+                          "call both fit)",
+                          a->name, weft_coll_name(a->coll), b->file);
+            break;
+        }
+    }
+}
+
 weft_result weft_registry_load_ex(weft_registry *r, const char *paths, int flags, weft_diag *d) {
     weft_result res = WEFT_OK;
     char *list = NULL, *table = NULL;
+    size_t before = r ? r->n : 0;
     if (r == NULL || paths == NULL) WEFT_FAIL(WEFT_ERR_USAGE);
     list = weft_strdup(paths);
     WEFT_CHECK_ALLOC(list);
@@ -458,6 +481,7 @@ weft_result weft_registry_load_ex(weft_registry *r, const char *paths, int flags
             WEFT_CHECK(load_file(r, p, d));
         }
     }
+    warn_twice_loaded(r, before, d);
     if (!(flags & WEFT_REGISTRY_NO_TABLE) && !r->table_tried) {
         const char *env = weft_env_get(WEFT_ENV_TUNE_FILE);
         if (*env) {

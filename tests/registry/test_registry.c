@@ -3,6 +3,7 @@
 #include "check.h"
 #include "registry_internal.h"
 #include "tune_internal.h"
+#include "weft_compiler.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -795,6 +796,72 @@ static void test_nccl_versions(void) {
                  " is newer than the device API weft was built for (weft supports NCCL ") != NULL);
 }
 
+/* The same algorithm as a .weft source and as the .xml compiled from it: both load, and one
+ * warning on the later file says which one is used, whichever order they come in. */
+static void test_twice_loaded(void) {
+    char dir[] = "/tmp/weft_registry_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    write_file(dir, "ring.weft",
+               "param N = 2;\n"
+               "algorithm ring_twice {\n"
+               "    collective allreduce;\n"
+               "    ranks      N;\n"
+               "    chunks     N;\n"
+               "    inplace;\n"
+               "}\n"
+               "for s in 0..N-1 {\n"
+               "    for i in 0..N {\n"
+               "        let r = (i + s) % N;\n"
+               "        reduce input[r][i] -> input[(r + 1) % N][i];\n"
+               "    }\n"
+               "}\n"
+               "for s in 0..N-1 {\n"
+               "    for i in 0..N {\n"
+               "        let r = (i - 1 + s) % N;\n"
+               "        copy input[r][i] -> input[(r + 1) % N][i];\n"
+               "    }\n"
+               "}\n");
+    char src[600], xml[600], paths[1300], msg[2000];
+    snprintf(src, sizeof src, "%s/ring.weft", dir);
+    snprintf(xml, sizeof xml, "%s/ring.xml", dir);
+    weft_diag *d = weft_diag_new();
+    weft_algo *a = NULL;
+    char *text = NULL;
+    CHECK(weft_cc_load_file(src, NULL, &a, d) == WEFT_OK);
+    if (a) CHECK(weft_ir_write_string(a, &text) == WEFT_OK);
+    if (text) write_file(dir, "ring.xml", text);
+    free(text);
+    weft_algo_free(a);
+    weft_diag_clear(d);
+    /* one folder: ring.weft sorts first */
+    weft_registry *r = load(dir, d);
+    CHECK(weft_registry_size(r) == 2);
+    snprintf(msg, sizeof msg,
+             "%s: warning: algorithm 'ring_twice' (allreduce) is loaded twice, as .weft and as "
+             ".xml: also from %s, which is used (it comes first in load order, so it serves every "
+             "call both fit)",
+             xml, src);
+    CHECK(count_diag(d, msg) == 1);
+    CHECK(weft_diag_count(d, WEFT_SEV_WARNING) == 1);
+    weft_registry_free(r);
+    weft_diag_clear(d);
+    /* named in the other order: the .xml is used */
+    snprintf(paths, sizeof paths, "%s:%s", xml, src);
+    r = load(paths, d);
+    snprintf(msg, sizeof msg,
+             "%s: warning: algorithm 'ring_twice' (allreduce) is loaded twice, as .weft and as "
+             ".xml: also from %s, which is used (it comes first in load order, so it serves every "
+             "call both fit)",
+             src, xml);
+    CHECK(count_diag(d, msg) == 1);
+    CHECK(weft_diag_count(d, WEFT_SEV_WARNING) == 1);
+    weft_registry_free(r);
+    weft_diag_free(d);
+    unlink(src);
+    unlink(xml);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_registry ALGOS_DIR\n");
@@ -813,5 +880,6 @@ int main(int argc, char **argv) {
     test_add();
     test_launch();
     test_nccl_versions();
+    test_twice_loaded();
     CHECK_DONE();
 }
