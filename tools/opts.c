@@ -396,11 +396,31 @@ void weft_cmd_help(const weft_cmd_spec *s, FILE *out) {
 }
 
 /* ---- man pages ----------------------------------------------------------------------------- */
-/* roff: backslashes and hyphens escaped, a control character at a line's start defused. */
+/* Where the installed documentation lies ("<prefix>/share/weft/docs"): the texts name it by its
+ * path in the repository, "docs/shim.md", which a man page reader does not have. */
+static const char *man_docs;
+
+static void roff_text(FILE *out, const char *s, size_t n);
+
+/* Whether s[i..] is a repository path into docs/ starting a word. */
+static int docs_ref(const char *s, size_t i, size_t n) {
+    return man_docs && i + 5 <= n && strncmp(s + i, "docs/", 5) == 0 &&
+           (i == 0 || strchr(" (\"\n", s[i - 1]) != NULL);
+}
+
+/* roff: backslashes and hyphens escaped, a control character at a line's start defused, docs/
+ * paths turned into installed ones. */
 static void roff_text(FILE *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (c == '\\')
+        if (docs_ref(s, i, n)) {
+            const char *d = man_docs;
+            man_docs = NULL; /* no recursion into the prefix's own text */
+            roff_text(out, d, strlen(d));
+            man_docs = d;
+            fputc('/', out);
+            i += 4;
+        } else if (c == '\\')
             fputs("\\e", out);
         else if (c == '-')
             fputs("\\-", out);
@@ -482,7 +502,8 @@ static void man_synopsis(FILE *out, const weft_cmd_spec *s) {
     fputc('\n', out);
 }
 
-void weft_cmd_man(const weft_cmd_spec *s, const char *version, FILE *out) {
+void weft_cmd_man(const weft_cmd_spec *s, const char *version, const char *docs, FILE *out) {
+    man_docs = docs;
     fputs(".TH ", out);
     man_upper(out, "weft ");
     man_upper(out, s->name);
@@ -519,7 +540,15 @@ void weft_cmd_man(const weft_cmd_spec *s, const char *version, FILE *out) {
         roff_text(out, s->exit_status, strlen(s->exit_status));
         fputc('\n', out);
     }
+    if (docs) {
+        fputs(".SH FILES\n.TP\n", out);
+        roff_text(out, docs, strlen(docs));
+        fputs("/\nweft's documentation, installed with it (the prefix is the folder above "
+              "bin/weft)\n",
+              out);
+    }
     fputs(".SH SEE ALSO\n\\fBweft\\fR(1)\n", out);
+    man_docs = NULL;
 }
 
 /* ---- bash completion --------------------------------------------------------------------- */

@@ -127,8 +127,10 @@ int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
 
 /* --help of a command, to out. */
 void weft_cmd_help(const weft_cmd_spec *spec, FILE *out);
-/* The man page weft-NAME(1) (spaces in NAME become '-'), to out; version and date go into .TH. */
-void weft_cmd_man(const weft_cmd_spec *spec, const char *version, FILE *out);
+/* The man page weft-NAME(1) (spaces in NAME become '-'), to out; version and date go into .TH.
+ * docs: where the documentation is installed ("<prefix>/share/weft/docs"), which the page names
+ * instead of the repository's docs/ paths; NULL keeps those. */
+void weft_cmd_man(const weft_cmd_spec *spec, const char *version, const char *docs, FILE *out);
 /* The bash completion of every command of specs (NULL-terminated), to out. */
 void weft_cmd_completion(const weft_cmd_spec *const *specs, FILE *out);
 

@@ -18,6 +18,12 @@
 #ifndef WEFT_GIT_COMMIT
 #define WEFT_GIT_COMMIT "unknown"
 #endif
+/* The documentation as installed, for the man pages (the prefix is wherever weft is installed:
+ * the tree is relocatable). */
+#ifndef WEFT_DATA_REL
+#define WEFT_DATA_REL "share/weft"
+#endif
+#define MAN_DOCS "<prefix>/" WEFT_DATA_REL "/docs"
 
 static const struct {
     const weft_cmd_spec *spec;
@@ -91,7 +97,10 @@ static void man_index(FILE *out) {
           "\\fB\\-\\-version\\fR\nthe version, the commit, and the NCCL and CUDA versions weft "
           "was built against, and the NCCL versions libweft_nccl.so runs on\n.SH EXIT STATUS\n0 "
           "ok, 1 the input is wrong, 2 usage error.\n"
-          ".SH ENVIRONMENT\nSee \\fBweft env\\fR.\n.SH SEE ALSO\n",
+          ".SH ENVIRONMENT\nSee \\fBweft env\\fR.\n.SH FILES\n.TP\n" MAN_DOCS
+          "/\nweft's documentation, installed with it (the prefix is the folder above bin/weft): "
+          "README.md beside it, and the language, verifier, runtime, shim and tuning guides\n"
+          ".SH SEE ALSO\n",
           out);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(out, "\\fBweft\\-%s\\fR(1)%s\n", commands[i].spec->name,
@@ -118,7 +127,7 @@ static int generate(const char *what, const char *where) {
         if (i == 0)
             man_index(weft_out_file(o));
         else
-            weft_cmd_man(commands[i - 1].spec, WEFT_VERSION, weft_out_file(o));
+            weft_cmd_man(commands[i - 1].spec, WEFT_VERSION, MAN_DOCS, weft_out_file(o));
         bad = weft_out_close(o, d) != WEFT_OK;
     }
     weft_diag_print(d, stderr, WEFT_SEV_NOTE);

@@ -39,6 +39,14 @@ grep -qx -- --output <<<"$out" || fail "completion of 'weft trace merge -': $out
 out=$(complete_words '')
 for c in $cmds; do grep -qx "$c" <<<"$out" || fail "completion of 'weft ': lacks $c"; done
 
+# Man pages name the installed documentation (<prefix>/share/weft/docs/...), never a path of the
+# repository (docs/...), which a reader of an installed page does not have.
+grep -q '<prefix>/share/weft/docs/verify.md' "$dir/man/weft-verify.1" ||
+  fail "weft-verify(1) does not name <prefix>/share/weft/docs/verify.md"
+grep -q '<prefix>/share/weft/docs' "$dir/man/weft.1" || fail "weft(1) does not name the docs"
+bad=$(grep -lE '(^|[ ("])docs/' "$dir"/man/*.1)
+[ -z "$bad" ] || fail "man pages with repository docs/ paths: $bad"
+
 # Man pages: every one renders, without warnings, and names what --help names.
 if ! command -v man >/dev/null; then
   echo "SKIP: man(1) is absent: the pages were generated, not rendered"
