@@ -54,7 +54,7 @@ const weft_cmd_spec weft_spec_compile = {
         "Diagnostics go to standard error as file:line:col: error: message, with the source\n"
         "line and a caret.",
     .opts = compile_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 ok (warnings allowed), 1 the program is wrong, 2 usage error.",
 };
 

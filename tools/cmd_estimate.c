@@ -166,7 +166,7 @@ const weft_cmd_spec weft_spec_estimate = {
         "link, and a message off NVLink takes NCCL's extra latency for PCIe or the network.\n"
         "The links the schedule sends on are listed.",
     .opts = estimate_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 ok, 1 the input is wrong (or the model deadlocks), 2 usage error.",
 };
 

@@ -36,7 +36,7 @@ const weft_cmd_spec weft_spec_fmt = {
         "mode. A .weft source is compiled (with the -D parameters) and its schedule written\n"
         "the same way, as `weft compile` does.",
     .opts = fmt_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 ok, 1 the input is unreadable or invalid (nothing is written), or OUT\n"
                    "cannot be written, 2 usage error.",
 };

@@ -97,7 +97,7 @@ const weft_cmd_spec weft_spec_library = {
         "depth the critical path in steps, ms the wall time of compiling, verifying and\n"
         "running.",
     .opts = library_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 everything verified and executed, 1 anything failed, 2 usage error.",
 };
 

@@ -64,7 +64,7 @@ const weft_cmd_spec weft_spec_plan = {
         "n, as NCCL's LSA teams do. A .weft source is compiled with N and G set (when it\n"
         "declares them).",
     .opts = plan_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 the cut is proven, 1 the input or the cut is wrong, 2 usage error.",
 };
 

@@ -129,7 +129,7 @@ const weft_cmd_spec weft_spec_run = {
         "Counts need not be multiples of the chunk count: chunks are slots of\n"
         "ceil(count / k) elements and short trailing chunks are handled (docs/verify.md).",
     .opts = run_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 right result, 1 wrong result, stall or invalid file, 2 usage error.",
 };
 

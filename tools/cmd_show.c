@@ -69,7 +69,7 @@ const weft_cmd_spec weft_spec_show = {
         "s[x] are chunks of the input, output and scratch buffer (i[x..y] a range), `recv P`\n"
         "the data received from rank P, `send P` sending to rank P, `+` the reduction.",
     .opts = show_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 ok, 1 a file is unreadable or invalid, 2 usage error.",
 };
 

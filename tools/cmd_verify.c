@@ -73,7 +73,7 @@ const weft_cmd_spec weft_spec_verify = {
         "schedule sends on.\n"
         "See docs/verify.md.",
     .opts = verify_opts,
-    .operands = WEFT_ARG_FILE,
+    .operands = WEFT_ARG_ALGO,
     .exit_status = "0 every file verified, 1 a file failed or is unreadable, 2 usage error.",
 };
 

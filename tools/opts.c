@@ -146,6 +146,7 @@ static int take_value(weft_getopt *g, const char *v) {
     case WEFT_ARG_NONE: break;
     case WEFT_ARG_STR: break;
     case WEFT_ARG_FILE:
+    case WEFT_ARG_ALGO:
     case WEFT_ARG_OUT:
     case WEFT_ARG_DIR:
     case WEFT_ARG_PATHS:
@@ -598,17 +599,20 @@ void weft_cmd_completion(const weft_cmd_spec *const *specs, FILE *out) {
           "_weft_values() {\n"
           "    case $1 in\n"
           "    file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+          "    algo) compopt -o filenames 2>/dev/null\n"
+          "        COMPREPLY=($(compgen -d -- \"$cur\"; compgen -f -X '!*.xml' -- \"$cur\";\n"
+          "            compgen -f -X '!*.weft' -- \"$cur\")) ;;\n"
           "    dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
           "    words) COMPREPLY=($(compgen -W \"$2\" -- \"$cur\")) ;;\n"
           "    *) COMPREPLY=() ;;\n"
           "    esac\n"
           "}\n"
           "_weft() {\n"
-          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} opt\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} opt eq=\n"
           "    # --opt=value: bash splits the word at '='\n"
-          "    if [ \"$cur\" = = ]; then opt=$prev cur=\n"
+          "    if [ \"$cur\" = = ]; then opt=$prev cur= eq=1\n"
           "    elif [ \"$prev\" = = ] && [ \"$COMP_CWORD\" -ge 3 ]; then "
-          "opt=${COMP_WORDS[COMP_CWORD-2]}\n"
+          "opt=${COMP_WORDS[COMP_CWORD-2]} eq=1\n"
           "    else opt=$prev; fi\n"
           "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
           "        COMPREPLY=($(compgen -W '",
@@ -648,6 +652,8 @@ void weft_cmd_completion(const weft_cmd_spec *const *specs, FILE *out) {
     fputs("    *) return 0 ;;\n"
           "    esac\n"
           "    if [ -n \"$kind\" ]; then _weft_values \"$kind\" \"$words\"; return 0; fi\n"
+          "    # a flag takes no value: --flag= has nothing to complete (not the operands)\n"
+          "    if [ -n \"$eq\" ]; then COMPREPLY=(); return 0; fi\n"
           "    if [[ $cur == -* ]]; then\n"
           "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
           "        return 0\n"

@@ -12,6 +12,7 @@
     X(NONE, "")      /* a flag: no value */                                                        \
     X(STR, "")       /* any text, unchecked */                                                     \
     X(FILE, "file")  /* a file read ("-": standard input where the command says so) */             \
+    X(ALGO, "algo")  /* an algorithm file read (.xml, .weft; "-" where the command says so) */     \
     X(OUT, "file")   /* a file written ("-": standard output) */                                   \
     X(DIR, "dir")    /* a folder */                                                                \
     X(PATHS, "file") /* colon-separated folders and files */                                       \

@@ -14,6 +14,9 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 cmds=$("$weft" --help | sed -n '/^commands:/,/^$/p' | awk 'NF > 1 && $1 != "commands:" {print $1}')
 
 # Completion: source it and ask as bash would.
+tmpc=$(mktemp -d)
+trap 'rm -rf "$tmpc"' EXIT
+mkdir "$tmpc/sub" && touch "$tmpc/a.xml" "$tmpc/b.weft" "$tmpc/notes.txt"
 complete_words() { # complete_words WORD...: COMPREPLY for the line "weft WORD..." (last is cur)
   bash -c 'source "$1"; shift; COMP_WORDS=(weft "$@"); COMP_CWORD=$#; _weft; printf "%s\n" "${COMPREPLY[@]}"' \
     _ "$dir/weft.bash" "$@"
@@ -30,6 +33,19 @@ out=$(complete_words compile --emit = a)
 [ "$out" = ast ] || fail "completion of 'weft compile --emit=a': $out"
 out=$(complete_words run --cpu x.xml --type b)
 [ "$out" = bfloat16 ] || fail "completion of 'weft run --type b': $out"
+# after a flag (no value) come the operands, algorithm files and folders only; --flag= has no
+# value to complete
+(
+  fails=0
+  cd "$tmpc" || exit 1
+  out=$(complete_words run --cpu '')
+  [ "$(echo $out)" = "sub a.xml b.weft" ] || fail "completion of 'weft run --cpu ': $out"
+  out=$(complete_words verify -q b)
+  [ "$out" = b.weft ] || fail "completion of 'weft verify -q b': $out"
+  out=$(complete_words run --cpu = '')
+  [ -z "$out" ] || fail "completion of 'weft run --cpu=': $out"
+  exit "$fails"
+) || fails=$((fails + 1))
 out=$(complete_words select '')
 grep -qx allgather <<<"$out" || fail "completion of 'weft select ': no collectives: $out"
 out=$(complete_words trace '')
