@@ -186,6 +186,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \
       "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)",    \
       WEFT_ENVK_FLAG)                                                                              \
+    X(WORLD_RANK, "OMPI_COMM_WORLD_RANK", "PMI_RANK",                                              \
+      "read, not set: this process's rank under mpirun (Open MPI; MPICH): weft tune's messages "   \
+      "before MPI starts come from rank 0 alone",                                                  \
+      WEFT_ENVK_TEXT)                                                                              \
     X(LOCAL_RANKS, "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE",                               \
       "read, not set: processes per node (Open MPI; torchrun), checked against a tuning table",    \
       WEFT_ENVK_COUNT)

@@ -76,6 +76,11 @@ WEFT_API const char *weft_nccl_range_str(char *buf, size_t len);
  * is newer than ...: use ..."). */
 WEFT_API const char *weft_nccl_version_advice(int version, char *buf, size_t len);
 
+/* The GPUs this process can use (the CUDA runtime's device count), or 0 with why in why ("CUDA
+ * driver version is insufficient for CUDA runtime version", or that this build has no CUDA):
+ * measuring programs ask before they start. */
+WEFT_API int weft_runtime_gpus(char *why, size_t len);
+
 /* ---- registry --------------------------------------------------------------------------- */
 typedef struct weft_registry weft_registry;
 

@@ -49,6 +49,14 @@ int weft_cmd_tune(int argc, char **argv) {
     if (pr == 1) return WEFT_EXIT_OK;
     if (pr != 0) return WEFT_EXIT_USAGE;
     if (o.plot_only) return plot_only(&o);
+    /* Before weft-tune and MPI start: without a GPU, CUDA's first error and MPI's abort notices
+     * would say it less clearly, once per rank. */
+    char why[256];
+    if (weft_runtime_gpus(why, sizeof why) < 1) {
+        if (weft_env_int(WEFT_ENV_WORLD_RANK, 0) == 0)
+            fprintf(stderr, "weft tune: no GPU (%s)\n", why);
+        return WEFT_EXIT_INPUT;
+    }
     char *prog = measuring_program();
     if (prog == NULL) {
         fprintf(stderr,
