@@ -29,6 +29,7 @@ run() {
 {
   # the machines' dumps: every pair of GPUs on NVLink (through NVSwitch), so no warning
   run verify --topo data/h200x4.xml ring4.xml allpairs4.xml
+  run verify -v --topo data/h200x2.xml direct2.xml
   run verify -v --topo data/h200x4-gpus01.xml direct2.xml
   run verify --topo data/h200x4.xml direct2.xml
   # a GPU without NVLink: its pairs warn, at the sending tb's line; the file still verifies
@@ -44,6 +45,7 @@ run() {
   run verify --topo data/missing.xml ring4.xml
   # the estimate: each pair at its link; a GPU without NVLink costs; the network more
   run estimate direct2.xml --sizes 8,1M,128M
+  run estimate direct2.xml --sizes 8,1M,128M --topo data/h200x2.xml
   run estimate direct2.xml --sizes 8,1M,128M --topo data/h200x4-gpus01.xml
   run estimate ring4.xml --sizes 8,1M,128M --topo data/h200x4.xml
   run estimate ring4.xml --sizes 8,1M,128M --topo data/h200x4_gpu3_no_nvlink.xml
