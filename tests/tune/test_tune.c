@@ -1570,6 +1570,74 @@ static int write_simulated_table(const char *path) {
     return rc;
 }
 
+/* ---- the check's definition ------------------------------------------------------------- */
+
+/* tune_expected against each collective's definition written out by hand (float sum, root 0),
+ * for several rank counts, counts and both modes: the check weft's tune results rest on. */
+static void test_expected(void) {
+    static const weft_coll colls[] = {
+        WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER, WEFT_COLL_ALLTOALL,
+        WEFT_COLL_BROADCAST, WEFT_COLL_REDUCE,    WEFT_COLL_GATHER,        WEFT_COLL_SCATTER};
+    float want[64], hand[64];
+    unsigned char def[64];
+    for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++) {
+        weft_coll co = colls[ci];
+        for (int n = 2; n <= 4; n++) {
+            for (size_t c = 1; c <= 5; c += 4) {
+                for (int ip = 0; ip < 2; ip++) {
+                    tune_point p = {co, n, ip, 0, 0, c};
+                    int big = co == WEFT_COLL_ALLGATHER || co == WEFT_COLL_ALLTOALL ||
+                              co == WEFT_COLL_GATHER;
+                    size_t outn = c * (big ? (size_t)n : 1);
+                    for (int r = 0; r < n; r++) {
+                        tune_expected(&p, r, want, def, outn * 4);
+                        int ok = 1;
+                        for (size_t e = 0; e < outn; e++) {
+                            size_t q = e / c, i = e % c;
+                            int defined = 1;
+                            float v = 0;
+                            switch (co) {
+                            case WEFT_COLL_ALLREDUCE:
+                                for (int k = 0; k < n; k++)
+                                    v += tune_input(k, i);
+                                break;
+                            case WEFT_COLL_REDUCE:
+                                for (int k = 0; k < n; k++)
+                                    v += tune_input(k, i);
+                                defined = r == 0;
+                                break;
+                            case WEFT_COLL_REDUCESCATTER:
+                                for (int k = 0; k < n; k++)
+                                    v += tune_input(k, (size_t)r * c + i);
+                                break;
+                            case WEFT_COLL_ALLGATHER: v = tune_input((int)q, i); break;
+                            case WEFT_COLL_GATHER:
+                                v = tune_input((int)q, i);
+                                defined = r == 0;
+                                break;
+                            case WEFT_COLL_ALLTOALL:
+                                v = tune_input((int)q, (size_t)r * c + i);
+                                break;
+                            case WEFT_COLL_BROADCAST: v = tune_input(0, i); break;
+                            case WEFT_COLL_SCATTER: v = tune_input(0, (size_t)r * c + i); break;
+                            default: break;
+                            }
+                            hand[e] = v;
+                            if (def[e] != defined || (defined && want[e] != v)) ok = 0;
+                        }
+                        CHECK(ok);
+                        CHECK(tune_first_diff(want, def, hand, outn) == (size_t)-1);
+                        if (r == 0 && outn > 1) { /* one element off is found where it is */
+                            hand[outn - 1] += 1;
+                            CHECK(tune_first_diff(want, def, hand, outn) == outn - 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_tune ALGOS [--write-table PATH | --simulate PATH]\n");
@@ -1583,6 +1651,7 @@ int main(int argc, char **argv) {
     unsetenv("WEFT_TUNE_FILE");
     weft_env_reset();
     test_stats();
+    test_expected();
     test_run_choice();
     test_ranks_agree();
     test_noise();

@@ -95,6 +95,20 @@ typedef struct tune_backend {
     int (*through)(void *ctx, const weft_registry *reg, char *why, size_t len);
 } tune_backend;
 
+/* ---- checking ---------------------------------------------------------------------------- */
+/* A check's input: element i of rank's input buffer, a small integer so that float sums are
+ * exact in any order. */
+float tune_input(int rank, size_t i);
+/* What p's output must hold on rank when every rank's input is tune_input (float sum, root 0),
+ * from the collective's definition (weft_coll_source): out[] receives outb / 4 floats and def[i]
+ * whether element i is defined (a non-root rank's output of reduce and gather is not). The check
+ * compares weft's output with this, not with NCCL's: NCCL's own path differs by section (an
+ * eager call on a captured communicator, zero-copy on registered windows), and a difference there
+ * must not be read as weft's. */
+void tune_expected(const tune_point *p, int rank, float *out, unsigned char *def, size_t outb);
+/* The first element where got differs from want where defined, or (size_t)-1. */
+size_t tune_first_diff(const float *want, const unsigned char *def, const float *got, size_t n);
+
 /* ---- measuring --------------------------------------------------------------------------- */
 /* The decision at one size from the interleaved rounds: t[r * nimpl + k] is the time of
  * implementation k (0 NCCL, 1.. the candidates) in round r, averaged over the ranks; ok[k] says

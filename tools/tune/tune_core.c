@@ -1064,3 +1064,33 @@ fail:
     plan_free(&R);
     return res;
 }
+
+/* ---- checking ------------------------------------------------------------------------------ */
+float tune_input(int rank, size_t i) {
+    return (float)(((size_t)rank * 131 + i * 7) % 16);
+}
+
+void tune_expected(const tune_point *p, int rank, float *out, unsigned char *def, size_t outb) {
+    size_t n = outb / 4, c = p->count;
+    for (size_t e = 0; e < n; e++) {
+        int32_t from, in_seg;
+        size_t seg = c ? e / c : 0, j = c ? e % c : 0;
+        def[e] = (unsigned char)weft_coll_source(p->coll, p->nranks, 0, rank, (int32_t)seg, &from,
+                                                 &in_seg);
+        size_t at = (size_t)in_seg * c + j;
+        float v = 0;
+        if (from >= 0) {
+            v = tune_input(from, at);
+        } else {
+            for (int r = 0; r < p->nranks; r++)
+                v += tune_input(r, at); /* small integers: exact in any order */
+        }
+        out[e] = def[e] ? v : 0;
+    }
+}
+
+size_t tune_first_diff(const float *want, const unsigned char *def, const float *got, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (def[i] && memcmp(&want[i], &got[i], sizeof(float)) != 0) return i;
+    return (size_t)-1;
+}

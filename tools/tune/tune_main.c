@@ -59,8 +59,9 @@ typedef struct gpu {
     uint64_t bytes;
     char *send, *recv;
     ncclWindow_t wins[C_COUNT][2];
-    float *h_in;
-    unsigned char *h_ref, *h_out;
+    float *h_in, *h_want;
+    unsigned char *h_ref, *h_out, *h_def;
+    int ref_reports; /* how many times NCCL's reference disagreed with the definition (said) */
 } gpu;
 
 static void free_buffers(gpu *g) {
@@ -78,9 +79,12 @@ static void free_buffers(gpu *g) {
     free(g->h_in);
     free(g->h_ref);
     free(g->h_out);
+    free(g->h_want);
+    free(g->h_def);
     g->send = g->recv = NULL;
     g->h_in = NULL;
-    g->h_ref = g->h_out = NULL;
+    g->h_ref = g->h_out = g->h_def = NULL;
+    g->h_want = NULL;
 }
 
 static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_t len) {
@@ -130,7 +134,9 @@ static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_
     g->h_in = malloc(g->bytes);
     g->h_ref = malloc(g->bytes);
     g->h_out = malloc(g->bytes);
-    if (!g->h_in || !g->h_ref || !g->h_out) {
+    g->h_want = malloc(g->bytes);
+    g->h_def = malloc(g->bytes / 4 + 1);
+    if (!g->h_in || !g->h_ref || !g->h_out || !g->h_want || !g->h_def) {
         snprintf(why, len, "rank %d: out of host memory for %llu bytes", g->rank,
                  (unsigned long long)g->bytes);
         return -1;
@@ -234,26 +240,30 @@ static int launch(gpu *g, const tune_point *p, int impl, unsigned flags) {
     return launch_at(g, p, impl, flags, 0);
 }
 
-/* The inputs of a check: small integers, so that float sums are exact in any order and weft's
- * result must equal NCCL's bit for bit; the output first holds a pattern no result has. */
+/* The inputs of a check: small integers (tune_input), so that float sums are exact in any order
+ * and weft's result must equal the definition bit for bit; the output first holds a pattern no
+ * result has. */
 static void fill(gpu *g, const tune_point *p) {
     char *in, *out;
     size_t inb, outb;
     layout(g, p, &in, &out, &inb, &outb);
     size_t n = inb / 4;
     for (size_t i = 0; i < n; i++)
-        g->h_in[i] = (float)((g->rank * 131 + i * 7) % 16);
+        g->h_in[i] = tune_input(g->rank, i);
     CU(cudaMemsetAsync(out, 0xff, outb, g->st));
     CU(cudaMemcpyAsync(in, g->h_in, inb, cudaMemcpyHostToDevice, g->st));
 }
 
+/* Checks impl against the collective's definition (tune_expected). NCCL runs first on the same
+ * inputs as a cross-check of the definition and of tune's buffers: where NCCL's output differs,
+ * that is said (a few times), never charged to weft. */
 static int g_check(void *ctx, const tune_point *p, int impl) {
     gpu *g = ctx;
     char *in, *out, *rin, *rout;
     size_t inb, outb, rinb, routb;
     unsigned flags = p->flags & ~WEFT_CALL_GRAPH; /* eager */
-    /* the reference: NCCL out of place on the same inputs (an in-place call defines the same
-     * result, and NCCL's alltoall is not made for in place) */
+    /* NCCL out of place on the same inputs (an in-place call defines the same result, and
+     * NCCL's alltoall is not made for in place) */
     tune_point ref = *p;
     ref.inplace = 0;
     layout(g, &ref, &rin, &rout, &rinb, &routb);
@@ -262,6 +272,19 @@ static int g_check(void *ctx, const tune_point *p, int impl) {
     CU(cudaMemcpyAsync(g->h_ref, rout, routb, cudaMemcpyDeviceToHost, g->st));
     CU(cudaStreamSynchronize(g->st));
     layout(g, p, &in, &out, &inb, &outb);
+    tune_expected(p, g->rank, g->h_want, g->h_def, outb);
+    size_t n = outb / 4,
+           bad =
+               routb == outb ? tune_first_diff(g->h_want, g->h_def, (const float *)g->h_ref, n) : 0;
+    if (bad != (size_t)-1 && g->ref_reports++ < 3)
+        fprintf(stderr,
+                "weft tune: rank %d: NCCL's own %s (%llu bytes, %s, %s buffers) differs from the "
+                "collective's definition at element %zu: %g, not %g; weft is checked against "
+                "the definition\n",
+                g->rank, weft_coll_name(p->coll), (unsigned long long)p->bytes,
+                (p->flags & WEFT_CALL_GRAPH) ? "its graph communicator" : "eager",
+                (p->flags & WEFT_CALL_REGISTERED) ? "registered" : "unregistered", bad,
+                (double)((const float *)g->h_ref)[bad], (double)g->h_want[bad]);
     fill(g, p);
     int st = launch(g, p, impl, flags);
     if (st == WEFT_TUNE_UNSUPPORTED) {
@@ -270,10 +293,16 @@ static int g_check(void *ctx, const tune_point *p, int impl) {
     }
     CU(cudaMemcpyAsync(g->h_out, out, outb, cudaMemcpyDeviceToHost, g->st));
     CU(cudaStreamSynchronize(g->st));
-    /* reduce and gather define the output on the root only */
-    if ((p->coll == WEFT_COLL_REDUCE || p->coll == WEFT_COLL_GATHER) && g->rank != 0)
-        return WEFT_TUNE_OK;
-    return outb == routb && memcmp(g->h_ref, g->h_out, outb) == 0 ? WEFT_TUNE_OK : WEFT_TUNE_WRONG;
+    bad = tune_first_diff(g->h_want, g->h_def, (const float *)g->h_out, n);
+    if (bad == (size_t)-1) return WEFT_TUNE_OK;
+    fprintf(stderr,
+            "weft tune: rank %d: '%s' on %s (%llu bytes, %s, %s buffers): element %zu of %zu is "
+            "%g, not %g\n",
+            g->rank, weft_registry_get(g->reg, (size_t)impl)->name, weft_coll_name(p->coll),
+            (unsigned long long)p->bytes, p->inplace ? "in place" : "out of place",
+            (p->flags & WEFT_CALL_REGISTERED) ? "registered" : "unregistered", bad, n,
+            (double)((const float *)g->h_out)[bad], (double)g->h_want[bad]);
+    return WEFT_TUNE_WRONG;
 }
 
 static int g_warm(void *ctx, const tune_point *p, int impl, int n) {
