@@ -1084,6 +1084,18 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int reduces = weft_coll_reduces(a->coll);
     int ki = weft_rt_kernel_index(call->dtype, call->op, reduces);
     if (ki < 0) return WEFT_ERR_UNSUPPORTED;
+    if (!weft_rt_kernel_built(ki, c->trace != NULL)) {
+        /* a build for kernel work (CMake's WEFT_KERNELS) without this call's kernel: said once
+         * per kernel and process */
+        static int said[WEFT_RT_NKERNELS][2];
+        if (!__atomic_exchange_n(&said[ki][c->trace != NULL], 1, __ATOMIC_RELAXED))
+            WEFT_INFO(WEFT_SUBSYS_COLL,
+                      "%s %s %s: this build has no %skernel for it (WEFT_KERNELS=%s): NCCL "
+                      "serves such calls",
+                      weft_coll_name(call->coll), weft_dtype_name(call->dtype),
+                      weft_redop_name(call->op), c->trace ? "traced " : "", WEFT_RT_KERNELS_SEL);
+        return WEFT_ERR_UNSUPPORTED;
+    }
     int cur = -1;
     cudaGetDevice(&cur);
     if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;

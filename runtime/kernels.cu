@@ -87,21 +87,26 @@ cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const 
     cfg.attrs = attr;
     cfg.numAttrs = nattr;
     const void *fn = kernels().fn[traced ? 1 : 0][index];
-    if (!fn) return cudaErrorInvalidDeviceFunction; /* a shard missing from the build */
+    if (!fn) return cudaErrorInvalidDeviceFunction; /* refused before: weft_rt_kernel_built */
     return cudaLaunchKernelExC(&cfg, fn, args);
+}
+
+int weft_rt_kernel_built(int index, int traced) {
+    return index >= 0 && index < WEFT_RT_NKERNELS && kernels().fn[traced ? 1 : 0][index] != NULL;
 }
 
 int weft_rt_kernel_max_blocks(int index) {
     int dev = 0, sms = 0, per = 0;
-    if (index < 0 || index >= WEFT_RT_NKERNELS) return 0;
+    if (!weft_rt_kernel_built(index, 0)) return 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    /* Both variants of the kernel: a call must fit whether it is traced or not. */
+    /* Both variants of the kernel (where the build has the traced one): a call must fit
+     * whether it is traced or not. */
     for (int v = 0; v < 2; v++) {
         int pv = 0;
-        if (!kernels().fn[v][index] ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
+        if (!kernels().fn[v][index]) continue;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
                                                           WEFT_RT_NTHREADS, 0) != cudaSuccess)
             return 0;
         per = v == 0 || pv < per ? pv : per;
@@ -110,10 +115,13 @@ int weft_rt_kernel_max_blocks(int index) {
 }
 
 int weft_rt_device_max_blocks(void) {
-    int m = 0;
+    /* over the kernels this build has (WEFT_KERNELS may leave some out) */
+    int m = 0, any = 0;
     for (int i = 0; i < WEFT_RT_NKERNELS; i++) {
+        if (!weft_rt_kernel_built(i, 0)) continue;
         int b = weft_rt_kernel_max_blocks(i);
-        if (i == 0 || b < m) m = b;
+        if (!any || b < m) m = b;
+        any = 1;
     }
     return m;
 }

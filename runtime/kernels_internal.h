@@ -29,9 +29,12 @@ WEFT_RT_SHARD_LIST(WEFT_X_)
  * tracing code; cooperative: all CTAs resident together (their steps wait for each other). */
 cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const weft_kargs *ka,
                                   int nblocks, cudaStream_t stream);
-/* CTAs of kernel `index` that can be resident at once on the current device. */
+/* Whether this build compiled kernel `index` (traced: its recording variant): CMake's
+ * WEFT_KERNELS and WEFT_KERNELS_TRACED may leave kernels out, and their calls go to NCCL. */
+int weft_rt_kernel_built(int index, int traced);
+/* CTAs of kernel `index` that can be resident at once on the current device (0: not built). */
 int weft_rt_kernel_max_blocks(int index);
-/* The fewest of those over every kernel: what any call may count on. */
+/* The fewest of those over every kernel built: what any call may count on. */
 int weft_rt_device_max_blocks(void);
 /* buf[0..n) = avg of the sum over nranks, as ncclAvg. */
 cudaError_t weft_rt_scale_launch(void *buf, int64_t n, weft_dtype dt, int nranks,

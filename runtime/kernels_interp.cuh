@@ -159,12 +159,71 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
     in.run();
 }
 
+/* ---- which kernels this build compiles (CMake's WEFT_KERNELS, WEFT_KERNELS_TRACED) ---- *
+ * WEFT_RT_KERNELS_SEL: "all", or a comma-separated list of TYPE:OP in the IR's names
+ * (float:sum, bfloat16:max; avg runs on the sum kernel) and "copy" (the collectives that do not
+ * reduce). A slot is compiled when some listed call maps to it (weft_rt_kernel_index); a call
+ * whose slot is missing is refused at launch, so NCCL serves it. */
+#ifndef WEFT_RT_KERNELS_SEL
+#define WEFT_RT_KERNELS_SEL "all"
+#endif
+#ifndef WEFT_RT_KERNELS_TRACED
+#define WEFT_RT_KERNELS_TRACED 1
+#endif
+constexpr const char *kSel = WEFT_RT_KERNELS_SEL;
+#define WEFT_X_(id, n, b, v, f) n,
+constexpr const char *kTypeNames[] = {WEFT_DTYPES(WEFT_X_)};
+#undef WEFT_X_
+#define WEFT_X_(id, n, v) n,
+constexpr const char *kOpNames[] = {WEFT_REDOPS(WEFT_X_)};
+#undef WEFT_X_
+
+/* Whether sel[a, b) is the word w. */
+constexpr bool sel_is(const char *sel, int a, int b, const char *w) {
+    int i = 0;
+    for (; a + i < b; i++)
+        if (w[i] != sel[a + i]) return false;
+    return w[i] == 0;
+}
+/* Whether the list entry sel[a, b) is TYPE:OP for type t and op o. */
+constexpr bool sel_pair(const char *sel, int a, int b, int t, int o) {
+    int c = a;
+    while (c < b && sel[c] != ':')
+        c++;
+    return c < b && sel_is(sel, a, c, kTypeNames[t]) && sel_is(sel, c + 1, b, kOpNames[o]);
+}
+/* Calls slot I serves in entry sel[a, b): "all", "copy" for slot 0, or a TYPE:OP mapped to I
+ * (-1: the entry names nothing known). */
+constexpr int sel_entry(const char *sel, int a, int b, int I) {
+    if (sel_is(sel, a, b, "all")) return 1;
+    if (sel_is(sel, a, b, "copy")) return I == 0;
+    for (int t = 0; t < WEFT_DTYPE_COUNT; t++)
+        for (int o = 0; o < WEFT_OP_COUNT; o++)
+            if (sel_pair(sel, a, b, t, o))
+                return weft_rt_kernel_index((weft_dtype)t, (weft_redop)o, 1) == I;
+    return -1;
+}
+/* Slot I's fate under the whole list: 1 compiled, 0 not, -1 the list has an unknown entry. */
+constexpr int sel_slot(const char *sel, int I) {
+    int want = 0, a = 0;
+    for (int b = 0;; b++) {
+        if (sel[b] != ',' && sel[b] != 0) continue;
+        int e = sel_entry(sel, a, b, I);
+        if (e < 0) return -1;
+        want |= e;
+        if (sel[b] == 0) return want;
+        a = b + 1;
+    }
+}
+static_assert(sel_slot(kSel, 0) >= 0, "WEFT_KERNELS: each entry is all, copy or TYPE:OP with "
+                                      "the IR's names (float:sum, bfloat16:max, ...)");
+
 /* Shard WEFT_RT_SHARD's slots: a discarded `if constexpr` branch of a template is never
- * instantiated, so every other slot costs nothing here. */
+ * instantiated, so every other slot, and every slot WEFT_KERNELS leaves out, costs nothing. */
 template <int I, class T, class Op> void put_slot(const void **untraced, const void **traced) {
-    if constexpr (I % WEFT_RT_NSHARDS == WEFT_RT_SHARD) {
+    if constexpr (I % WEFT_RT_NSHARDS == WEFT_RT_SHARD && sel_slot(kSel, I) == 1) {
         untraced[I] = (const void *)weft_interp<T, Op, false>;
-        traced[I] = (const void *)weft_interp<T, Op, true>;
+        if constexpr (WEFT_RT_KERNELS_TRACED) traced[I] = (const void *)weft_interp<T, Op, true>;
     }
 }
 

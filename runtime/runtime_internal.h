@@ -314,18 +314,30 @@ typedef struct weft_kargs {
  * (signed and unsigned integers share bits); max and min per type. weft_rt_kernel_index maps a
  * call to its slot (avg runs as sum, then a scaling pass). */
 #define WEFT_RT_NKERNELS 35
-static inline int weft_rt_kernel_index(weft_dtype t, weft_redop op, int reduces) {
-    static const signed char sumslot[10] = {0, 0, 1, 1, 2, 2, 3, 4, 5, 6};
+/* Written without a static table so that the kernels' shards can ask it at compile time which
+ * calls a slot serves (WEFT_KERNELS, kernels_interp.cuh). */
+#ifdef __cplusplus
+#define WEFT_RT_CONSTEXPR constexpr
+#else
+#define WEFT_RT_CONSTEXPR
+#endif
+static inline WEFT_RT_CONSTEXPR int weft_rt_sum_slot(weft_dtype t) {
+    /* signed and unsigned integers share bits: int8/uint8 0, int32/uint32 1, int64/uint64 2,
+     * then half, float, double, bfloat16 */
+    return (int)t < 6 ? (int)t / 2 : (int)t - 3;
+}
+static inline WEFT_RT_CONSTEXPR int weft_rt_kernel_index(weft_dtype t, weft_redop op, int reduces) {
     if ((unsigned)t >= WEFT_DTYPE_COUNT) return -1;
     if (!reduces) return 0;
     switch (op) {
     case WEFT_OP_SUM:
-    case WEFT_OP_AVG: return 1 + sumslot[t];
-    case WEFT_OP_PROD: return 8 + sumslot[t];
+    case WEFT_OP_AVG: return 1 + weft_rt_sum_slot(t);
+    case WEFT_OP_PROD: return 8 + weft_rt_sum_slot(t);
     case WEFT_OP_MAX: return 15 + (int)t;
     case WEFT_OP_MIN: return 25 + (int)t;
-    default: return -1;
+    case WEFT_OP_COUNT: break;
     }
+    return -1;
 }
 
 /* ---- plans (plan.c) --------------------------------------------------------------------- */
