@@ -97,9 +97,9 @@ for arg in "$@"; do
     ov overhead.attached_fallback "LD_PRELOAD=$lib WEFT_ALGO_DIR=$fb WEFT_DEBUG=INFO WEFT_DEBUG_FILE=$out/overhead.attached.%h.%p.log"
     ov overhead.not_attached "LD_PRELOAD=$lib WEFT_ALGO_DIR=/nonexistent/weft" ;;
   compare)
-    # the shipped comparison (tools/compare_nccl.sh), COMPARE_REPS alternating pairs
+    # the shipped comparison (tools/compare_nccl.sh), COMPARE_REPS alternating rounds
     bash "$root/tools/compare_nccl.sh" --nccl-tests "$bins" --lib "$lib" --algos "$algos" \
-      --np "${NP:-2}" --pairs "${COMPARE_REPS:-2}" --out "$out/compare" 2>&1 | tee -a "$summary" ;;
+      --np "${NP:-2}" --rounds "${COMPARE_REPS:-2}" --out "$out/compare" 2>&1 | tee -a "$summary" ;;
   torch)
     tr=(torchrun --nproc_per_node=2 --master_port=29531 "$here/torch_shim.py")
     timeout 240 "${tr[@]}" --out "$out/torch.stock" > "$out/torch.stock.log" 2>&1
