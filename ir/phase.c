@@ -901,8 +901,8 @@ weft_result weft_phase_show(const weft_algo *a, const weft_phased *p, FILE *out,
         fprintf(out, "GPU phase %d: ", ph);
         print_ranks(out, v, p->nranks, "CTA", "CTAs", " per rank");
         fprintf(out, ", %s, %lld steps, %lld message%s inside nodes\n",
-                weft_proto_name(pa->proto == WEFT_PROTO_LL128 ? WEFT_PROTO_LL : pa->proto),
-                (long long)nst, (long long)msgs, msgs == 1 ? "" : "s");
+                weft_proto_name(weft_proto_runs_as(pa->proto)), (long long)nst, (long long)msgs,
+                msgs == 1 ? "" : "s");
         if (steps) WEFT_CHECK(weft_ir_show(pa, out, 0));
         if (ph + 1 == p->nphases) break;
         int64_t chunks = 0;

@@ -13,18 +13,65 @@ extern "C" {
 /* ---- enumerations (one X-macro table each; see weft_semantics.h for collectives, step types,
  *      data types, reduction ops and buffers, which device code shares) -------------------- */
 
-/* X(id, xml name) */
+/* The wire protocols, one row each, read by everything that knows one: the XML name; the
+ * protocol the runtime runs it as (LL128 runs as LL until the interpreter has an LL128 path);
+ * of every 16 bytes of a FIFO slot, how many carry data (LL: lines of 8 data and 8 flag bytes;
+ * Simple: all, one flag per message); the runtime's default FIFO (slots per connection member
+ * and bytes per slot, WEFT_FIFO overrides) and the chunk bytes up to which a call runs a rank's
+ * thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured: docs/runtime.md). The
+ * runtime (runtime/plan.c), the trace model (tools/trace/sim.c), weft estimate and the trace
+ * summary read the row; a protocol is its row plus its device code (runtime/interp.h).
+ * X(id, xml name, runs as, data bytes per 16, slots, slot bytes, collapse bytes) */
 #define WEFT_PROTOS(X)                                                                             \
-    X(SIMPLE, "Simple")                                                                            \
-    X(LL, "LL")                                                                                    \
-    X(LL128, "LL128")
+    X(SIMPLE, "Simple", SIMPLE, 16, 8, 128 << 10, 0)                                               \
+    X(LL, "LL", LL, 8, 8, 32 << 10, 256 << 10)                                                     \
+    X(LL128, "LL128", LL, 8, 8, 32 << 10, 256 << 10)
 
 typedef enum weft_proto {
-#define WEFT_X_(id, n) WEFT_PROTO_##id,
+#define WEFT_X_(id, n, as, d, ns, sb, cb) WEFT_PROTO_##id,
     WEFT_PROTOS(WEFT_X_)
 #undef WEFT_X_
         WEFT_PROTO_COUNT
 } weft_proto;
+
+/* The protocol the runtime runs p as (itself where it has its own path). */
+static inline weft_proto weft_proto_runs_as(weft_proto p) {
+    switch (p) {
+#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
+    case WEFT_PROTO_##id: return WEFT_PROTO_##as;
+        WEFT_PROTOS(WEFT_X_)
+#undef WEFT_X_
+    case WEFT_PROTO_COUNT: break;
+    }
+    return WEFT_PROTO_SIMPLE;
+}
+/* Data bytes of a FIFO slot of slot_bytes bytes in protocol p (as the runtime runs it). */
+static inline int64_t weft_proto_slot_data(weft_proto p, int64_t slot_bytes) {
+    switch (weft_proto_runs_as(p)) {
+#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
+    case WEFT_PROTO_##id: return slot_bytes / 16 * (d);
+        WEFT_PROTOS(WEFT_X_)
+#undef WEFT_X_
+    case WEFT_PROTO_COUNT: break;
+    }
+    return slot_bytes;
+}
+/* Whether p carries its data in lines with a flag in each (no separate message flag). */
+static inline int weft_proto_lines(weft_proto p) {
+    return weft_proto_slot_data(p, 16) < 16;
+}
+/* The runtime's defaults for p: FIFO slots, slot bytes, collapse bytes (see the table). */
+static inline void weft_proto_defaults(weft_proto p, int32_t *slots, int32_t *slot_bytes,
+                                       int64_t *collapse_bytes) {
+    switch (weft_proto_runs_as(p)) {
+#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
+    case WEFT_PROTO_##id: *slots = (ns), *slot_bytes = (sb), *collapse_bytes = (cb); return;
+        WEFT_PROTOS(WEFT_X_)
+#undef WEFT_X_
+    case WEFT_PROTO_COUNT: break;
+    }
+    *slots = 0, *slot_bytes = 0, *collapse_bytes = 0;
+}
 
 /* How a call reaches weft (weft extension, <algo launch="...">): eager or captured into a CUDA
  * graph, on plain buffers or on buffers registered as symmetric windows (where NCCL runs its

@@ -20,7 +20,17 @@ static int why_set(char *why, size_t len, const char *fmt, ...) {
 }
 
 int32_t weft_plan_proto(const weft_algo *a) {
-    return a->proto == WEFT_PROTO_SIMPLE ? WEFT_RT_PROTO_SIMPLE : WEFT_RT_PROTO_LL;
+    return (int32_t)weft_proto_runs_as(a->proto); /* weft_rt_proto shares the values */
+}
+
+/* The runtime protocol named by s[0, n) (WEFT_FIFO, WEFT_COLLAPSE), or -1: one the interpreter
+ * runs as itself (a protocol that runs as another is set through that one). */
+static int rt_proto_named(const char *s, size_t n) {
+    for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++) {
+        const char *name = weft_proto_name((weft_proto)p);
+        if (strlen(name) == n && strncmp(s, name, n) == 0) return p;
+    }
+    return -1;
 }
 
 static int32_t mod(int32_t a, int32_t n) {
@@ -1488,8 +1498,7 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     int64_t C = weft_chunk_elems((int64_t)count, p->k); /* the count policy, in dtype elements */
     int32_t ke = reduces ? dtype_bytes : 1, scale = reduces ? 1 : dtype_bytes;
     int64_t V = 16 / ke;
-    int64_t data =
-        p->proto == WEFT_RT_PROTO_LL ? cfg->slot_bytes[p->proto] / 2 : cfg->slot_bytes[p->proto];
+    int64_t data = weft_proto_slot_data((weft_proto)p->proto, cfg->slot_bytes[p->proto]);
     int64_t emax = data / ((int64_t)p->maxcnt * ke);
     emax -= emax % V;
     if (emax < V) return WEFT_ERR_UNSUPPORTED; /* a message of maxcnt chunks cannot fit */
@@ -1591,12 +1600,8 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
     weft_rt_cfg c = *cfg;
     const char *s = spec;
     while (*s) {
-        int p = -1;
         size_t nl = strcspn(s, "=");
-        if (nl == 6 && strncmp(s, "Simple", 6) == 0)
-            p = WEFT_RT_PROTO_SIMPLE;
-        else if (nl == 2 && strncmp(s, "LL", 2) == 0)
-            p = WEFT_RT_PROTO_LL;
+        int p = rt_proto_named(s, nl);
         if (p < 0 || s[nl] != '=') {
             why_set(why, whylen, "expected Simple=NxBYTES or LL=NxBYTES at '%s'", s);
             return WEFT_ERR_INPUT;
@@ -1680,12 +1685,8 @@ weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char 
         return WEFT_OK;
     }
     for (const char *s = spec; *s;) {
-        int p = -1;
         size_t nl = strcspn(s, "=");
-        if (nl == 6 && strncmp(s, "Simple", 6) == 0)
-            p = WEFT_RT_PROTO_SIMPLE;
-        else if (nl == 2 && strncmp(s, "LL", 2) == 0)
-            p = WEFT_RT_PROTO_LL;
+        int p = rt_proto_named(s, nl);
         long long v = p >= 0 && s[nl] == '=' ? parse_size(s + nl + 1, &end) : -1;
         if (v < 0 || (*end != ',' && *end != '\0')) {
             why_set(why, whylen,
@@ -1701,10 +1702,9 @@ weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char 
 
 void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
-    cfg->nslots[WEFT_RT_PROTO_SIMPLE] = 8;
-    cfg->slot_bytes[WEFT_RT_PROTO_SIMPLE] = 128 << 10;
-    cfg->nslots[WEFT_RT_PROTO_LL] = 8;
-    cfg->slot_bytes[WEFT_RT_PROTO_LL] = 32 << 10;
+    for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
+        weft_proto_defaults((weft_proto)p, &cfg->nslots[p], &cfg->slot_bytes[p],
+                            &cfg->collapse_bytes[p]);
     cfg->nthreads = WEFT_RT_NTHREADS;
     long long mc = weft_env_int(WEFT_ENV_MAX_CTAS, WEFT_RT_DEFAULT_MAX_CTAS);
     cfg->max_ctas = mc >= 1 && mc <= 4096 ? (int32_t)mc : WEFT_RT_DEFAULT_MAX_CTAS;
@@ -1719,8 +1719,6 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     char why[256];
     if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)
         WEFT_WARN("WEFT_FIFO=%s ignored: %s", f, why);
-    cfg->collapse_bytes[WEFT_RT_PROTO_LL] = WEFT_RT_DEFAULT_COLLAPSE_LL;
-    cfg->collapse_bytes[WEFT_RT_PROTO_SIMPLE] = WEFT_RT_DEFAULT_COLLAPSE_SIMPLE;
     const char *k = weft_env_get(WEFT_ENV_COLLAPSE);
     if (*k && weft_rt_cfg_parse_collapse(cfg, k, why, sizeof why) != WEFT_OK)
         WEFT_WARN("WEFT_COLLAPSE=%s ignored: %s", k, why);

@@ -32,15 +32,13 @@ extern "C" {
  * they wait, so weft leaves the rest of the device to the application. */
 #define WEFT_RT_DEFAULT_MAX_CTAS 128
 
-/* Wire protocols the interpreter runs. XML LL128 runs as LL (see docs/runtime.md). */
-#define WEFT_RT_PROTOS(X)                                                                          \
-    X(SIMPLE, "Simple")                                                                            \
-    X(LL, "LL")
+/* The wire protocols the interpreter runs: the rows of WEFT_PROTOS (weft_ir.h) that run as
+ * themselves, with the same values, so that a plan's protocol is weft_proto_runs_as of the
+ * algorithm's. */
 typedef enum weft_rt_proto {
-#define WEFT_X_(id, n) WEFT_RT_PROTO_##id,
-    WEFT_RT_PROTOS(WEFT_X_)
-#undef WEFT_X_
-        WEFT_RT_PROTO_COUNT
+    WEFT_RT_PROTO_SIMPLE = WEFT_PROTO_SIMPLE,
+    WEFT_RT_PROTO_LL = WEFT_PROTO_LL,
+    WEFT_RT_PROTO_COUNT
 } weft_rt_proto;
 
 /* FIFO geometry per protocol; identical on every rank of a communicator (attach checks). */
@@ -77,14 +75,10 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg);
  * after "always," (collapse every plan that has a collapsed form, gain or not). */
 weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char *why,
                                        size_t whylen);
-/* Chunk bytes up to which calls run collapsed ranks by default (measured: docs/runtime.md). */
-#define WEFT_RT_DEFAULT_COLLAPSE_LL     (256 << 10)
-#define WEFT_RT_DEFAULT_COLLAPSE_SIMPLE 0
 /* Applies a WEFT_FIFO spec ("Simple=8x128K,LL=8x32K"; either part may be left out; a part may
  * end in /SLICE, e.g. Simple=8x128K/32K). */
 weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, size_t whylen);
 #define WEFT_RT_DEFAULT_TIMEOUT_MS 10000
-
 /* ---- device tables ---------------------------------------------------------------------- */
 /* One step as the interpreter walks it. Fused `re` runs have nsrc > 1 with their sources in
  * the xsrc table. Dependencies are counted per iteration of the member: progress of a tb

@@ -37,5 +37,5 @@ fail:
 }
 
 int32_t weft_rt_trace_proto(int32_t rt_proto) {
-    return rt_proto == WEFT_RT_PROTO_LL ? WEFT_PROTO_LL : WEFT_PROTO_SIMPLE;
+    return rt_proto; /* a runtime protocol is the WEFT_PROTOS row it runs */
 }

@@ -254,8 +254,7 @@ static void show_phases(const weft_algo *a, const weft_phased *p, const weft_cal
         }
         printf(lo == hi ? "%s%d" : "%s%d-%d", ph ? ", " : "", lo, hi);
     }
-    printf(" CTAs per rank (%s)",
-           weft_proto_name(a->proto == WEFT_PROTO_LL128 ? WEFT_PROTO_LL : a->proto));
+    printf(" CTAs per rank (%s)", weft_proto_name(weft_proto_runs_as(a->proto)));
     if (nph > 1) {
         printf("; %d network phase%s (NCCL send/recv): ", nph - 1, nph == 2 ? "" : "s");
         for (int ph = 0; ph + 1 < nph; ph++) {

@@ -41,6 +41,24 @@ static void test_cfg(void) {
     weft_rt_cfg_default(&d);
     CHECK(d.nslots[WEFT_RT_PROTO_SIMPLE] == 8 && d.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072);
     CHECK(d.timeout_ns == (int64_t)WEFT_RT_DEFAULT_TIMEOUT_MS * 1000000);
+    /* the protocol table's rows (weft_ir.h): LL128 runs as LL, with LL's FIFO and collapse */
+    CHECK(d.nslots[WEFT_RT_PROTO_LL] == 8 && d.slot_bytes[WEFT_RT_PROTO_LL] == 32768);
+    CHECK(d.collapse_bytes[WEFT_RT_PROTO_LL] == 256 << 10);
+    CHECK(d.collapse_bytes[WEFT_RT_PROTO_SIMPLE] == 0);
+    CHECK(weft_proto_runs_as(WEFT_PROTO_LL128) == WEFT_PROTO_LL);
+    CHECK(weft_proto_slot_data(WEFT_PROTO_LL, 32768) == 16384);
+    CHECK(weft_proto_slot_data(WEFT_PROTO_LL128, 32768) == 16384);
+    CHECK(weft_proto_slot_data(WEFT_PROTO_SIMPLE, 32768) == 32768);
+    CHECK(weft_proto_lines(WEFT_PROTO_LL) && !weft_proto_lines(WEFT_PROTO_SIMPLE));
+    weft_algo *a = gen("ar_direct:n=2:ch=1:proto=LL");
+    CHECK(a != NULL);
+    if (a) {
+        a->proto = WEFT_PROTO_LL128;
+        CHECK(weft_plan_proto(a) == WEFT_RT_PROTO_LL);
+        a->proto = WEFT_PROTO_SIMPLE;
+        CHECK(weft_plan_proto(a) == WEFT_RT_PROTO_SIMPLE);
+        weft_algo_free(a);
+    }
 }
 
 /* Prepares a for 2 ranks with at most max_ctas CTAs per rank (the group size follows). */

@@ -23,7 +23,9 @@ void weft_sim_model_default(weft_sim_model *m) {
     m->max_ctas = 128;
     m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 36.4, 1.0};
     m->proto[WEFT_PROTO_LL] = (weft_sim_proto){1210, 600, 11.25, 0.5};
-    m->proto[WEFT_PROTO_LL128] = m->proto[WEFT_PROTO_LL]; /* the runtime runs LL128 as LL */
+    /* a protocol the runtime runs as another is priced as that one */
+    for (int p = 0; p < WEFT_PROTO_COUNT; p++)
+        m->proto[p] = m->proto[weft_proto_runs_as((weft_proto)p)];
 }
 
 void weft_sim_tb_steps(const weft_algo *a, int32_t r, int32_t b, weft_trace_step *steps) {
@@ -74,7 +76,10 @@ static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, 
     kmax = kmax > 32 ? 32 : kmax < 1 ? 1 : kmax;
     int64_t Cb = C * esz / ke; /* the chunk in units of ke bytes */
     int64_t V = 16 / ke;
-    int64_t data = a->proto == WEFT_PROTO_SIMPLE ? 128 << 10 : 16 << 10;
+    int32_t slots, slot_bytes;
+    int64_t collapse;
+    weft_proto_defaults(a->proto, &slots, &slot_bytes, &collapse);
+    int64_t data = weft_proto_slot_data(a->proto, slot_bytes); /* the runtime's default FIFO */
     int64_t emax = data / ((int64_t)maxcnt * ke);
     emax -= emax % V;
     if (emax < V) emax = V;

@@ -303,7 +303,7 @@ static weft_result critical_path(const an *a, const group *g, path *p) {
         const weft_trace_call *c = &t->calls[s->call];
         int kind = HOP_PROGRAM;
         int64_t waited = 0;
-        int ll = c->proto != WEFT_PROTO_SIMPLE;
+        int ll = weft_proto_lines((weft_proto)c->proto);
         /* The last wait with time on it, in the order the interpreter waits. */
         int order[3] = {HOP_DEP, ll ? HOP_CREDIT : HOP_DATA, ll ? HOP_DATA : HOP_CREDIT};
         for (int k = 0; k < 3; k++) {
