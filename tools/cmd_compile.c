@@ -7,39 +7,21 @@
 #include <string.h>
 
 static const char *const emit_words[] = {"xml", "ops", "ast", NULL};
-enum { EMIT_XML, EMIT_OPS, EMIT_AST };
+enum { EMIT_XML, EMIT_OPS, EMIT_AST, OPT_EMIT = 256 };
 
 static const weft_opt compile_opts[] = {
-    {.id = 'D',
-     .shortname = 'D',
-     .name = "define",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "set parameter NAME (an integer; suffixes K, M, G);\nrepeatable"},
-    {.id = 'I',
-     .shortname = 'I',
-     .name = "include",
-     .arg = WEFT_ARG_DIR,
-     .meta = "DIR",
-     .help = "also look for included files in DIR; repeatable"},
-    {.id = 'o',
-     .shortname = 'o',
-     .name = "output",
-     .arg = WEFT_ARG_OUT,
-     .meta = "OUT",
-     .help = "write the result to OUT (default, or -: standard\noutput)"},
-    {.id = 'e',
-     .name = "emit",
-     .arg = WEFT_ARG_WORD,
-     .meta = "WHAT",
-     .help = "xml: the MSCCL XML schedule (default); ops: the\nevaluated operations in program "
-             "order, one per\nline; ast: the syntax tree",
-     .words = emit_words},
-    {.id = 'v',
-     .shortname = 'v',
-     .name = "verbose",
-     .arg = WEFT_ARG_NONE,
-     .help = "also print info notes"},
+    WEFT_OPT_TEXT(STR, 'D', "define", "NAME=VALUE",
+                  "set parameter NAME (an integer; suffixes K, M, G);\n"
+                  "repeatable"),
+    WEFT_OPT_TEXT(DIR, 'I', "include", "DIR", "also look for included files in DIR; repeatable"),
+    WEFT_OPT_TEXT(OUT, 'o', "output", "OUT",
+                  "write the result to OUT (default, or -: standard\n"
+                  "output)"),
+    WEFT_OPT_WORD(OPT_EMIT, "emit", "WHAT", emit_words, NULL,
+                  "xml: the MSCCL XML schedule (default); ops: the\n"
+                  "evaluated operations in program order, one per\n"
+                  "line; ast: the syntax tree"),
+    WEFT_OPT_FLAG('v', "verbose", "also print info notes"),
     {0}};
 
 const weft_cmd_spec weft_spec_compile = {
@@ -78,7 +60,7 @@ int weft_cmd_compile(int argc, char **argv) {
         case 'D': defines[ndef++] = g.arg; break;
         case 'I': dirs[ndirs++] = g.arg; break;
         case 'o': outpath = g.arg; break;
-        case 'e': emit = (int)g.num; break;
+        case OPT_EMIT: emit = (int)g.num; break;
         case 'v': verbose = 1; break;
         }
     }

@@ -86,59 +86,31 @@ enum {
 
 static const weft_opt estimate_opts[] = {
     WEFT_OPT_DEFINE,
-    {.id = OPT_SIZES,
-     .name = "sizes",
-     .arg = WEFT_ARG_STR,
-     .meta = "LIST",
-     .help = "comma-separated sizes in bytes as nccl-tests prints\nthem (K, M, G: powers of 1024; "
-             "default\n8,32,128,...,128M: x4 from 8 B)"},
+    WEFT_OPT_TEXT(STR, OPT_SIZES, "sizes", "LIST",
+                  "comma-separated sizes in bytes as nccl-tests prints\n"
+                  "them (K, M, G: powers of 1024; default\n"
+                  "8,32,128,...,128M: x4 from 8 B)"),
     WEFT_OPT_TYPE(OPT_TYPE, "element type (default float)"),
-    {.id = OPT_INPLACE,
-     .name = "inplace",
-     .arg = WEFT_ARG_NONE,
-     .help = "label the calls in-place (the same steps and bytes\nas out-of-place: the model does "
-             "not tell them\napart)"},
-    {.id = OPT_LINK,
-     .name = "link-gbps",
-     .arg = WEFT_ARG_REAL,
-     .meta = "G",
-     .help = "bandwidth of one direction of a peer pair (--set\nlink_gbps=G)",
-     .rlo = 0,
-     .rhi = 1e9},
-    {.id = OPT_SET,
-     .name = "set",
-     .arg = WEFT_ARG_STR,
-     .meta = "NAME=VALUE",
-     .help = "a model parameter (--model lists them); repeatable"},
-    {.id = OPT_PATH,
-     .name = "path",
-     .arg = WEFT_ARG_SIZE,
-     .meta = "SIZE",
-     .help = "list the critical path's steps at SIZE",
-     .lo = 1,
-     .hi = 1ull << 40},
-    {.id = OPT_SVG,
-     .name = "svg",
-     .arg = WEFT_ARG_OUT,
-     .meta = "OUT",
-     .help = "draw the timeline at the last size (or --at SIZE)\ninto OUT"},
-    {.id = OPT_AT,
-     .name = "at",
-     .arg = WEFT_ARG_SIZE,
-     .meta = "SIZE",
-     .help = "the size --svg draws",
-     .lo = 1,
-     .hi = 1ull << 40},
-    {.id = OPT_TOPO,
-     .name = "topo",
-     .arg = WEFT_ARG_FILE,
-     .meta = "FILE",
-     .help = "the machine's topology as NCCL dumps it\n(NCCL_TOPO_DUMP_FILE): each peer pair at "
-             "its link's\nbandwidth and latency (NVLink, PCIe, network)"},
-    {.id = OPT_MODEL,
-     .name = "model",
-     .arg = WEFT_ARG_NONE,
-     .help = "print the model's parameters and exit"},
+    WEFT_OPT_FLAG(OPT_INPLACE, "inplace",
+                  "label the calls in-place (the same steps and bytes\n"
+                  "as out-of-place: the model does not tell them\n"
+                  "apart)"),
+    WEFT_OPT_REAL(OPT_LINK, "link-gbps", "G", 0, 1e9,
+                  "bandwidth of one direction of a peer pair (--set\n"
+                  "link_gbps=G)"),
+    WEFT_OPT_TEXT(STR, OPT_SET, "set", "NAME=VALUE",
+                  "a model parameter (--model lists them); repeatable"),
+    WEFT_OPT_SIZE(OPT_PATH, "path", "SIZE", 1, 1ull << 40,
+                  "list the critical path's steps at SIZE"),
+    WEFT_OPT_TEXT(OUT, OPT_SVG, "svg", "OUT",
+                  "draw the timeline at the last size (or --at SIZE)\n"
+                  "into OUT"),
+    WEFT_OPT_SIZE(OPT_AT, "at", "SIZE", 1, 1ull << 40, "the size --svg draws"),
+    WEFT_OPT_TEXT(FILE, OPT_TOPO, "topo", "FILE",
+                  "the machine's topology as NCCL dumps it\n"
+                  "(NCCL_TOPO_DUMP_FILE): each peer pair at its link's\n"
+                  "bandwidth and latency (NVLink, PCIe, network)"),
+    WEFT_OPT_FLAG(OPT_MODEL, "model", "print the model's parameters and exit"),
     {0}};
 
 const weft_cmd_spec weft_spec_estimate = {

@@ -7,17 +7,10 @@
 #include <string.h>
 
 static const weft_opt fmt_opts[] = {
-    {.id = 'o',
-     .shortname = 'o',
-     .name = "output",
-     .arg = WEFT_ARG_OUT,
-     .meta = "OUT",
-     .help = "write to OUT instead of standard output"},
-    {.id = 'v',
-     .shortname = 'v',
-     .name = "verbose",
-     .arg = WEFT_ARG_NONE,
-     .help = "also print info notes (e.g. defaults applied to\nlegacy files)"},
+    WEFT_OPT_TEXT(OUT, 'o', "output", "OUT", "write to OUT instead of standard output"),
+    WEFT_OPT_FLAG('v', "verbose",
+                  "also print info notes (e.g. defaults applied to\n"
+                  "legacy files)"),
     WEFT_OPT_DEFINE,
     {0}};
 

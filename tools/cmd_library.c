@@ -53,30 +53,14 @@ static double now_ms(void) {
 enum { OPT_SHAPE = 256, OPT_COUNT };
 
 static const weft_opt library_opts[] = {
-    {.id = OPT_SHAPE,
-     .name = "shape",
-     .arg = WEFT_ARG_STR,
-     .meta = "S",
-     .help = "this shape instead of the files' test lines (e.g.\nN=8,C=2)"},
-    {.id = OPT_COUNT,
-     .name = "count",
-     .arg = WEFT_ARG_INT,
-     .meta = "N",
-     .help = "elements per segment in every CPU run (default:\nrelative to the chunk count, e.g. "
-             "4K, 3K+1, 1)",
-     .lo = 1,
-     .hi = 1ull << 32},
-    {.id = 'I',
-     .shortname = 'I',
-     .name = "include",
-     .arg = WEFT_ARG_DIR,
-     .meta = "DIR",
-     .help = "include directory for the compiler"},
-    {.id = 'q',
-     .shortname = 'q',
-     .name = "quiet",
-     .arg = WEFT_ARG_NONE,
-     .help = "print failing rows and the summary only"},
+    WEFT_OPT_TEXT(STR, OPT_SHAPE, "shape", "S",
+                  "this shape instead of the files' test lines (e.g.\n"
+                  "N=8,C=2)"),
+    WEFT_OPT_INT(OPT_COUNT, "count", "N", 1, 1ull << 32,
+                 "elements per segment in every CPU run (default:\n"
+                 "relative to the chunk count, e.g. 4K, 3K+1, 1)"),
+    WEFT_OPT_TEXT(DIR, 'I', "include", "DIR", "include directory for the compiler"),
+    WEFT_OPT_FLAG('q', "quiet", "print failing rows and the summary only"),
     {0}};
 
 const weft_cmd_spec weft_spec_library = {

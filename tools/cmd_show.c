@@ -13,36 +13,20 @@ enum { FMT_TEXT, FMT_SVG, FMT_DOT, OPT_FORMAT = 256, OPT_GPN };
 static const char *const show_formats[] = {"text", "svg", "dot", NULL};
 
 static const weft_opt show_opts[] = {
-    {.id = 's',
-     .shortname = 's',
-     .name = "summary",
-     .arg = WEFT_ARG_NONE,
-     .help = "print the summary only"},
-    {.id = 'v',
-     .shortname = 'v',
-     .name = "verbose",
-     .arg = WEFT_ARG_NONE,
-     .help = "also print info notes (e.g. defaults applied to\nlegacy files)"},
+    WEFT_OPT_FLAG('s', "summary", "print the summary only"),
+    WEFT_OPT_FLAG('v', "verbose",
+                  "also print info notes (e.g. defaults applied to\n"
+                  "legacy files)"),
     WEFT_OPT_DEFINE,
-    {.id = 'o',
-     .shortname = 'o',
-     .name = "output",
-     .arg = WEFT_ARG_OUT,
-     .meta = "OUT",
-     .help = "write the listing or picture to OUT (default, or -:\nstandard output)"},
-    {.id = OPT_FORMAT,
-     .name = "format",
-     .arg = WEFT_ARG_WORD,
-     .meta = "F",
-     .words = show_formats,
-     .help = "text (default), or a picture of one schedule: svg,\nor dot for Graphviz"},
-    {.id = OPT_GPN,
-     .name = "gpus-per-node",
-     .arg = WEFT_ARG_INT,
-     .meta = "G",
-     .help = "pictures: frame ranks n*G .. n*G+G-1 as node n and\ncolour messages between nodes",
-     .lo = 1,
-     .hi = 8192},
+    WEFT_OPT_TEXT(OUT, 'o', "output", "OUT",
+                  "write the listing or picture to OUT (default, or -:\n"
+                  "standard output)"),
+    WEFT_OPT_WORD(OPT_FORMAT, "format", "F", show_formats, NULL,
+                  "text (default), or a picture of one schedule: svg,\n"
+                  "or dot for Graphviz"),
+    WEFT_OPT_INT(OPT_GPN, "gpus-per-node", "G", 1, 8192,
+                 "pictures: frame ranks n*G .. n*G+G-1 as node n and\n"
+                 "colour messages between nodes"),
     {0}};
 
 const weft_cmd_spec weft_spec_show = {

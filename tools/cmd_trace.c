@@ -14,47 +14,26 @@
 enum { OPT_CALL = 256, OPT_PATH_MAX, OPT_TOLERANCE };
 
 static const weft_opt summarize_opts[] = {
-    {.id = OPT_CALL,
-     .name = "call",
-     .arg = WEFT_ARG_INT,
-     .meta = "N",
-     .help = "the critical path of call N (default: the longest)",
-     .lo = 0,
-     .hi = ~0ull >> 1},
-    {.id = OPT_PATH_MAX,
-     .name = "path-max",
-     .arg = WEFT_ARG_INT,
-     .meta = "N",
-     .help = "list at most N steps of the path (default 40, 0:\nall)",
-     .lo = 0,
-     .hi = 1 << 30},
+    WEFT_OPT_INT(OPT_CALL, "call", "N", 0, ~0ull >> 1,
+                 "the critical path of call N (default: the longest)"),
+    WEFT_OPT_INT(OPT_PATH_MAX, "path-max", "N", 0, 1 << 30,
+                 "list at most N steps of the path (default 40, 0:\n"
+                 "all)"),
     {0}};
 static const weft_opt check_opts[] = {
-    {.id = OPT_TOLERANCE,
-     .name = "tolerance",
-     .arg = WEFT_ARG_REAL,
-     .meta = "F",
-     .help = "the busiest tb's step time within F of the kernel\ntime (default 0.10; 0 < F < 1)",
-     .rlo = 0,
-     .rhi = 1},
+    WEFT_OPT_REAL(OPT_TOLERANCE, "tolerance", "F", 0, 1,
+                  "the busiest tb's step time within F of the kernel\n"
+                  "time (default 0.10; 0 < F < 1)"),
     {0}};
 /* -o of the subcommands that write one file */
 #define TRACE_OPT_OUTPUT                                                                           \
-    {                                                                                              \
-        .id = 'o', .shortname = 'o', .name = "output", .arg = WEFT_ARG_OUT, .meta = "OUT",         \
-        .help = "write to OUT (default, or -: standard output)"                                    \
-    }
+    WEFT_OPT_TEXT(OUT, 'o', "output", "OUT", "write to OUT (default, or -: standard output)")
 static const weft_opt merge_opts[] = {TRACE_OPT_OUTPUT, {0}};
 
-static const weft_opt draw_opts[] = {{.id = OPT_CALL,
-                                      .name = "call",
-                                      .arg = WEFT_ARG_INT,
-                                      .meta = "N",
-                                      .help = "draw call N (default: the longest)",
-                                      .lo = 0,
-                                      .hi = ~0ull >> 1},
-                                     TRACE_OPT_OUTPUT,
-                                     {0}};
+static const weft_opt draw_opts[] = {
+    WEFT_OPT_INT(OPT_CALL, "call", "N", 0, ~0ull >> 1, "draw call N (default: the longest)"),
+    TRACE_OPT_OUTPUT,
+    {0}};
 
 static const weft_cmd_spec spec_summarize = {
     .name = "trace summarize",

@@ -11,45 +11,25 @@
 enum { OPT_FIFO = 256, OPT_MAX_REPORTS, OPT_ZERO_COPY, OPT_TOPO };
 
 static const weft_opt verify_opts[] = {
-    {.id = OPT_FIFO,
-     .name = "fifo",
-     .arg = WEFT_ARG_INT,
-     .meta = "N",
-     .help = "connection buffers of N messages for the bounded-\nbuffer deadlock check (default 2; "
-             "1 is the\nstrictest, 0 skips it)",
-     .lo = 0,
-     .hi = 1000000},
-    {.id = OPT_MAX_REPORTS,
-     .name = "max-reports",
-     .arg = WEFT_ARG_INT,
-     .meta = "N",
-     .help = "findings shown per kind and mode (default 8)",
-     .lo = 1,
-     .hi = 1000000},
-    {.id = OPT_ZERO_COPY,
-     .name = "zero-copy",
-     .arg = WEFT_ARG_NONE,
-     .help =
-         "also prove it safe when transfers read the\nsender's source and write the receiver's\n"
-         "destination in place, at any time between the\nstart of the send and the end of the "
-         "receive"},
-    {.id = OPT_TOPO,
-     .name = "topo",
-     .arg = WEFT_ARG_FILE,
-     .meta = "FILE",
-     .help =
-         "the machine's topology as NCCL dumps it\n(NCCL_TOPO_DUMP_FILE): warn where ranks of one "
-         "node\nsend with no NVLink between their GPUs"},
-    {.id = 'q',
-     .shortname = 'q',
-     .name = "quiet",
-     .arg = WEFT_ARG_NONE,
-     .help = "print nothing for files that verify"},
-    {.id = 'v',
-     .shortname = 'v',
-     .name = "verbose",
-     .arg = WEFT_ARG_NONE,
-     .help = "also print info notes, and every peer pair in the\nsummary"},
+    WEFT_OPT_INT(OPT_FIFO, "fifo", "N", 0, 1000000,
+                 "connection buffers of N messages for the bounded-\n"
+                 "buffer deadlock check (default 2; 1 is the\n"
+                 "strictest, 0 skips it)"),
+    WEFT_OPT_INT(OPT_MAX_REPORTS, "max-reports", "N", 1, 1000000,
+                 "findings shown per kind and mode (default 8)"),
+    WEFT_OPT_FLAG(OPT_ZERO_COPY, "zero-copy",
+                  "also prove it safe when transfers read the\n"
+                  "sender's source and write the receiver's\n"
+                  "destination in place, at any time between the\n"
+                  "start of the send and the end of the receive"),
+    WEFT_OPT_TEXT(FILE, OPT_TOPO, "topo", "FILE",
+                  "the machine's topology as NCCL dumps it\n"
+                  "(NCCL_TOPO_DUMP_FILE): warn where ranks of one node\n"
+                  "send with no NVLink between their GPUs"),
+    WEFT_OPT_FLAG('q', "quiet", "print nothing for files that verify"),
+    WEFT_OPT_FLAG('v', "verbose",
+                  "also print info notes, and every peer pair in the\n"
+                  "summary"),
     WEFT_OPT_DEFINE,
     {0}};
 

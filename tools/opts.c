@@ -15,12 +15,7 @@ const char *const weft_opt_type_words[] = {WEFT_DTYPES(WEFT_X_COL2) NULL};
 const char *const weft_opt_op_words[] = {WEFT_REDOPS(WEFT_X_COL2) NULL};
 
 /* --help, which every command takes: a table of its own (man_options reads to its end) */
-static const weft_opt help_opts[] = {{.id = 'h',
-                                      .shortname = 'h',
-                                      .name = "help",
-                                      .arg = WEFT_ARG_NONE,
-                                      .help = "print the help and exit"},
-                                     {0}};
+static const weft_opt help_opts[] = {WEFT_OPT_FLAG('h', "help", "print the help and exit"), {0}};
 #define help_opt (help_opts[0])
 
 /* ---- messages ---------------------------------------------------------------------------- */

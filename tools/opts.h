@@ -29,7 +29,8 @@ typedef enum weft_arg {
 } weft_arg;
 
 /* One option. id is what the parser returns for it: the short letter when there is one,
- * else a number >= 256. A table ends with an entry whose id is 0. */
+ * else a number >= 256. A table ends with an entry whose id is 0; tables are written with the
+ * WEFT_OPT_* entry macros below. */
 typedef struct weft_opt {
     int id;
     char shortname;   /* 0: none */
@@ -46,28 +47,47 @@ typedef struct weft_opt {
     int (*lookup)(const char *name);
 } weft_opt;
 
-/* -D NAME=VALUE of the commands that take a .weft source wherever a schedule is (compiled with
- * weft_cc_load_file): one entry, so that they all say it alike. */
+/* The entry form of a table, one macro per kind of value, so that an option is one line or two:
+ * KEY is what the parser returns for it and, when it is a character, its short option (-K); an
+ * option with no short one has a KEY >= 256 (an enum of the command's). NAME is the long name
+ * without "--" (NULL: none), META the value's name in --help and man ("FILE", "N"), HELP lines
+ * separated by '\n', each at most 56 columns. */
+#define WEFT_OPT_(KEY, NAME, ARG, META, HELP)                                                      \
+    .id = (KEY), .shortname = (char)((KEY) < 256 ? (KEY) : 0), .name = (NAME), .arg = (ARG),       \
+    .meta = (META), .help = (HELP)
+#define WEFT_OPT_FLAG(KEY, NAME, HELP)                                                             \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_NONE, NULL, HELP) }
+/* A value of kind STR, FILE, ALGO, OUT, DIR or PATHS (WEFT_ARGS above): checked only for
+ * being named (not empty) where it names a file. */
+#define WEFT_OPT_TEXT(KIND, KEY, NAME, META, HELP)                                                 \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_##KIND, META, HELP) }
+/* Numbers in [LO, HI]: INT and SIZE (bytes) whole, REAL any. */
+#define WEFT_OPT_INT(KEY, NAME, META, LO, HI, HELP)                                                \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_INT, META, HELP), .lo = (LO), .hi = (HI) }
+#define WEFT_OPT_SIZE(KEY, NAME, META, LO, HI, HELP)                                               \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_SIZE, META, HELP), .lo = (LO), .hi = (HI) }
+#define WEFT_OPT_REAL(KEY, NAME, META, LO, HI, HELP)                                               \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_REAL, META, HELP), .rlo = (LO), .rhi = (HI) }
+/* One of WORDS (LOOKUP: the value of a name, see weft_opt.lookup; NULL: its index), or LIST:
+ * comma-separated words. */
+#define WEFT_OPT_WORD(KEY, NAME, META, WORDS, LOOKUP, HELP)                                        \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_WORD, META, HELP), .words = (WORDS), .lookup = (LOOKUP) }
+#define WEFT_OPT_LIST(KEY, NAME, META, WORDS, HELP)                                                \
+    { WEFT_OPT_(KEY, NAME, WEFT_ARG_LIST, META, HELP), .words = (WORDS) }
+
+/* Options several commands share, so that they all say them alike. -D NAME=VALUE of the
+ * commands that take a .weft source wherever a schedule is (compiled with weft_cc_load_file): */
 #define WEFT_OPT_DEFINE                                                                            \
-    {                                                                                              \
-        .id = 'D', .shortname = 'D', .name = "define", .arg = WEFT_ARG_STR, .meta = "NAME=VALUE",  \
-        .help = "set a parameter of .weft sources; repeatable"                                     \
-    }
+    WEFT_OPT_TEXT(STR, 'D', "define", "NAME=VALUE", "set a parameter of .weft sources; repeatable")
 
 /* --type and --op of the commands that describe a call: the IR's names (and their aliases,
  * through its lookups), one word list each. */
 extern const char *const weft_opt_type_words[];
 extern const char *const weft_opt_op_words[];
-#define WEFT_OPT_TYPE(ID, HELP)                                                                    \
-    {                                                                                              \
-        .id = (ID), .name = "type", .arg = WEFT_ARG_WORD, .meta = "T", .help = (HELP),             \
-        .words = weft_opt_type_words, .lookup = weft_dtype_from_name                               \
-    }
-#define WEFT_OPT_OP(ID, HELP)                                                                      \
-    {                                                                                              \
-        .id = (ID), .name = "op", .arg = WEFT_ARG_WORD, .meta = "OP", .help = (HELP),              \
-        .words = weft_opt_op_words, .lookup = weft_redop_from_name                                 \
-    }
+#define WEFT_OPT_TYPE(KEY, HELP)                                                                   \
+    WEFT_OPT_WORD(KEY, "type", "T", weft_opt_type_words, weft_dtype_from_name, HELP)
+#define WEFT_OPT_OP(KEY, HELP)                                                                     \
+    WEFT_OPT_WORD(KEY, "op", "OP", weft_opt_op_words, weft_redop_from_name, HELP)
 
 /* One command (or subcommand: "trace merge"). Texts are pre-wrapped at 80 columns: --help
  * prints them as they are; the man page joins each paragraph's lines, keeping lines that start
