@@ -19,9 +19,15 @@ static const weft_opt help_opts[] = {WEFT_OPT_FLAG('h', "help", "print the help 
 #define help_opt (help_opts[0])
 
 /* ---- messages ---------------------------------------------------------------------------- */
-static void vmsg(FILE *f, const char *cmd, const char *fmt, va_list ap) {
+/* What precedes a command's name where it is said: "weft " ("weft compile"), or nothing for a
+ * program of its own ("weft_bench"). */
+static const char *cmd_prefix(const weft_cmd_spec *s) {
+    return s->own_program ? "" : "weft ";
+}
+
+static void vmsg(FILE *f, const weft_cmd_spec *spec, const char *fmt, va_list ap) {
     if (f == NULL) return;
-    fprintf(f, "weft %s: ", cmd);
+    fprintf(f, "%s%s: ", cmd_prefix(spec), spec->name);
     vfprintf(f, fmt, ap);
     fputc('\n', f);
 }
@@ -31,9 +37,10 @@ static int usage_v(FILE *f, const weft_cmd_spec *spec, const char *fmt, va_list 
     vsnprintf(buf, sizeof buf, fmt, ap);
     if (f == NULL) return 2;
     if (strstr(buf, "did you mean"))
-        fprintf(f, "weft %s: %s\n", spec->name, buf);
+        fprintf(f, "%s%s: %s\n", cmd_prefix(spec), spec->name, buf);
     else
-        fprintf(f, "weft %s: %s (weft %s --help tells more)\n", spec->name, buf, spec->name);
+        fprintf(f, "%s%s: %s (%s%s --help tells more)\n", cmd_prefix(spec), spec->name, buf,
+                cmd_prefix(spec), spec->name);
     return 2;
 }
 
@@ -58,7 +65,7 @@ static int fail(weft_getopt *g, const char *fmt, ...) __attribute__((format(prin
 static int fail(weft_getopt *g, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vmsg(g->err, g->spec->name, fmt, ap);
+    vmsg(g->err, g->spec, fmt, ap);
     va_end(ap);
     g->exit_code = 2;
     g->i = g->argc; /* a later call ends at once */
@@ -241,7 +248,8 @@ static int unknown(weft_getopt *g, const char *a) {
         typed[1] != '-' && strlen(typed) > 2 ? weft_did_you_mean(two, names, n) : NULL;
     if (dym == NULL) dym = weft_did_you_mean(typed, names, n);
     if (dym) return fail(g, "unknown option '%s'; did you mean '%s'?", typed, dym);
-    return fail(g, "unknown option '%s' (weft %s --help lists the options)", typed, g->spec->name);
+    return fail(g, "unknown option '%s' (%s%s --help lists the options)", typed,
+                cmd_prefix(g->spec), g->spec->name);
 }
 
 static int matched(weft_getopt *g, const weft_opt *o, int as_short, const char *value) {
@@ -361,8 +369,8 @@ static void help_usage(const weft_cmd_spec *s, FILE *out, int first) {
         if (p[0] == ' ')
             fprintf(out, "%.*s\n", (int)len, p);
         else
-            fprintf(out, "%s weft %s%s%.*s\n", first && line == 0 ? "usage:" : "      ", s->name,
-                    len ? " " : "", (int)len, p);
+            fprintf(out, "%s %s%s%s%.*s\n", first && line == 0 ? "usage:" : "      ", cmd_prefix(s),
+                    s->name, len ? " " : "", (int)len, p);
         line++;
         p += len + (p[len] == '\n');
     }

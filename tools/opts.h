@@ -103,6 +103,9 @@ typedef struct weft_cmd_spec {
     const char *const *operand_words;        /* WORD operands (collectives) */
     const char *exit_status;                 /* "0 ok, 1 ..., 2 usage error." */
     const struct weft_cmd_spec *const *subs; /* subcommands, NULL-terminated, or NULL */
+    /* 1: NAME is a program of its own on the same parser (weft_bench), said as "NAME" where
+     * weft's commands are "weft NAME" (usage lines, messages); no man page or completion */
+    int own_program;
 } weft_cmd_spec;
 
 /* The parser's state: weft_getopt_init, then weft_getopt_next until it returns WEFT_OPT_END
