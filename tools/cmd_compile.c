@@ -103,10 +103,9 @@ int weft_cmd_compile(int argc, char **argv) {
         else if (weft_out_close(out, d) != WEFT_OK)
             r = WEFT_ERR_INPUT;
     }
-    weft_diag_print(d, stderr, verbose ? WEFT_SEV_INFO : WEFT_SEV_NOTE);
-    if (r != WEFT_OK && r != WEFT_ERR_INPUT)
-        fprintf(stderr, "weft compile: %s: %s\n", file, weft_result_str(r));
-    if (r != WEFT_OK) rc = WEFT_EXIT_INPUT;
+    if (weft_cmd_report(&weft_spec_compile, file, r, d, verbose ? WEFT_SEV_INFO : WEFT_SEV_NOTE) !=
+        WEFT_OK)
+        rc = WEFT_EXIT_INPUT;
     free(text);
     weft_algo_free(algo);
     weft_cc_program_free(cp);

@@ -594,24 +594,13 @@ int weft_cmd_estimate(int argc, char **argv) {
     d = weft_diag_new();
     weft_cc_options co = {defines, ndef, NULL, 0};
     weft_result r = d ? weft_cc_load_file(file, &co, &a, d) : WEFT_ERR_NOMEM;
-    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
-    weft_diag_clear(d);
-    if (r != WEFT_OK) {
-        if (r != WEFT_ERR_INPUT)
-            fprintf(stderr, "weft estimate: %s: %s\n", file, weft_result_str(r));
-        goto done;
-    }
+    if (weft_cmd_report(&weft_spec_estimate, file, r, d, WEFT_SEV_NOTE) != WEFT_OK) goto done;
     if (topo_file) {
         r = weft_topo_read_file(topo_file, &topo, d);
         if (r == WEFT_OK) r = weft_topo_fit(topo, a->ngpus, file, d);
         if (r == WEFT_OK) r = topo_links(topo, a, &model, &links, &ports);
-        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
-        weft_diag_clear(d);
-        if (r != WEFT_OK) {
-            if (r != WEFT_ERR_INPUT)
-                fprintf(stderr, "weft estimate: %s: %s\n", topo_file, weft_result_str(r));
+        if (weft_cmd_report(&weft_spec_estimate, topo_file, r, d, WEFT_SEV_NOTE) != WEFT_OK)
             goto done;
-        }
     }
     if (inplace < 0) inplace = !a->outofplace;
     if (inplace && !a->inplace) {

@@ -161,8 +161,7 @@ int weft_cmd_plan(int argc, char **argv) {
     }
     weft_result r = load(file, ranks, gpn, defines, ndef, &a, d);
     if (r != WEFT_OK) {
-        weft_diag_print(d, stderr, WEFT_SEV_NOTE);
-        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft plan: %s: %s\n", file, weft_result_str(r));
+        weft_cmd_report(&weft_spec_plan, file, r, d, WEFT_SEV_NOTE);
         rc = WEFT_EXIT_INPUT;
         goto done;
     }

@@ -154,10 +154,7 @@ int weft_cmd_run(int argc, char **argv) {
     }
     weft_cc_options co = {defines, ndef, NULL, 0};
     weft_result r = weft_cc_load_file(ra.file, &co, &a, d);
-    weft_diag_print(d, stderr, WEFT_SEV_NOTE);
-    weft_diag_clear(d);
-    if (r != WEFT_OK) {
-        if (r != WEFT_ERR_INPUT) fprintf(stderr, "weft run: %s: %s\n", ra.file, weft_result_str(r));
+    if (weft_cmd_report(&weft_spec_run, ra.file, r, d, WEFT_SEV_NOTE) != WEFT_OK) {
         rc = WEFT_EXIT_INPUT;
     } else {
         int modes = ra.modes ? ra.modes : (a->inplace ? 1 : 0) | (a->outofplace ? 2 : 0);

@@ -496,11 +496,6 @@ int weft_cmd_select(int argc, char **argv) {
 }
 #else
 int weft_cmd_select(int argc, char **argv) {
-    weft_getopt g;
-    weft_getopt_init(&g, &weft_spec_select, argc, argv);
-    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
-        if (c == WEFT_OPT_EXIT) return g.exit_code;
-    fprintf(stderr, "weft select: this weft was built without the runtime layer (no nccl.h)\n");
-    return WEFT_EXIT_USAGE;
+    return weft_cmd_unavailable(&weft_spec_select, argc, argv, "the runtime layer (no nccl.h)");
 }
 #endif

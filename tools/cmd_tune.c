@@ -74,11 +74,6 @@ int weft_cmd_tune(int argc, char **argv) {
 }
 #else
 int weft_cmd_tune(int argc, char **argv) {
-    weft_getopt g;
-    weft_getopt_init(&g, &weft_spec_tune, argc, argv);
-    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
-        if (c == WEFT_OPT_EXIT) return g.exit_code;
-    fprintf(stderr, "weft tune: this weft was built without the runtime layer (no nccl.h)\n");
-    return WEFT_EXIT_USAGE;
+    return weft_cmd_unavailable(&weft_spec_tune, argc, argv, "the runtime layer (no nccl.h)");
 }
 #endif

@@ -91,11 +91,9 @@ int weft_cmd_verify(int argc, char **argv) {
     if (topo_file) {
         weft_diag *td = weft_diag_new();
         weft_result r = td ? weft_topo_read_file(topo_file, &topo, td) : WEFT_ERR_NOMEM;
-        weft_diag_print(td, stderr, level);
+        weft_cmd_report(&weft_spec_verify, topo_file, r, td, level);
         weft_diag_free(td);
         if (r != WEFT_OK) {
-            if (r != WEFT_ERR_INPUT)
-                fprintf(stderr, "weft verify: %s: %s\n", topo_file, weft_result_str(r));
             free(defines);
             return WEFT_EXIT_INPUT;
         }

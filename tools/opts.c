@@ -92,6 +92,24 @@ int weft_opt_error(weft_getopt *g, const char *fmt, ...) {
     return 2;
 }
 
+weft_result weft_cmd_report(const weft_cmd_spec *spec, const char *what, weft_result r,
+                            weft_diag *d, weft_severity level) {
+    weft_diag_print(d, stderr, level);
+    weft_diag_clear(d);
+    if (r != WEFT_OK && r != WEFT_ERR_INPUT)
+        fprintf(stderr, "%s%s: %s: %s\n", cmd_prefix(spec), spec->name, what, weft_result_str(r));
+    return r;
+}
+
+int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv, const char *why) {
+    weft_getopt g;
+    weft_getopt_init(&g, spec, argc, argv);
+    for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
+        if (c == WEFT_OPT_EXIT) return g.exit_code;
+    fprintf(stderr, "%s%s: this weft was built without %s\n", cmd_prefix(spec), spec->name, why);
+    return 2;
+}
+
 /* ---- values ------------------------------------------------------------------------------ */
 int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
                     unsigned long long *out) {

@@ -4,6 +4,8 @@
 #ifndef WEFT_TOOLS_OPTS_H
 #define WEFT_TOOLS_OPTS_H
 
+#include "weft_common.h"
+
 #include <stdio.h>
 
 /* What an option's value (or a command's operands) is: how it is checked, what the parser
@@ -144,6 +146,17 @@ int weft_getopt_usage(weft_getopt *g, const char *fmt, ...) __attribute__((forma
  * "weft NAME: --opt: message" to g->err; returns 2 (WEFT_EXIT_USAGE), for the command to
  * return. */
 int weft_opt_error(weft_getopt *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What a command says after a step on `what` (a file): d's diagnostics to stderr from level up
+ * (then d is emptied), and a failure they do not tell (any but WEFT_ERR_INPUT, whose diagnostics
+ * are the message) as "weft NAME: WHAT: result". Returns r. */
+weft_result weft_cmd_report(const weft_cmd_spec *spec, const char *what, weft_result r,
+                            weft_diag *d, weft_severity level);
+
+/* A command this build lacks (weft select and weft tune without the runtime layer): its command
+ * line is still read (--help, usage errors), then "weft NAME: this weft was built without WHY"
+ * on stderr. Returns the exit code: 0 after --help, else 2. */
+int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv, const char *why);
 
 /* Parses a size as the SIZE options do ("64K", "1M", "3G"): 0 when it is one in [lo, hi]. */
 int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,

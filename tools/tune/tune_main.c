@@ -20,24 +20,18 @@
 /* ---- fatal errors: every rank stops, the message names the rank and the call ------------- */
 static int g_rank;
 
-#define CU(call)                                                                                   \
+/* A CUDA or NCCL call of type T that must return OK; STR names its error. */
+#define GPU_CHECK_(T, OK, STR, call)                                                               \
     do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
+        T e_ = (call);                                                                             \
+        if (e_ != OK) {                                                                            \
             fprintf(stderr, "weft tune: rank %d: %s:%d: %s: %s\n", g_rank, __FILE__, __LINE__,     \
-                    #call, cudaGetErrorString(e_));                                                \
+                    #call, STR(e_));                                                               \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
         }                                                                                          \
     } while (0)
-#define NC(call)                                                                                   \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            fprintf(stderr, "weft tune: rank %d: %s:%d: %s: %s\n", g_rank, __FILE__, __LINE__,     \
-                    #call, ncclGetErrorString(r_));                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+#define CU(call) GPU_CHECK_(cudaError_t, cudaSuccess, cudaGetErrorString, call)
+#define NC(call) GPU_CHECK_(ncclResult_t, ncclSuccess, ncclGetErrorString, call)
 
 /* ---- the backend ------------------------------------------------------------------------- *
  * NCCL runs on communicators of its own, as in an application without weft: weft is attached
