@@ -99,6 +99,23 @@ WEFT_HD int32_t weft_coll_segs(weft_coll c, weft_buf b, int32_t n) {
     return b == WEFT_BUF_SCRATCH ? 0 : weft_coll_large(c, b) ? n : 1;
 }
 
+/* A call's size: the bytes compared with an algorithm's [minBytes, maxBytes] and a tuning
+ * table's rows, which weft tune measures and the shim logs. count x elsize x n for the
+ * collectives without a root that have an N-segment buffer (allgather, reducescatter, alltoall),
+ * else count x elsize: exactly what msccl-executor-nccl and RCCL's MSCCL compare, so existing
+ * algorithm files keep their meaning (gather and scatter, though they have an N-segment buffer,
+ * count one segment there). n < 1 counts as 1. 0 when the product overflows. */
+WEFT_HD uint64_t weft_coll_footprint(weft_coll c, uint64_t count, uint64_t elsize, int32_t n) {
+    uint64_t segs = 1;
+    if (!weft_coll_rooted(c) && n > 1 &&
+        (weft_coll_large(c, WEFT_BUF_INPUT) || weft_coll_large(c, WEFT_BUF_OUTPUT)))
+        segs = (uint64_t)n;
+    if (elsize != 0 && count > UINT64_MAX / elsize) return 0;
+    uint64_t b = count * elsize;
+    if (b > UINT64_MAX / segs) return 0;
+    return b * segs;
+}
+
 /* ---- what a collective computes --------------------------------------------------------- *
  * Output segment `seg` of rank r after collective c over n ranks (root `root`) holds input
  * segment *in_seg of rank *from, or, with *from == -1, the reduction of input segment *in_seg

@@ -1105,19 +1105,11 @@ static const char *const stage_why[] = {
 #undef WEFT_X_
 };
 
-/* Bytes compared with [minBytes, maxBytes]: count x type size x (ngpus for allgather,
- * reducescatter and alltoall, else 1), exactly what msccl-executor-nccl and RCCL's MSCCL compare,
- * so existing files keep their meaning. 0 on overflow (never in range: min is checked first). */
+/* Bytes compared with [minBytes, maxBytes] (weft_coll_footprint). 0 on overflow (never in
+ * range: min is checked first). */
 static uint64_t call_bytes(const weft_call *c, const weft_algo *a) {
-    uint64_t mult = 1;
-    if (a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_REDUCESCATTER ||
-        a->coll == WEFT_COLL_ALLTOALL)
-        mult = (uint64_t)a->ngpus;
-    uint64_t b = (uint64_t)c->count, s = (uint64_t)weft_dtype_size(c->dtype);
-    if (b > UINT64_MAX / s) return 0;
-    b *= s;
-    if (b > UINT64_MAX / mult) return 0;
-    return b * mult;
+    return weft_coll_footprint(a->coll, (uint64_t)c->count, (uint64_t)weft_dtype_size(c->dtype),
+                               a->ngpus);
 }
 
 static const char *call_unservable(const weft_call *c) {

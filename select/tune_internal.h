@@ -189,8 +189,7 @@ int weft_tune_shape(int ranks, int gpn);
 const weft_tune_range *weft_tune_range_of(const weft_tune_section *s, uint64_t bytes);
 /* The measured row nearest below or at bytes (the evidence for a range), or NULL. */
 const weft_tune_row *weft_tune_row_of(const weft_tune_section *s, uint64_t bytes);
-/* The size nccl-tests prints for a call: count x type size, x ranks for allgather,
- * reducescatter and alltoall; 0 on overflow. */
+/* The size of a call (weft_coll_footprint); 0 on overflow. */
 uint64_t weft_tune_call_bytes(const weft_call *c);
 /* "allreduce 8 ranks out-of-place eager unregistered", across nodes "allreduce 8 ranks in 2
  * nodes of 4 out-of-place eager unregistered" */

@@ -390,15 +390,8 @@ const weft_tune_row *weft_tune_row_of(const weft_tune_section *s, uint64_t bytes
 }
 
 uint64_t weft_tune_call_bytes(const weft_call *c) {
-    uint64_t b = (uint64_t)c->count, s = (uint64_t)weft_dtype_size(c->dtype);
-    uint64_t mult = 1;
-    if (c->coll == WEFT_COLL_ALLGATHER || c->coll == WEFT_COLL_REDUCESCATTER ||
-        c->coll == WEFT_COLL_ALLTOALL)
-        mult = c->nranks > 0 ? (uint64_t)c->nranks : 1;
-    if (s == 0 || b > UINT64_MAX / s) return 0;
-    b *= s;
-    if (b > UINT64_MAX / mult) return 0;
-    return b * mult;
+    return weft_coll_footprint(c->coll, (uint64_t)c->count, (uint64_t)weft_dtype_size(c->dtype),
+                               c->nranks);
 }
 
 static const char *launch_word(unsigned flags) {

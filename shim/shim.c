@@ -578,14 +578,9 @@ static const char *op_name(ncclRedOp_t op) {
     return "PreMulSum/user op";
 }
 
-/* The bytes selection compares (count x type size, x ranks for allgather, reducescatter and
- * alltoall): also the size nccl-tests prints. */
+/* The bytes selection compares (weft_coll_footprint). */
 static unsigned long long op_bytes(const shim_op *o, int nranks) {
-    unsigned long long b = (unsigned long long)o->count * type_size(o->dtype);
-    if (o->coll == WEFT_COLL_ALLGATHER || o->coll == WEFT_COLL_REDUCESCATTER ||
-        o->coll == WEFT_COLL_ALLTOALL)
-        b *= (unsigned long long)(nranks > 0 ? nranks : 1);
-    return b;
+    return weft_coll_footprint(o->coll, (uint64_t)o->count, (uint64_t)type_size(o->dtype), nranks);
 }
 
 /* One line per distinct decision at INFO (so that a benchmark's log says which sizes weft

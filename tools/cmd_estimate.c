@@ -186,13 +186,9 @@ static void size_str(unsigned long long b, char *buf, size_t n) {
         snprintf(buf, n, "%llu B", b);
 }
 
-/* The count nccl-tests passes for a size: bytes / type size, / ranks for the collectives whose
- * size is the whole buffer (allgather, reducescatter, alltoall). */
+/* The count of a call of a size (weft_coll_footprint), at least 1. */
 static int64_t count_of(const weft_algo *a, unsigned long long bytes, int32_t esz) {
-    unsigned long long per = (unsigned long long)esz;
-    if (a->coll == WEFT_COLL_ALLGATHER || a->coll == WEFT_COLL_REDUCESCATTER ||
-        a->coll == WEFT_COLL_ALLTOALL)
-        per *= (unsigned long long)a->ngpus;
+    uint64_t per = weft_coll_footprint(a->coll, 1, (uint64_t)esz, a->ngpus);
     int64_t c = (int64_t)(bytes / per);
     return c < 1 ? 1 : c;
 }

@@ -458,10 +458,9 @@ int weft_cmd_select(int argc, char **argv) {
     }
     int status = weft_diag_count(d, WEFT_SEV_ERROR) ? WEFT_EXIT_INPUT : WEFT_EXIT_OK;
     if (weft_registry_table(r)) describe_table(weft_registry_table(r), compared);
-    unsigned long long per = (unsigned long long)weft_dtype_size((weft_dtype)type);
-    if (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
-        coll == WEFT_COLL_ALLTOALL)
-        per *= (unsigned long long)ranks;
+    /* the count of a call of b bytes (weft_coll_footprint) */
+    unsigned long long per =
+        weft_coll_footprint((weft_coll)coll, 1, (uint64_t)weft_dtype_size((weft_dtype)type), ranks);
     unsigned long long lo = sweep ? 8 : bytes, hi = sweep ? 1ull << 30 : bytes;
     for (unsigned long long b = lo; b <= hi; b *= 2) {
         for (int m = 0; m < 2; m++) {

@@ -116,16 +116,15 @@ typedef struct run {
     double took, predicted;
 } run;
 
-static uint64_t mult_of(weft_coll c, int nranks) {
-    return (c == WEFT_COLL_ALLGATHER || c == WEFT_COLL_REDUCESCATTER || c == WEFT_COLL_ALLTOALL)
-               ? (uint64_t)nranks
-               : 1;
+/* Bytes a size counts per element of a point's count (weft_coll_footprint; points are float). */
+static uint64_t elem_bytes(weft_coll c, int nranks) {
+    return weft_coll_footprint(c, 1, 4, nranks);
 }
 
 /* The point for size index si of section s, or 0 when the size holds no whole element. */
 static int make_point(const run *R, const plan_sec *s, int si, tune_point *p) {
-    uint64_t mult = mult_of(s->coll, R->b->nranks);
-    uint64_t count = R->sizes[si] / 4 / mult;
+    uint64_t per = elem_bytes(s->coll, R->b->nranks);
+    uint64_t count = R->sizes[si] / per;
     if (count == 0) return 0;
     memset(p, 0, sizeof *p);
     p->coll = s->coll;
@@ -133,10 +132,10 @@ static int make_point(const run *R, const plan_sec *s, int si, tune_point *p) {
     p->inplace = s->inplace;
     p->flags = s->flags;
     p->count = (size_t)count;
-    p->bytes = count * 4 * mult;
+    p->bytes = count * per;
     /* sizes that round to the same element count are measured once */
     if (si > 0) {
-        uint64_t prev = R->sizes[si - 1] / 4 / mult;
+        uint64_t prev = R->sizes[si - 1] / per;
         if (prev == count) return 0;
     }
     return 1;
@@ -606,13 +605,13 @@ typedef struct verify_sum {
 /* The point a table row was measured at. */
 static void row_point(const run *R, const weft_tune_section *s, const weft_tune_row *row,
                       tune_point *p) {
-    uint64_t mult = mult_of(s->coll, R->b->nranks);
+    uint64_t per = elem_bytes(s->coll, R->b->nranks);
     memset(p, 0, sizeof *p);
     p->coll = s->coll;
     p->nranks = R->b->nranks;
     p->inplace = s->inplace;
     p->flags = s->flags;
-    p->count = (size_t)(row->bytes / 4 / mult);
+    p->count = (size_t)(row->bytes / per);
     p->bytes = row->bytes;
 }
 
