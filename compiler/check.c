@@ -179,8 +179,10 @@ static uint32_t contribution(const weft_cc_program *p, int32_t rank, int32_t idx
     return (uint32_t)rank * (uint32_t)p->in_chunks + (uint32_t)idx;
 }
 
-static int only_root_input(const weft_cc_program *p) {
-    return p->coll == WEFT_COLL_BROADCAST || p->coll == WEFT_COLL_SCATTER;
+/* Whether rank r's input holds data when the call starts: where the rank has an input out of
+ * place (weft_buf_exists; in place, that of broadcast's non-root ranks is their output). */
+static int input_holds_data(const weft_cc_program *p, int32_t r) {
+    return weft_buf_exists(p->coll, p->root, 0, r, WEFT_BUF_INPUT);
 }
 
 static int init_memory(tracer *t) {
@@ -198,7 +200,7 @@ static int init_memory(tracer *t) {
     for (int64_t i = 0; i < t->nslots; i++)
         t->writer[i] = t->cpy[i] = t->seg_idx[i] = t->short_by[i] = -1;
     for (int32_t r = 0; r < p->nranks; r++) {
-        if (only_root_input(p) && r != p->root) continue;
+        if (!input_holds_data(p, r)) continue;
         for (int32_t j = 0; j < p->in_chunks; j++) {
             val *v = val_new(1);
             if (v == NULL) return -1;
@@ -245,11 +247,10 @@ static val *merge(const val *a, const val *b, uint32_t *dup) {
     return r;
 }
 
-static const char *empty_hint(const weft_cc_program *p, const cc_ref *r) {
-    if (only_root_input(p) && r->buf == CC_BUF_INPUT && r->rank != p->root)
-        return p->coll == WEFT_COLL_BROADCAST ? " (only the root's input holds data in a broadcast)"
-                                              : " (only the root's input holds data in a scatter)";
-    return "";
+static const char *empty_hint(const weft_cc_program *p, const cc_ref *r, char *buf, size_t len) {
+    if (r->buf != CC_BUF_INPUT || input_holds_data(p, r->rank)) return "";
+    snprintf(buf, len, " (only the root's input holds data in a %s)", weft_coll_name(p->coll));
+    return buf;
 }
 
 static void note_read(tracer *t, int64_t s) {
@@ -334,9 +335,10 @@ static void trace_op(tracer *t, int32_t qi) {
     for (int32_t i = 0; i < cnt && !bad; i++) {
         if (t->v[s0 + i] == NULL) {
             cc_ref r = {q->src.buf, q->src.rank, q->src.off + i, 1};
+            char hint[80];
             cc_ref_str(p, &r, a, sizeof a);
             perr(t, q->loc, q->frame, "%s reads %s, which holds nothing yet%s", what, a,
-                 empty_hint(p, &r));
+                 empty_hint(p, &r, hint, sizeof hint));
             bad = 1;
         } else if (q->kind == CC_OP_REDUCE && t->v[d0 + i] == NULL) {
             cc_ref r = {q->dst.buf, q->dst.rank, q->dst.off + i, 1};

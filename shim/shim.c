@@ -658,12 +658,11 @@ static int op_inplace(const shim_op *o, int rank) {
 
 /* Builds the weft call, or says why NCCL must take it. */
 static const char *make_call(const shim_op *o, const shim_comm *e, weft_call *c) {
-    int root_rank = e->rank == o->root;
     if (type_size(o->dtype) == 0) return "unknown data type (NCCL reports the error)";
-    /* The buffers NCCL requires; a NULL one is NCCL's to report. */
-    int need_send = 1, need_recv = 1;
-    if (o->coll == WEFT_COLL_BROADCAST || o->coll == WEFT_COLL_SCATTER) need_send = root_rank;
-    if (o->coll == WEFT_COLL_REDUCE || o->coll == WEFT_COLL_GATHER) need_recv = root_rank;
+    /* The buffers NCCL requires, those the rank has out of place (weft_buf_exists); a NULL one
+     * is NCCL's to report. */
+    int need_send = weft_buf_exists(o->coll, o->root, 0, e->rank, WEFT_BUF_INPUT);
+    int need_recv = weft_buf_exists(o->coll, o->root, 0, e->rank, WEFT_BUF_OUTPUT);
     if ((need_send && o->send == NULL) || (need_recv && o->recv == NULL))
         return "NULL buffer (NCCL reports the error)";
     memset(c, 0, sizeof *c);
