@@ -129,13 +129,14 @@ static void place(const bench *b, const variant *v, int iter, char **in, char **
     size_t steps = total ? b->bufbytes / total : 1;
     size_t shift = v->old || steps == 0 ? 0 : total * ((size_t)iter % steps);
     *in = sendb + shift;
-    *out = (b->arg->inplace ? sendb : recvb) + shift;
-    if (b->arg->inplace && weft_coll_large(b->arg->coll, WEFT_BUF_OUTPUT) &&
-        !weft_coll_large(b->arg->coll, WEFT_BUF_INPUT))
-        *in = sendb + shift + (size_t)rank * b->count * es;
-    if (b->arg->inplace && weft_coll_large(b->arg->coll, WEFT_BUF_INPUT) &&
-        !weft_coll_large(b->arg->coll, WEFT_BUF_OUTPUT))
-        *out = sendb + shift + (size_t)rank * b->count * es;
+    *out = recvb + shift;
+    if (b->arg->inplace) { /* both in the send buffer, each at its segment of it (weft_buf_mem) */
+        int32_t si, so;
+        weft_buf_mem(b->arg->coll, 1, rank, WEFT_BUF_INPUT, &si);
+        weft_buf_mem(b->arg->coll, 1, rank, WEFT_BUF_OUTPUT, &so);
+        *in = sendb + shift + (size_t)si * b->count * es;
+        *out = sendb + shift + (size_t)so * b->count * es;
+    }
 }
 
 static void run_at(bench *b, int algo, ncclComm_t comm, char *in, char *out) {
@@ -980,8 +981,8 @@ static void measure_size(bench *b, size_t bytes, summary *s) {
     if (nsel == 0 && !a->diagnose) return;
     b->count = count;
     b->call = call;
-    b->inb = (weft_coll_large(a->coll, WEFT_BUF_INPUT) ? world : 1) * count * b->es;
-    b->outb = (weft_coll_large(a->coll, WEFT_BUF_OUTPUT) ? world : 1) * count * b->es;
+    b->inb = (size_t)weft_coll_segs(a->coll, WEFT_BUF_INPUT, world) * count * b->es;
+    b->outb = (size_t)weft_coll_segs(a->coll, WEFT_BUF_OUTPUT, world) * count * b->es;
     variant V[MAXV];
     int nv = make_variants(b, sel, nsel, V);
     time_variants(b, V, nv);

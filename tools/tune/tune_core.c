@@ -143,10 +143,9 @@ static int make_point(const run *R, const plan_sec *s, int si, tune_point *p) {
 
 /* Bytes of the larger of a call's two buffers (gather's output, scatter's input: ranks x). */
 static uint64_t buffer_bytes(const tune_point *p) {
-    int n = p->nranks;
-    uint64_t in = weft_coll_large(p->coll, WEFT_BUF_INPUT) ? (uint64_t)n : 1;
-    uint64_t out = weft_coll_large(p->coll, WEFT_BUF_OUTPUT) ? (uint64_t)n : 1;
-    return (uint64_t)p->count * 4 * (in > out ? in : out);
+    int32_t in = weft_coll_segs(p->coll, WEFT_BUF_INPUT, p->nranks),
+            out = weft_coll_segs(p->coll, WEFT_BUF_OUTPUT, p->nranks);
+    return (uint64_t)p->count * 4 * (uint64_t)(in > out ? in : out);
 }
 
 static void plan_free(run *R) {

@@ -141,18 +141,17 @@ static int g_buffers(void *ctx, int registered, uint64_t bytes, char *why, size_
 /* Where a point's input and output lie, as nccl-tests lays them out (NCCL's in-place forms). */
 static void layout(const gpu *g, const tune_point *p, char **in, char **out, size_t *inb,
                    size_t *outb) {
-    size_t es = 4, n = (size_t)p->nranks, c = p->count;
-    int li = weft_coll_large(p->coll, WEFT_BUF_INPUT),
-        lo = weft_coll_large(p->coll, WEFT_BUF_OUTPUT);
-    *inb = c * es * (li ? n : 1);
-    *outb = c * es * (lo ? n : 1);
+    size_t seg = p->count * 4;
+    *inb = seg * (size_t)weft_coll_segs(p->coll, WEFT_BUF_INPUT, p->nranks);
+    *outb = seg * (size_t)weft_coll_segs(p->coll, WEFT_BUF_OUTPUT, p->nranks);
     *in = g->send;
     *out = g->recv;
-    if (p->inplace) {
-        *out = g->recv;
-        *in = g->recv;
-        if (lo && !li) *in = g->recv + (size_t)g->rank * c * es;  /* allgather */
-        if (li && !lo) *out = g->recv + (size_t)g->rank * c * es; /* reducescatter */
+    if (p->inplace) { /* both in the receive buffer, each at its segment of it (weft_buf_mem) */
+        int32_t si, so;
+        weft_buf_mem(p->coll, 1, g->rank, WEFT_BUF_INPUT, &si);
+        weft_buf_mem(p->coll, 1, g->rank, WEFT_BUF_OUTPUT, &so);
+        *in = g->recv + (size_t)si * seg;
+        *out = g->recv + (size_t)so * seg;
     }
 }
 
