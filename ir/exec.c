@@ -60,7 +60,14 @@ static void put_float(weft_dtype t, double v, void *out) {
         memcpy(out, &f, 4);
         break;
     }
-    default: memcpy(out, &v, 8); break;
+    case WEFT_DTYPE_DOUBLE: memcpy(out, &v, 8); break;
+    case WEFT_DTYPE_INT8:
+    case WEFT_DTYPE_UINT8:
+    case WEFT_DTYPE_INT32:
+    case WEFT_DTYPE_UINT32:
+    case WEFT_DTYPE_INT64:
+    case WEFT_DTYPE_UINT64:
+    case WEFT_DTYPE_COUNT: break; /* not floating point: never asked */
     }
 }
 
@@ -72,8 +79,16 @@ static double get_float(weft_dtype t, const void *p) {
     case WEFT_DTYPE_HALF: memcpy(&h, p, 2); return weft_half_to_float(h);
     case WEFT_DTYPE_BFLOAT16: memcpy(&h, p, 2); return weft_bf16_to_float(h);
     case WEFT_DTYPE_FLOAT: memcpy(&f, p, 4); return f;
-    default: memcpy(&v, p, 8); return v;
+    case WEFT_DTYPE_DOUBLE: memcpy(&v, p, 8); return v;
+    case WEFT_DTYPE_INT8:
+    case WEFT_DTYPE_UINT8:
+    case WEFT_DTYPE_INT32:
+    case WEFT_DTYPE_UINT32:
+    case WEFT_DTYPE_INT64:
+    case WEFT_DTYPE_UINT64:
+    case WEFT_DTYPE_COUNT: break; /* not floating point: never asked */
     }
+    return 0.0;
 }
 
 /* Input element e of rank r. Integers are random bits (wrapping arithmetic is associative, so
@@ -98,22 +113,25 @@ static void gen_input(const ex *x, int32_t r, int64_t e, void *out) {
         int32_t special = (int32_t)(mix(x->o->seed ^ (uint64_t)e) % (uint64_t)x->N);
         v = (h & 1) ? -1.0 : 1.0;
         if (r == special) v *= 2.0;
-        break;
+        put_float(t, v, out);
+        return;
     }
     case WEFT_OP_MIN:
     case WEFT_OP_MAX: {
         int64_t amp = (int64_t)(exact < 2000 ? exact - 1 : 1000);
         v = (double)((int64_t)(h % (uint64_t)(2 * amp + 1)) - amp);
-        break;
+        put_float(t, v, out);
+        return;
     }
-    default: {
-        int64_t amp = (int64_t)(exact / x->N);
-        if (amp > 8) amp = 8;
-        if (amp < 1) amp = 1;
-        v = (double)((int64_t)(h % (uint64_t)(2 * amp + 1)) - amp);
-        break;
+    case WEFT_OP_SUM:
+    case WEFT_OP_AVG:
+    case WEFT_OP_COUNT: break;
     }
-    }
+    /* sum and avg (the sum, divided after), and an op out of range alike */
+    int64_t amp = (int64_t)(exact / x->N);
+    if (amp > 8) amp = 8;
+    if (amp < 1) amp = 1;
+    v = (double)((int64_t)(h % (uint64_t)(2 * amp + 1)) - amp);
     put_float(t, v, out);
 }
 
@@ -165,7 +183,11 @@ static void format_elem(weft_dtype t, const void *p, char *buf, size_t len) {
         snprintf(buf, len, "%llu", (unsigned long long)v);
         break;
     }
-    default: snprintf(buf, len, "%.9g", get_float(t, p)); break;
+    case WEFT_DTYPE_HALF:
+    case WEFT_DTYPE_FLOAT:
+    case WEFT_DTYPE_DOUBLE:
+    case WEFT_DTYPE_BFLOAT16: snprintf(buf, len, "%.9g", get_float(t, p)); break;
+    case WEFT_DTYPE_COUNT: snprintf(buf, len, "?"); break; /* not a data type */
     }
 }
 

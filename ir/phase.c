@@ -245,8 +245,12 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
                     E(WEFT_STEP_SEND, S, in, S, 0);
             }
             break;
-        default: return WEFT_ERR_INTERNAL; /* nop, cpy and re neither send nor receive */
+        case WEFT_STEP_CPY:
+        case WEFT_STEP_RE:
+        case WEFT_STEP_NOP:
+        case WEFT_STEP_COUNT: return WEFT_ERR_INTERNAL; /* neither sends nor receives */
         }
+        if (i1 < 0) return WEFT_ERR_INTERNAL; /* not a step type: nothing emitted */
     }
 #undef E
     c->first[s] = i0;

@@ -33,7 +33,8 @@ static void describe(char *out, size_t len, const weft_tb *tb, const weft_step *
         break;
     case WEFT_STEP_CPY: snprintf(out, len, "%s -> %s", src, dst); break;
     case WEFT_STEP_RE: snprintf(out, len, "%s + %s -> %s", dst, src, dst); break;
-    default: snprintf(out, len, "-"); break;
+    case WEFT_STEP_NOP: snprintf(out, len, "-"); break;
+    case WEFT_STEP_COUNT: snprintf(out, len, "?"); break; /* not a step type */
     }
 }
 

@@ -69,8 +69,9 @@ int32_t weft_sg_buf_chunks(const weft_sg *g, int32_t rank, weft_buf b) {
     case WEFT_BUF_INPUT: return g->nin;
     case WEFT_BUF_OUTPUT: return g->nout;
     case WEFT_BUF_SCRATCH: return g->a->gpus[rank].s_chunks;
-    default: return 0;
+    case WEFT_BUF_COUNT: break;
     }
+    return 0; /* not a buffer */
 }
 
 static uint64_t conn_key(int32_t src, int32_t dst, int32_t chan) {

@@ -50,16 +50,20 @@ static int32_t buf_chunks(const weft_gpu *g, weft_buf b) {
     switch (b) {
     case WEFT_BUF_INPUT: return g->i_chunks;
     case WEFT_BUF_OUTPUT: return g->o_chunks;
-    default: return g->s_chunks;
+    case WEFT_BUF_SCRATCH: return g->s_chunks;
+    case WEFT_BUF_COUNT: break;
     }
+    return 0; /* not a buffer (rejected before) */
 }
 
 static const char *buf_attr(weft_buf b) {
     switch (b) {
     case WEFT_BUF_INPUT: return "i_chunks";
     case WEFT_BUF_OUTPUT: return "o_chunks";
-    default: return "s_chunks";
+    case WEFT_BUF_SCRATCH: return "s_chunks";
+    case WEFT_BUF_COUNT: break;
     }
+    return "?"; /* not a buffer (rejected before) */
 }
 
 static void check_algo(vctx *v) {

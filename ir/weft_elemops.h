@@ -79,8 +79,11 @@ WEFT_HD uint16_t weft_float_to_bf16(float f) {
         case WEFT_OP_PROD: return (T)((UT)((UT)a * (UT)b));                                        \
         case WEFT_OP_MIN: return a < b ? a : b;                                                    \
         case WEFT_OP_MAX: return a > b ? a : b;                                                    \
-        default: return (T)((UT)((UT)a + (UT)b));                                                  \
+        case WEFT_OP_SUM:                                                                          \
+        case WEFT_OP_AVG:                                                                          \
+        case WEFT_OP_COUNT: break;                                                                 \
         }                                                                                          \
+        return (T)((UT)((UT)a + (UT)b)); /* sum; avg sums (weft_elem_div ends it) */               \
     }
 WEFT_ELEM_INT_(i8, int8_t, uint8_t)
 WEFT_ELEM_INT_(u8, uint8_t, uint8_t)
@@ -97,8 +100,11 @@ WEFT_ELEM_INT_(u64, uint64_t, uint64_t)
         case WEFT_OP_PROD: return a * b;                                                           \
         case WEFT_OP_MIN: return b != b ? a : a != a ? b : a < b ? a : b;                          \
         case WEFT_OP_MAX: return b != b ? a : a != a ? b : a > b ? a : b;                          \
-        default: return a + b;                                                                     \
+        case WEFT_OP_SUM:                                                                          \
+        case WEFT_OP_AVG:                                                                          \
+        case WEFT_OP_COUNT: break;                                                                 \
         }                                                                                          \
+        return a + b; /* sum; avg sums (weft_elem_div ends it) */                                  \
     }
 WEFT_ELEM_FLOAT_(f32, float)
 WEFT_ELEM_FLOAT_(f64, double)
@@ -134,7 +140,7 @@ WEFT_HD void weft_elem_reduce(weft_dtype t, weft_redop op, void *dst, const void
     case WEFT_DTYPE_FLOAT: WEFT_LOOP_(float, weft_elem_f32)
     case WEFT_DTYPE_DOUBLE: WEFT_LOOP_(double, weft_elem_f64)
     case WEFT_DTYPE_BFLOAT16: WEFT_LOOP_(uint16_t, weft_elem_bf16)
-    default: break;
+    case WEFT_DTYPE_COUNT: break; /* not a data type */
     }
 #undef WEFT_LOOP_
 }
@@ -162,7 +168,7 @@ WEFT_HD void weft_elem_div(weft_dtype t, void *x, int64_t n, int32_t nranks) {
     case WEFT_DTYPE_DOUBLE: WEFT_DIV_(double, v / (double)nranks)
     case WEFT_DTYPE_BFLOAT16:
         WEFT_DIV_(uint16_t, weft_float_to_bf16(weft_bf16_to_float(v) / (float)nranks))
-    default: break;
+    case WEFT_DTYPE_COUNT: break; /* not a data type */
     }
 #undef WEFT_DIV_
 }

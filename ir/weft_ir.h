@@ -100,8 +100,9 @@ static inline int weft_launch_graph(weft_launch l) {
     case WEFT_LAUNCH_##id: return g;
         WEFT_LAUNCHES(WEFT_X_)
 #undef WEFT_X_
-    default: return 0;
+    case WEFT_LAUNCH_COUNT: break;
     }
+    return 0; /* not a launch mode */
 }
 static inline int weft_launch_registered(weft_launch l) {
     switch (l) {
@@ -109,8 +110,9 @@ static inline int weft_launch_registered(weft_launch l) {
     case WEFT_LAUNCH_##id: return r;
         WEFT_LAUNCHES(WEFT_X_)
 #undef WEFT_X_
-    default: return 0;
+    case WEFT_LAUNCH_COUNT: break;
     }
+    return 0; /* not a launch mode */
 }
 /* The launch mode of a call captured (graph) or not, on registered buffers or not. */
 static inline weft_launch weft_launch_of(int graph, int registered) {

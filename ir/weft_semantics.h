@@ -72,8 +72,9 @@ WEFT_HD int weft_coll_flag_(weft_coll c, int which) {
     }
         WEFT_COLLS(WEFT_X_)
 #undef WEFT_X_
-    default: return 0;
+    case WEFT_COLL_COUNT: break;
     }
+    return 0; /* not a collective */
 }
 /* 1 when buffer b (INPUT or OUTPUT) of collective c holds N x count elements. */
 WEFT_HD int weft_coll_large(weft_coll c, weft_buf b) {
@@ -136,8 +137,13 @@ WEFT_HD int weft_coll_source(weft_coll c, int32_t n, int32_t root, int32_t r, in
     case WEFT_COLL_ALLTOALL: *from = seg, *in_seg = r; return 1;
     case WEFT_COLL_BROADCAST: *from = root; return 1;
     case WEFT_COLL_SCATTER: *from = root, *in_seg = r; return 1;
-    default: return 0;
+    case WEFT_COLL_ALLTOALLV:
+    case WEFT_COLL_SEND:
+    case WEFT_COLL_RECV:
+    case WEFT_COLL_CUSTOM: return 0; /* not run by weft: no definition here */
+    case WEFT_COLL_COUNT: break;
     }
+    return 0; /* not a collective */
 }
 
 /* ---- where buffers live ----------------------------------------------------------------- */
@@ -151,8 +157,17 @@ WEFT_HD int weft_buf_exists(weft_coll c, int32_t root, int inplace, int32_t rank
     case WEFT_COLL_REDUCE: return b == WEFT_BUF_INPUT || inplace;
     case WEFT_COLL_GATHER: return b == WEFT_BUF_INPUT;
     case WEFT_COLL_SCATTER: return b == WEFT_BUF_OUTPUT;
-    default: return 1;
+    case WEFT_COLL_ALLREDUCE:
+    case WEFT_COLL_ALLGATHER:
+    case WEFT_COLL_REDUCESCATTER:
+    case WEFT_COLL_ALLTOALL:
+    case WEFT_COLL_ALLTOALLV:
+    case WEFT_COLL_SEND:
+    case WEFT_COLL_RECV:
+    case WEFT_COLL_CUSTOM: return 1; /* no root: every rank has every buffer (returned above) */
+    case WEFT_COLL_COUNT: break;
     }
+    return 1; /* not a collective (not rooted either: returned above) */
 }
 
 /* The memories of a call: NCCL's send buffer, its receive buffer, weft's scratch. */
@@ -263,8 +278,9 @@ WEFT_HD unsigned weft_step_flags(weft_step_type t) {
                (rs ? WEFT_STEP_F_READS_SRC : 0u) | (rd ? WEFT_STEP_F_READS_DST : 0u);
         WEFT_STEP_TYPES(WEFT_X_)
 #undef WEFT_X_
-    default: return 0u;
+    case WEFT_STEP_COUNT: break;
     }
+    return 0u; /* not a step type */
 }
 
 /* The memory a step touches: its source when it reads it, then its destination when it writes
@@ -341,8 +357,9 @@ WEFT_HD int weft_dtype_prop_(weft_dtype t, int is_float) {
     case WEFT_DTYPE_##id: return is_float ? f : b;
         WEFT_DTYPES(WEFT_X_)
 #undef WEFT_X_
-    default: return 0;
+    case WEFT_DTYPE_COUNT: break;
     }
+    return 0; /* not a data type */
 }
 /* Bytes of one element; whether the type is floating point. */
 WEFT_HD int weft_dtype_size(weft_dtype t) {
