@@ -145,15 +145,22 @@ static void run_at(bench *b, int algo, ncclComm_t comm, char *in, char *out) {
         ncclRedOp_t o = (ncclRedOp_t)b->arg->op;
         size_t n = b->count;
         switch (b->arg->coll) {
-        case WEFT_COLL_ALLREDUCE: NC(ncclAllReduce(in, out, n, t, o, comm, b->st)); break;
-        case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, n, t, comm, b->st)); break;
-        case WEFT_COLL_REDUCESCATTER: NC(ncclReduceScatter(in, out, n, t, o, comm, b->st)); break;
-        case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, n, t, comm, b->st)); break;
-        case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, n, t, 0, comm, b->st)); break;
-        default:
-            fprintf(stderr, "weft_bench: %s has no NCCL call here\n", weft_coll_name(b->arg->coll));
-            MPI_Abort(MPI_COMM_WORLD, 2);
+        case WEFT_COLL_ALLREDUCE: NC(ncclAllReduce(in, out, n, t, o, comm, b->st)); return;
+        case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, n, t, comm, b->st)); return;
+        case WEFT_COLL_REDUCESCATTER: NC(ncclReduceScatter(in, out, n, t, o, comm, b->st)); return;
+        case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, n, t, comm, b->st)); return;
+        case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, n, t, 0, comm, b->st)); return;
+        case WEFT_COLL_REDUCE:
+        case WEFT_COLL_GATHER:
+        case WEFT_COLL_SCATTER:
+        case WEFT_COLL_ALLTOALLV:
+        case WEFT_COLL_SEND:
+        case WEFT_COLL_RECV:
+        case WEFT_COLL_CUSTOM:
+        case WEFT_COLL_COUNT: break;
         }
+        fprintf(stderr, "weft_bench: %s has no NCCL call here\n", weft_coll_name(b->arg->coll));
+        MPI_Abort(MPI_COMM_WORLD, 2);
         return;
     }
     const void *sp[1] = {in};

@@ -37,12 +37,13 @@ static void put_str(FILE *f, const char *s) {
 }
 
 static const char *buf_letter(int32_t b) {
-    switch (b) {
+    switch ((weft_buf)b) {
     case WEFT_BUF_INPUT: return "i";
     case WEFT_BUF_OUTPUT: return "o";
     case WEFT_BUF_SCRATCH: return "s";
-    default: return "-";
+    case WEFT_BUF_COUNT: break;
     }
+    return "-"; /* none (-1: the step does not use that side) */
 }
 
 static const char *name_or(const char *n) {

@@ -164,20 +164,24 @@ static ncclComm_t comm_of(const gpu *g, int impl, unsigned flags) {
 static void nccl_call(gpu *g, ncclComm_t cm, const tune_point *p, const void *in, void *out) {
     size_t c = p->count;
     switch (p->coll) {
-    case WEFT_COLL_ALLREDUCE: NC(ncclAllReduce(in, out, c, ncclFloat, ncclSum, cm, g->st)); break;
-    case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, c, ncclFloat, cm, g->st)); break;
+    case WEFT_COLL_ALLREDUCE: NC(ncclAllReduce(in, out, c, ncclFloat, ncclSum, cm, g->st)); return;
+    case WEFT_COLL_ALLGATHER: NC(ncclAllGather(in, out, c, ncclFloat, cm, g->st)); return;
     case WEFT_COLL_REDUCESCATTER:
         NC(ncclReduceScatter(in, out, c, ncclFloat, ncclSum, cm, g->st));
-        break;
-    case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, c, ncclFloat, cm, g->st)); break;
-    case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, c, ncclFloat, 0, cm, g->st)); break;
-    case WEFT_COLL_REDUCE: NC(ncclReduce(in, out, c, ncclFloat, ncclSum, 0, cm, g->st)); break;
-    case WEFT_COLL_GATHER: NC(ncclGather(in, out, c, ncclFloat, 0, cm, g->st)); break;
-    case WEFT_COLL_SCATTER: NC(ncclScatter(in, out, c, ncclFloat, 0, cm, g->st)); break;
-    default:
-        fprintf(stderr, "weft tune: %s has no NCCL call\n", weft_coll_name(p->coll));
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        return;
+    case WEFT_COLL_ALLTOALL: NC(ncclAlltoAll(in, out, c, ncclFloat, cm, g->st)); return;
+    case WEFT_COLL_BROADCAST: NC(ncclBroadcast(in, out, c, ncclFloat, 0, cm, g->st)); return;
+    case WEFT_COLL_REDUCE: NC(ncclReduce(in, out, c, ncclFloat, ncclSum, 0, cm, g->st)); return;
+    case WEFT_COLL_GATHER: NC(ncclGather(in, out, c, ncclFloat, 0, cm, g->st)); return;
+    case WEFT_COLL_SCATTER: NC(ncclScatter(in, out, c, ncclFloat, 0, cm, g->st)); return;
+    case WEFT_COLL_ALLTOALLV:
+    case WEFT_COLL_SEND:
+    case WEFT_COLL_RECV:
+    case WEFT_COLL_CUSTOM:
+    case WEFT_COLL_COUNT: break;
     }
+    fprintf(stderr, "weft tune: %s has no NCCL call\n", weft_coll_name(p->coll));
+    MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 /* One call of impl, call `iter` of a sample (its buffers shifted as nccl-tests shifts them);
