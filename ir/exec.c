@@ -556,11 +556,11 @@ weft_result weft_ir_exec(const weft_algo *a, const weft_exec_opts *o, weft_diag 
                           blocked - limit);
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
-    int reduces = weft_coll_reduces(a->coll);
-    if (reduces && o->op == WEFT_OP_AVG) /* where NCCL writes a result (weft_output_written) */
-        for (int32_t r = 0; r < x.N; r++)
-            if (x.rb[r].out && weft_output_written(a->coll, a->root, r))
-                weft_elem_div(o->dtype, x.rb[r].out, x.rb[r].out_elems, x.N);
+    if (o->op == WEFT_OP_AVG)
+        for (int32_t r = 0; r < x.N; r++) {
+            int64_t n = weft_avg_elems(a->coll, a->root, r, x.count, x.N);
+            if (x.rb[r].out && n) weft_elem_div(o->dtype, x.rb[r].out, n, x.N);
+        }
     want = malloc((size_t)(out_max > in_max ? out_max : in_max) * x.es + 1);
     red = calloc((size_t)(g->nin / g->k) + 1, sizeof *red);
     WEFT_CHECK_ALLOC(want);

@@ -215,6 +215,14 @@ WEFT_HD int weft_output_written(weft_coll c, int32_t root, int32_t rank) {
            weft_coll_source(c, 0, root, rank, 0, &from, &seg);
 }
 
+/* Elements of rank's output that an avg divides once the schedule has run (ncclAvg: the sum,
+ * then / n): the output a reduction writes (weft_output_written), count x its segments; 0 where
+ * c does not reduce or NCCL leaves the rank's output alone. */
+WEFT_HD int64_t weft_avg_elems(weft_coll c, int32_t root, int32_t rank, int64_t count, int32_t n) {
+    if (!weft_coll_reduces(c) || !weft_output_written(c, root, rank)) return 0;
+    return count * weft_coll_segs(c, WEFT_BUF_OUTPUT, n);
+}
+
 /* Whether a step may write chunk x of buffer b of rank in a call mode (k chunks per segment):
  * scratch always; a user buffer only where the rank has it, NCCL writes its output
  * (weft_output_written), and, for the input, weft_input_writable allows it. In place a write to

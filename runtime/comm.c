@@ -1001,14 +1001,6 @@ weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream) 
     return WEFT_OK;
 }
 
-/* Elements of the output that an avg divides: what the reduction wrote (a reducing
- * collective's output holds count elements where NCCL writes one: weft_output_written). */
-int64_t weft_rt_avg_elems(const weft_call *call, int rank, int root) {
-    return weft_coll_reduces(call->coll) && weft_output_written(call->coll, root, rank)
-               ? (int64_t)call->count
-               : 0;
-}
-
 /* The registered window holding [p, p + bytes) of local rank s, and p's offset in it. */
 static const rt_window *find_window(const weft_comm *c, int s, const void *p, size_t bytes,
                                     int64_t *off) {
@@ -1161,7 +1153,8 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
         for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
-            int64_t n = weft_rt_avg_elems(call, c->sub[s].rank, a->root);
+            int64_t n = weft_avg_elems(call->coll, a->root, c->sub[s].rank, (int64_t)call->count,
+                                       c->nranks);
             if (n &&
                 weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
                 res = WEFT_ERR_CUDA;

@@ -126,8 +126,6 @@ weft_result weft_rt_check_version(int version, weft_diag *d);
  * retired, never freed while graphs may replay it); WEFT_ERR_UNSUPPORTED
  * under graph capture, where nothing may be allocated. */
 weft_result weft_rt_grow_scratch(rt_rank *rr, size_t need, cudaStream_t stream);
-/* Elements of the output that an avg divides: what the reduction wrote. */
-int64_t weft_rt_avg_elems(const weft_call *call, int rank, int root);
 
 #ifdef __cplusplus
 }

@@ -89,7 +89,8 @@ weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const wef
         if (x.watch && res != WEFT_OK) m->watch_ai = -1;
     }
     if (res == WEFT_OK && call->op == WEFT_OP_AVG && weft_coll_reduces(call->coll)) {
-        int64_t n = weft_rt_avg_elems(call, c->rank, ma->algo->root);
+        int64_t n =
+            weft_avg_elems(call->coll, ma->algo->root, c->rank, (int64_t)call->count, c->nranks);
         if (n && weft_rt_scale_launch(recvbuff, n, call->dtype, c->nranks, stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
     }
