@@ -236,9 +236,10 @@ echo
 echo "== verdicts (weft/NCCL, limit $limit)"
 cat "$out"/*.ratio 2>/dev/null | grep '^verdict'
 # one line a reader can quote: the worst ratio anywhere, where, and the control's band
-python3 - "$out" "$limit" "$np" "$(gpu_names)" <<'EOF'
+python3 - "$out" "$limit" "$np" "$(gpu_names)" "$control" <<'EOF'
 import glob, re, sys
 out, limit, np_, names = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+ctl_word = " and the control" if sys.argv[5] == "1" else ""
 worst, slow, total, wrong, lo, hi = None, 0, 0, 0, None, None
 for p in sorted(glob.glob(out + "/*.ratio")):
     for line in open(p, errors="replace"):
@@ -260,8 +261,8 @@ if worst is None:
 else:
     band = f", control/NCCL {lo:.2f}-{hi:.2f}" if lo is not None else ""
     print(f"summary ({np_} x {names.split(' x ', 1)[-1].strip()}): worst weft/NCCL {worst[0]:.2f}"
-          f" ({worst[1]}, {worst[2]}); {slow} of {total} sizes slower than {limit:g} and the"
-          f" control{band}; #wrong {wrong}")
+          f" ({worst[1]}, {worst[2]}); {slow} of {total} sizes slower than {limit:g}{ctl_word}"
+          f"{band}; #wrong {wrong}")
 EOF
 if [ $keep -eq 1 ]; then echo "logs: $out"; else rm -rf "$out"; fi
 exit $rc
