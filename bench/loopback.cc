@@ -52,7 +52,7 @@ struct Opts {
     std::vector<const char *> files;
 };
 
-int usage() {
+int loopback_usage() {
     fprintf(
         stderr,
         "usage: weft_bench --loopback N {-L PATHS | -A FILE.xml [-A ...]} [-C allreduce[,...]]\n"
@@ -83,7 +83,7 @@ int parse(int argc, char **argv, Opts &o) {
                 size_t q = s.find(',', p);
                 if (q == std::string::npos) q = s.size();
                 int k = weft_coll_from_name(s.substr(p, q - p).c_str());
-                if (k < 0) return usage();
+                if (k < 0) return loopback_usage();
                 o.colls.push_back((weft_coll)k);
                 p = q + 1;
             }
@@ -100,7 +100,7 @@ int parse(int argc, char **argv, Opts &o) {
         case 'G': g = atoi(optarg); break;
         case 'R': o.reg = atoi(optarg); break;
         case 'c': o.check = atoi(optarg); break;
-        default: return usage();
+        default: return loopback_usage();
         }
     }
     o.eager = g != 1;
@@ -108,7 +108,7 @@ int parse(int argc, char **argv, Opts &o) {
     if (o.colls.empty()) o.colls.push_back(WEFT_COLL_ALLREDUCE);
     if (o.n < 2 || o.n > WEFT_RT_MAX_SUB || o.dt < 0 || o.op < 0 || o.iters < 10 || o.factor <= 1 ||
         (o.lib == nullptr) == o.files.empty() || optind != argc)
-        return usage();
+        return loopback_usage();
     return 0;
 }
 
