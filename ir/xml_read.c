@@ -1,6 +1,7 @@
 /* xml_read.c — the MSCCL XML reader on libxml2: builds a weft_algo from SAX events (no document
  * tree: memory stays proportional to the schedule, not to the text), reporting file:line errors. */
 #include "weft_ir.h"
+#include "weft_xml_guard.h"
 
 #include <libxml/parser.h>
 #include <libxml/SAX2.h>
@@ -19,13 +20,11 @@
  * alone, as a reader that builds a tree first would give. */
 typedef struct reader {
     const char *file;
-    weft_diag *d;   /* libxml2's messages, and the final result */
-    weft_diag *sd;  /* messages about the structure, until the document is known well-formed */
-    int nerr;       /* errors of either kind: past MAX_ERRORS the structure is no longer read */
-    int nxerr;      /* errors of libxml2 */
-    int nserr;      /* errors about the structure */
-    int stopped;    /* the DOCTYPE hook halted libxml2 */
-    int doctype_at; /* its line */
+    weft_diag *d;  /* libxml2's messages, and the final result */
+    weft_diag *sd; /* messages about the structure, until the document is known well-formed */
+    int nerr;      /* errors of either kind: past MAX_ERRORS the structure is no longer read */
+    int nxerr;     /* errors of libxml2 */
+    int nserr;     /* errors about the structure */
 } reader;
 
 static void report_to(reader *r, int structure, weft_severity sev, long line, const char *fmt,
@@ -65,43 +64,15 @@ static int too_many(const reader *r) {
 }
 
 /* The SAX handlers' state (below); ctxt->_private points to it, and its first member is the
- * reader, which is all that libxml2's own callbacks here need. */
+ * libxml2 guard (weft_xml_guard.h). */
 typedef struct sax sax;
 
+/* libxml2's messages, from the guard. */
+static void on_xml_message(void *who, weft_severity sev, long line, const char *msg) {
+    report_xml(who, sev, line, "%s", msg);
+}
+
 /* ---- libxml2 plumbing --------------------------------------------------------------------- */
-
-/* libxml2's messages would otherwise go to stderr; they become diagnostics of this file. */
-static void xml_error(reader *r, xmlErrorPtr e) {
-    if (r == NULL || e == NULL) return;
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", e->message ? e->message : "unknown error");
-    size_t n = strlen(msg);
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-        msg[--n] = '\0';
-    report_xml(r, e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR, e->line,
-               "malformed XML: %s", msg);
-}
-
-/* Errors of the parser itself arrive with the parser context (SAX handlers need it as their
- * user data), those raised elsewhere (encoding, I/O) with the reader. */
-static void on_parser_error(void *ctx, xmlErrorPtr e) {
-    xmlParserCtxtPtr ctxt = ctx;
-    xml_error(ctxt && ctxt->_private ? *(reader **)ctxt->_private : NULL, e);
-}
-static void on_global_error(void *ctx, xmlErrorPtr e) {
-    xml_error(ctx, e);
-}
-
-/* MSCCL files never carry a DTD; refusing it up front rules out entity expansion games. */
-static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ext,
-                               const xmlChar *sys) {
-    (void)name, (void)ext, (void)sys;
-    xmlParserCtxtPtr ctxt = ctx;
-    reader *r = *(reader **)ctxt->_private;
-    r->stopped = 1;
-    r->doctype_at = xmlSAX2GetLineNumber(ctxt);
-    xmlStopParser(ctxt);
-}
 
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void) {
@@ -473,7 +444,8 @@ static int get_launch(reader *r, const attrs *at, int i, unsigned *out) {
 /* The reader's state between SAX events: the element path is <algo> <gpu> <tb> <step>, one of
  * each open at a time, so that what is being read is the last of each kind. */
 struct sax {
-    reader *r; /* first: see the typedef */
+    weft_xml_guard guard; /* first: see the typedef */
+    reader *r;
     xmlParserCtxtPtr ctxt;
     weft_result res; /* allocation failure: everything after is ignored */
     int depth;       /* elements open */
@@ -918,7 +890,7 @@ static long step_count(const char *p, size_t len, int64_t *count) {
 weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, weft_algo **out,
                                 weft_diag *d) {
     weft_result res = WEFT_OK;
-    reader r = {name ? name : "<memory>", d, NULL, 0, 0, 0, 0, 0};
+    reader r = {name ? name : "<memory>", d, NULL, 0, 0, 0};
     sax x;
     memset(&x, 0, sizeof x);
     xmlParserCtxtPtr ctxt = NULL;
@@ -952,11 +924,11 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
     WEFT_CHECK_ALLOC(ctxt);
     x.r = &r;
     x.ctxt = ctxt;
+    x.guard.report = on_xml_message;
+    x.guard.who = &r;
     ctxt->_private = &x;
     /* SAX only: no handler builds a tree */
     xmlSAXHandler *h = ctxt->sax;
-    h->serror = on_parser_error;
-    h->internalSubset = on_internal_subset;
     h->startElementNs = on_start_element;
     h->endElementNs = on_end_element;
     h->characters = on_text;
@@ -965,18 +937,14 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
     h->comment = on_comment;
     h->processingInstruction = on_pi;
     h->reference = NULL;
-    /* Errors raised outside the parser context use the thread's global handler: borrow it for
-     * the duration of the parse. */
-    xmlStructuredErrorFunc saved_fn = xmlStructuredError;
-    void *saved_ctx = xmlStructuredErrorContext;
-    xmlSetStructuredErrorFunc(&r, on_global_error);
+    weft_xml_guard_begin(&x.guard, ctxt);
     mem_reader m = {data ? data : "", data ? len : 0};
     doc = xmlCtxtReadIO(ctxt, mem_read, mem_close, &m, NULL, NULL,
                         XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
-    xmlSetStructuredErrorFunc(saved_ctx, saved_fn);
+    weft_xml_guard_end(&x.guard);
     if (x.res != WEFT_OK) WEFT_FAIL(x.res);
-    if (r.stopped) {
-        report_xml(&r, WEFT_SEV_ERROR, r.doctype_at,
+    if (x.guard.stopped) {
+        report_xml(&r, WEFT_SEV_ERROR, x.guard.doctype_at,
                    "<!DOCTYPE> is not allowed in an MSCCL algorithm file");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }

@@ -1,6 +1,7 @@
 /* topo.c — NCCL's topology dump read on libxml2 (file:line errors), each pair of GPUs priced as
  * NCCL's src/graph/topo.cc prices its links, and the rule of `weft verify --topo` (topo.h). */
 #include "topo.h"
+#include "weft_xml_guard.h"
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
@@ -133,12 +134,12 @@ static double pci_lane_rate(const char *s) {
 /* ---- reading --------------------------------------------------------------------------- */
 
 typedef struct reader {
+    weft_xml_guard guard; /* first: ctxt->_private points to the reader */
     const char *file;
     weft_diag *d;
     int nerr;
     weft_topo *t;
     weft_result res; /* an allocation failure while walking */
-    long doctype_at; /* the line of a <!DOCTYPE>, which stopped the parser */
 } reader;
 
 static void report(reader *r, weft_severity sev, long line, const char *fmt, ...) WEFT_PRINTF(4, 5);
@@ -152,36 +153,9 @@ static void report(reader *r, weft_severity sev, long line, const char *fmt, ...
         weft_diag_add(r->d, WEFT_SEV_NOTE, r->file, 0, 0, "too many errors, stopping here");
 }
 
-/* libxml2's messages become diagnostics of this file (ctx: the parser context, whose _private
- * is the reader; or the reader itself, for errors raised outside the parser). */
-static void xml_error(reader *r, xmlErrorPtr e) {
-    if (r == NULL || e == NULL) return;
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", e->message ? e->message : "unknown error");
-    size_t n = strlen(msg);
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-        msg[--n] = '\0';
-    report(r, e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR, e->line,
-           "malformed XML: %s", msg);
-}
-static void on_parser_error(void *ctx, xmlErrorPtr e) {
-    xmlParserCtxtPtr ctxt = ctx;
-    xml_error(ctxt ? ctxt->_private : NULL, e);
-}
-static void on_global_error(void *ctx, xmlErrorPtr e) {
-    xml_error(ctx, e);
-}
-
-/* NCCL's dumps never carry a DTD; refusing one before libxml2 reads it rules out entity
- * expansion games. */
-static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ext,
-                               const xmlChar *sys) {
-    (void)name, (void)ext, (void)sys;
-    xmlParserCtxtPtr ctxt = ctx;
-    reader *r = ctxt->_private;
-    r->doctype_at = xmlSAX2GetLineNumber(ctxt);
-    if (r->doctype_at < 1) r->doctype_at = 1;
-    xmlStopParser(ctxt);
+/* libxml2's messages, from the guard. */
+static void on_xml_message(void *who, weft_severity sev, long line, const char *msg) {
+    report(who, sev, line, "%s", msg);
 }
 
 static int is(const xmlNode *n, const char *name) {
@@ -562,7 +536,7 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     weft_result res = WEFT_OK;
     xmlParserCtxtPtr ctxt = NULL;
     xmlDocPtr doc = NULL;
-    reader r = {name, d, 0, NULL, WEFT_OK, 0};
+    reader r = {.guard = {.report = on_xml_message, .who = &r}, .file = name, .d = d};
     *out = NULL;
     if (len > INT_MAX) {
         report(&r, WEFT_SEV_ERROR, 0, "too large for a topology dump");
@@ -576,17 +550,13 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     ctxt = xmlNewParserCtxt();
     WEFT_CHECK_ALLOC(ctxt);
     ctxt->_private = &r;
-    ctxt->sax->serror = on_parser_error;
-    ctxt->sax->internalSubset = on_internal_subset;
-    /* errors raised outside the parser context use the thread's handler: borrow it meanwhile */
-    xmlStructuredErrorFunc saved_fn = xmlStructuredError;
-    void *saved_ctx = xmlStructuredErrorContext;
-    xmlSetStructuredErrorFunc(&r, on_global_error);
+    weft_xml_guard_begin(&r.guard, ctxt);
     doc =
         xmlCtxtReadMemory(ctxt, data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_BIG_LINES);
-    xmlSetStructuredErrorFunc(saved_ctx, saved_fn);
-    if (r.doctype_at) {
-        report(&r, WEFT_SEV_ERROR, r.doctype_at, "<!DOCTYPE> has no place in NCCL's topology dump");
+    weft_xml_guard_end(&r.guard);
+    if (r.guard.stopped) {
+        report(&r, WEFT_SEV_ERROR, r.guard.doctype_at > 0 ? r.guard.doctype_at : 1,
+               "<!DOCTYPE> has no place in NCCL's topology dump");
         WEFT_FAIL(WEFT_ERR_INPUT);
     }
     if (doc == NULL) {
