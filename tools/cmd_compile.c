@@ -10,9 +10,8 @@ static const char *const emit_words[] = {"xml", "ops", "ast", NULL};
 enum { EMIT_XML, EMIT_OPS, EMIT_AST, OPT_EMIT = 256 };
 
 static const weft_opt compile_opts[] = {
-    WEFT_OPT_TEXT(STR, 'D', "define", "NAME=VALUE",
-                  "set parameter NAME (an integer; suffixes K, M, G);\n"
-                  "repeatable"),
+    WEFT_OPT_DEFINE_HELP("set parameter NAME (an integer; suffixes K, M, G);\n"
+                         "repeatable"),
     WEFT_OPT_TEXT(DIR, 'I', "include", "DIR", "also look for included files in DIR; repeatable"),
     WEFT_OPT_TEXT(OUT, 'o', "output", "OUT",
                   "write the result to OUT (default, or -: standard\n"
@@ -43,12 +42,9 @@ const weft_cmd_spec weft_spec_compile = {
 int weft_cmd_compile(int argc, char **argv) {
     const char *file = NULL, *outpath = NULL;
     int emit = EMIT_XML, verbose = 0, rc = WEFT_EXIT_OK;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
     const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
-    size_t ndef = 0, ndirs = 0;
-    if (defines == NULL || dirs == NULL) {
-        free(defines);
-        free(dirs);
+    size_t ndirs = 0;
+    if (dirs == NULL) {
         fprintf(stderr, "weft compile: out of memory\n");
         return WEFT_EXIT_INPUT;
     }
@@ -57,7 +53,6 @@ int weft_cmd_compile(int argc, char **argv) {
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         switch (c) {
         case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
-        case 'D': defines[ndef++] = g.arg; break;
         case 'I': dirs[ndirs++] = g.arg; break;
         case 'o': outpath = g.arg; break;
         case OPT_EMIT: emit = (int)g.num; break;
@@ -78,7 +73,7 @@ int weft_cmd_compile(int argc, char **argv) {
     weft_cc_program *cp = NULL;
     weft_algo *algo = NULL;
     char *text = NULL;
-    weft_cc_options opts = {defines, ndef, dirs, ndirs};
+    weft_cc_options opts = {g.defines, g.ndefines, dirs, ndirs};
     weft_result r = d ? weft_lang_parse_file(file, dirs, ndirs, &prog, d) : WEFT_ERR_NOMEM;
     if (r == WEFT_OK && emit != EMIT_AST) r = weft_cc_eval(prog, &opts, &cp, d);
     if (r == WEFT_OK && emit != EMIT_AST) r = weft_cc_check(cp, d);
@@ -112,7 +107,7 @@ int weft_cmd_compile(int argc, char **argv) {
     weft_lang_program_free(prog);
     weft_diag_free(d);
 done:
-    free(defines);
+    weft_getopt_free(&g);
     free(dirs);
     return rc;
 }

@@ -461,8 +461,7 @@ static void print_topo(FILE *tab, const weft_topo *t, const weft_algo *a) {
 
 int weft_cmd_estimate(int argc, char **argv) {
     const char *file = NULL, *svg_out = NULL;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0, nsizes = 0;
+    size_t nsizes = 0;
     unsigned long long sizes[64], at = 0, path_at = 0;
     int rc = WEFT_EXIT_USAGE, dtype = WEFT_DTYPE_FLOAT, inplace = -1, show_model = 0;
     const char *topo_file = NULL, *link_set = NULL;
@@ -475,13 +474,11 @@ int weft_cmd_estimate(int argc, char **argv) {
     weft_algo *a = NULL;
     weft_sim_model_default(&model);
     to_params(&model, &ep);
-    if (defines == NULL) return WEFT_EXIT_INPUT;
     weft_getopt g;
     weft_getopt_init(&g, &weft_spec_estimate, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         switch (c) {
         case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
-        case 'D': defines[ndef++] = g.arg; break;
         case OPT_INPLACE: inplace = 1; break;
         case OPT_MODEL: show_model = 1; break;
         case OPT_TYPE: dtype = (int)g.num; break;
@@ -588,7 +585,7 @@ int weft_cmd_estimate(int argc, char **argv) {
     model.dtype = dtype;
     rc = WEFT_EXIT_INPUT;
     d = weft_diag_new();
-    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_cc_options co = {g.defines, g.ndefines, NULL, 0};
     weft_result r = d ? weft_cc_load_file(file, &co, &a, d) : WEFT_ERR_NOMEM;
     if (weft_cmd_report(&weft_spec_estimate, file, r, d, WEFT_SEV_NOTE) != WEFT_OK) goto done;
     if (topo_file) {
@@ -681,6 +678,6 @@ done:
     weft_topo_free(topo);
     weft_algo_free(a);
     weft_diag_free(d);
-    free(defines);
+    weft_getopt_free(&g);
     return rc;
 }

@@ -37,12 +37,9 @@ const weft_cmd_spec weft_spec_fmt = {
 int weft_cmd_fmt(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
     int verbose = 0, rc = WEFT_EXIT_INPUT;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0;
     weft_diag *d = NULL;
     weft_algo *a = NULL;
     char *text = NULL;
-    if (defines == NULL) return WEFT_EXIT_INPUT;
     weft_getopt g;
     weft_getopt_init(&g, &weft_spec_fmt, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
@@ -52,7 +49,6 @@ int weft_cmd_fmt(int argc, char **argv) {
         }
         if (c == 'o') out = g.arg;
         if (c == 'v') verbose = 1;
-        if (c == 'D') defines[ndef++] = g.arg;
     }
     if (g.noperands != 1) {
         rc = g.noperands ? weft_usage_error(&weft_spec_fmt, "one input file only ('%s' and '%s')",
@@ -64,7 +60,7 @@ int weft_cmd_fmt(int argc, char **argv) {
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
     d = weft_diag_new();
-    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_cc_options co = {g.defines, g.ndefines, NULL, 0};
     weft_result r = d ? weft_cc_load_file(in, &co, &a, d) : WEFT_ERR_NOMEM;
     if (r == WEFT_OK) r = weft_ir_write_string(a, &text);
     if (r == WEFT_OK) r = weft_write_file(out, WEFT_OUT_STDOUT, text, strlen(text), d);
@@ -76,6 +72,6 @@ done:
     free(text);
     weft_algo_free(a);
     weft_diag_free(d);
-    free(defines);
+    weft_getopt_free(&g);
     return rc;
 }

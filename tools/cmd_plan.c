@@ -123,19 +123,17 @@ int weft_cmd_plan(int argc, char **argv) {
     const char *file = NULL, *map = NULL;
     int ranks = 0, gpn = 0, steps = 0, cpu = 0, rc = WEFT_EXIT_OK;
     long long count = 1000;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0;
     weft_algo *a = NULL, *joined = NULL;
     weft_phased *p = NULL;
     int32_t *node = NULL;
+    weft_getopt g;
+    weft_getopt_init(&g, &weft_spec_plan, argc, argv);
     weft_diag *d = weft_diag_new();
-    if (defines == NULL || d == NULL) {
+    if (d == NULL) {
         fprintf(stderr, "weft plan: out of memory\n");
         rc = WEFT_EXIT_INPUT;
         goto done;
     }
-    weft_getopt g;
-    weft_getopt_init(&g, &weft_spec_plan, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         switch (c) {
         case WEFT_OPT_EXIT: rc = g.exit_code; goto done;
@@ -145,7 +143,6 @@ int weft_cmd_plan(int argc, char **argv) {
         case OPT_GPN: gpn = (int)g.num; break;
         case OPT_COUNT: count = g.num; break;
         case OPT_NODE_MAP: map = g.arg; break;
-        case 'D': defines[ndef++] = g.arg; break;
         }
     }
     if (g.noperands != 1) {
@@ -159,7 +156,7 @@ int weft_cmd_plan(int argc, char **argv) {
         rc = weft_usage_error(&weft_spec_plan, "--gpus-per-node G (or --node-map) is required");
         goto done;
     }
-    weft_result r = load(file, ranks, gpn, defines, ndef, &a, d);
+    weft_result r = load(file, ranks, gpn, g.defines, g.ndefines, &a, d);
     if (r != WEFT_OK) {
         weft_cmd_report(&weft_spec_plan, file, r, d, WEFT_SEV_NOTE);
         rc = WEFT_EXIT_INPUT;
@@ -238,7 +235,7 @@ done:
     weft_phased_free(p);
     weft_algo_free(a);
     free(node);
-    free(defines);
+    weft_getopt_free(&g);
     weft_diag_free(d);
     return rc;
 }

@@ -117,9 +117,6 @@ int weft_cmd_run(int argc, char **argv) {
     weft_diag *d = NULL;
     weft_algo *a = NULL;
     int rc = WEFT_EXIT_OK;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0;
-    if (defines == NULL) return WEFT_EXIT_INPUT;
     weft_getopt g;
     weft_getopt_init(&g, &weft_spec_run, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
@@ -127,7 +124,6 @@ int weft_cmd_run(int argc, char **argv) {
             if (c == run_modes[m].id) mode = run_modes[m].fn;
         switch (c) {
         case WEFT_OPT_EXIT: rc = g.exit_code; goto out;
-        case 'D': defines[ndef++] = g.arg; break;
         case 'q': ra.quiet = 1; break;
         case OPT_INPLACE: ra.modes |= 1; break;
         case OPT_OUTOFPLACE: ra.modes |= 2; break;
@@ -152,7 +148,7 @@ int weft_cmd_run(int argc, char **argv) {
         rc = WEFT_EXIT_INPUT;
         goto out;
     }
-    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_cc_options co = {g.defines, g.ndefines, NULL, 0};
     weft_result r = weft_cc_load_file(ra.file, &co, &a, d);
     if (weft_cmd_report(&weft_spec_run, ra.file, r, d, WEFT_SEV_NOTE) != WEFT_OK) {
         rc = WEFT_EXIT_INPUT;
@@ -173,6 +169,6 @@ int weft_cmd_run(int argc, char **argv) {
 out:
     weft_algo_free(a);
     weft_diag_free(d);
-    free(defines);
+    weft_getopt_free(&g);
     return rc;
 }

@@ -73,48 +73,44 @@ int weft_cmd_show(int argc, char **argv) {
     int32_t gpn = 0;
     const char *outpath = NULL;
     weft_out *out = NULL;
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0;
-    if (defines == NULL) return WEFT_EXIT_INPUT;
     weft_getopt g;
     weft_getopt_init(&g, &weft_spec_show, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         if (c == WEFT_OPT_EXIT) {
-            free(defines);
+            weft_getopt_free(&g);
             return g.exit_code;
         }
         if (c == 's') summary = 1;
         if (c == 'v') verbose = 1;
-        if (c == 'D') defines[ndef++] = g.arg;
         if (c == OPT_FORMAT) format = (int)g.num;
         if (c == 'o') outpath = g.arg;
         if (c == OPT_GPN) gpn = (int32_t)g.num;
     }
     int nfiles = g.noperands;
     if (nfiles == 0) {
-        free(defines);
+        weft_getopt_free(&g);
         return weft_usage_error(&weft_spec_show, "no input file");
     }
     if (format != FMT_TEXT && (nfiles > 1 || summary)) {
-        free(defines);
+        weft_getopt_free(&g);
         return weft_usage_error(&weft_spec_show, "--format=%s draws one file, without --summary",
                                 show_formats[format]);
     }
     if (gpn && format == FMT_TEXT) {
-        free(defines);
+        weft_getopt_free(&g);
         return weft_usage_error(&weft_spec_show, "--gpus-per-node frames nodes in a picture: with "
                                                  "--format=svg or dot");
     }
     weft_severity level =
         verbose || weft_log_level_get() >= WEFT_LOG_INFO ? WEFT_SEV_INFO : WEFT_SEV_NOTE;
-    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_cc_options co = {g.defines, g.ndefines, NULL, 0};
     int seen = 0;
     {
         weft_diag *od = weft_diag_new();
         if (weft_out_open(outpath, WEFT_OUT_STDOUT, &out, od) != WEFT_OK) {
             weft_diag_print(od, stderr, WEFT_SEV_ERROR);
             weft_diag_free(od);
-            free(defines);
+            weft_getopt_free(&g);
             return WEFT_EXIT_INPUT;
         }
         weft_diag_free(od);
@@ -142,7 +138,7 @@ int weft_cmd_show(int argc, char **argv) {
         weft_algo_free(a);
         weft_diag_free(d);
     }
-    free(defines);
+    weft_getopt_free(&g);
     /* the output is kept even when a file failed (as with several files on stdout) */
     weft_diag *cd = weft_diag_new();
     if (weft_out_close(out, cd) != WEFT_OK) rc = WEFT_EXIT_INPUT;

@@ -63,15 +63,11 @@ int weft_cmd_verify(int argc, char **argv) {
     weft_topo *topo = NULL;
     weft_verify_opts vo;
     weft_verify_opts_init(&vo);
-    const char **defines = calloc((size_t)argc + 1, sizeof *defines);
-    size_t ndef = 0;
-    if (defines == NULL) return WEFT_EXIT_INPUT;
     weft_getopt g;
     weft_getopt_init(&g, &weft_spec_verify, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;) {
         switch (c) {
-        case WEFT_OPT_EXIT: free(defines); return g.exit_code;
-        case 'D': defines[ndef++] = g.arg; break;
+        case WEFT_OPT_EXIT: weft_getopt_free(&g); return g.exit_code;
         case 'q': quiet = 1; break;
         case 'v': verbose = 1; break;
         case OPT_ZERO_COPY: vo.direct_transfers = 1; break;
@@ -83,7 +79,7 @@ int weft_cmd_verify(int argc, char **argv) {
     int nfiles = g.noperands;
     char **files = g.operands;
     if (nfiles == 0) {
-        free(defines);
+        weft_getopt_free(&g);
         return weft_usage_error(&weft_spec_verify, "no input file");
     }
     weft_severity level =
@@ -94,11 +90,11 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_cmd_report(&weft_spec_verify, topo_file, r, td, level);
         weft_diag_free(td);
         if (r != WEFT_OK) {
-            free(defines);
+            weft_getopt_free(&g);
             return WEFT_EXIT_INPUT;
         }
     }
-    weft_cc_options co = {defines, ndef, NULL, 0};
+    weft_cc_options co = {g.defines, g.ndefines, NULL, 0};
     for (int i = 0; i < nfiles; i++) {
         const char *path = files[i];
         weft_diag *d = weft_diag_new();
@@ -159,6 +155,6 @@ int weft_cmd_verify(int argc, char **argv) {
         weft_diag_free(d);
     }
     weft_topo_free(topo);
-    free(defines);
+    weft_getopt_free(&g);
     return rc;
 }

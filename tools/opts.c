@@ -285,7 +285,7 @@ static int matched(weft_getopt *g, const weft_opt *o, int as_short, const char *
     return take_value(g, value);
 }
 
-int weft_getopt_next(weft_getopt *g) {
+static int next_option(weft_getopt *g) {
     for (;;) {
         if (g->bundle) {
             /* inside -abc: the next letter */
@@ -348,6 +348,28 @@ int weft_getopt_next(weft_getopt *g) {
         }
         return matched(g, o, 0, v);
     }
+}
+
+int weft_getopt_next(weft_getopt *g) {
+    for (;;) {
+        int c = next_option(g);
+        if (c < 0 || !g->opt->define) return c;
+        if (weft_grow((void **)&g->defines, &g->defines_cap, g->ndefines, sizeof *g->defines)) {
+            if (g->err)
+                fprintf(g->err, "%s%s: out of memory\n", cmd_prefix(g->spec), g->spec->name);
+            g->exit_code = 1;
+            g->i = g->argc;
+            g->bundle = 0;
+            return WEFT_OPT_EXIT;
+        }
+        g->defines[g->ndefines++] = g->arg;
+    }
+}
+
+void weft_getopt_free(weft_getopt *g) {
+    free(g->defines);
+    g->defines = NULL;
+    g->ndefines = g->defines_cap = 0;
 }
 
 /* ---- --help ------------------------------------------------------------------------------ */

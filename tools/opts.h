@@ -47,6 +47,9 @@ typedef struct weft_opt {
     /* WORD: the value of a name when the names have aliases or ignore case (the IR's
      * weft_dtype_from_name...), -1 when unknown; NULL: the index in words */
     int (*lookup)(const char *name);
+    /* 1: a -D NAME=VALUE of .weft sources, which the parser keeps (weft_getopt.defines) rather
+     * than returning */
+    int define;
 } weft_opt;
 
 /* The entry form of a table, one macro per kind of value, so that an option is one line or two:
@@ -79,8 +82,9 @@ typedef struct weft_opt {
 
 /* Options several commands share, so that they all say them alike. -D NAME=VALUE of the
  * commands that take a .weft source wherever a schedule is (compiled with weft_cc_load_file): */
-#define WEFT_OPT_DEFINE                                                                            \
-    WEFT_OPT_TEXT(STR, 'D', "define", "NAME=VALUE", "set a parameter of .weft sources; repeatable")
+#define WEFT_OPT_DEFINE WEFT_OPT_DEFINE_HELP("set a parameter of .weft sources; repeatable")
+#define WEFT_OPT_DEFINE_HELP(HELP)                                                                 \
+    { WEFT_OPT_('D', "define", WEFT_ARG_STR, "NAME=VALUE", HELP), .define = 1 }
 
 /* --type and --op of the commands that describe a call: the IR's names (and their aliases,
  * through its lookups), one word list each. */
@@ -131,10 +135,16 @@ typedef struct weft_getopt {
     long long num;           /* INT, WORD, LIST */
     unsigned long long unum; /* SIZE */
     double real;             /* REAL */
+    /* The -D values (WEFT_OPT_DEFINE) met so far, in their order, as weft_cc_options takes
+     * them; weft_getopt_free frees them. Out of memory for them, weft_getopt_next says so and
+     * returns WEFT_OPT_EXIT with exit_code 1. */
+    const char **defines;
+    size_t ndefines, defines_cap;
 } weft_getopt;
 
 void weft_getopt_init(weft_getopt *g, const weft_cmd_spec *spec, int argc, char **argv);
 int weft_getopt_next(weft_getopt *g);
+void weft_getopt_free(weft_getopt *g);
 
 /* A usage error found after parsing: prints "weft NAME: message (weft NAME --help ...)" on one
  * line to stderr and returns 2 (WEFT_EXIT_USAGE). */
