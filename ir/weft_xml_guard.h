@@ -15,7 +15,8 @@ typedef struct weft_xml_guard {
     /* Set by the guard. */
     int stopped;     /* a <!DOCTYPE> halted libxml2 (a file that carries one is refused: no
                         entity expansion games) */
-    long doctype_at; /* its line, as libxml2 counts it */
+    long doctype_at; /* its line */
+    int nerr;        /* libxml2's errors reported */
     xmlStructuredErrorFunc saved_fn;
     void *saved_ctx;
 } weft_xml_guard;
@@ -26,5 +27,9 @@ typedef struct weft_xml_guard {
 void weft_xml_guard_begin(weft_xml_guard *g, xmlParserCtxtPtr ctxt);
 /* Gives the thread its own handler back. */
 void weft_xml_guard_end(weft_xml_guard *g);
+/* After the parse (doc: what libxml2 built, NULL when nothing): 0 when there is a document to
+ * read; else -1, after reporting why where libxml2 did not: the <!DOCTYPE> (as doctype says, at
+ * its line) or "malformed XML". */
+int weft_xml_guard_check(weft_xml_guard *g, const void *doc, const char *doctype);
 
 #endif

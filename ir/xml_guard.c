@@ -17,8 +17,9 @@ static void xml_message(weft_xml_guard *g, xmlErrorPtr e) {
         msg[--n] = '\0';
     char text[300];
     snprintf(text, sizeof text, "malformed XML: %s", msg);
-    g->report(g->who, e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR, e->line,
-              text);
+    weft_severity sev = e->level == XML_ERR_WARNING ? WEFT_SEV_WARNING : WEFT_SEV_ERROR;
+    if (sev == WEFT_SEV_ERROR) g->nerr++;
+    g->report(g->who, sev, e->line, text);
 }
 
 /* Errors of the parser itself arrive with the parser context (SAX handlers need it as their
@@ -40,12 +41,14 @@ static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ex
     weft_xml_guard *g = ctxt->_private;
     g->stopped = 1;
     g->doctype_at = xmlSAX2GetLineNumber(ctxt);
+    if (g->doctype_at < 1) g->doctype_at = 1;
     xmlStopParser(ctxt);
 }
 
 void weft_xml_guard_begin(weft_xml_guard *g, xmlParserCtxtPtr ctxt) {
     g->stopped = 0;
     g->doctype_at = 0;
+    g->nerr = 0;
     ctxt->sax->serror = on_parser_error;
     ctxt->sax->internalSubset = on_internal_subset;
     g->saved_fn = xmlStructuredError;
@@ -55,4 +58,16 @@ void weft_xml_guard_begin(weft_xml_guard *g, xmlParserCtxtPtr ctxt) {
 
 void weft_xml_guard_end(weft_xml_guard *g) {
     xmlSetStructuredErrorFunc(g->saved_ctx, g->saved_fn);
+}
+
+int weft_xml_guard_check(weft_xml_guard *g, const void *doc, const char *doctype) {
+    if (g->stopped) {
+        g->report(g->who, WEFT_SEV_ERROR, g->doctype_at, doctype);
+        return -1;
+    }
+    if (doc == NULL) {
+        if (g->nerr == 0) g->report(g->who, WEFT_SEV_ERROR, 0, "malformed XML");
+        return -1;
+    }
+    return 0;
 }

@@ -943,15 +943,8 @@ weft_result weft_ir_read_memory(const char *data, size_t len, const char *name, 
                         XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOCDATA);
     weft_xml_guard_end(&x.guard);
     if (x.res != WEFT_OK) WEFT_FAIL(x.res);
-    if (x.guard.stopped) {
-        report_xml(&r, WEFT_SEV_ERROR, x.guard.doctype_at,
-                   "<!DOCTYPE> is not allowed in an MSCCL algorithm file");
+    if (weft_xml_guard_check(&x.guard, doc, "<!DOCTYPE> is not allowed in an MSCCL algorithm file"))
         WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    if (doc == NULL) {
-        if (r.nxerr == 0) report_xml(&r, WEFT_SEV_ERROR, 0, "malformed XML");
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
     /* well-formed: what the structure says counts */
     weft_diag_append(d, r.sd);
     if (!x.saw_root) {

@@ -554,15 +554,8 @@ weft_result weft_topo_read_memory(const char *data, size_t len, const char *name
     doc =
         xmlCtxtReadMemory(ctxt, data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_BIG_LINES);
     weft_xml_guard_end(&r.guard);
-    if (r.guard.stopped) {
-        report(&r, WEFT_SEV_ERROR, r.guard.doctype_at > 0 ? r.guard.doctype_at : 1,
-               "<!DOCTYPE> has no place in NCCL's topology dump");
+    if (weft_xml_guard_check(&r.guard, doc, "<!DOCTYPE> has no place in NCCL's topology dump"))
         WEFT_FAIL(WEFT_ERR_INPUT);
-    }
-    if (doc == NULL) {
-        if (r.nerr == 0) report(&r, WEFT_SEV_ERROR, 0, "malformed XML");
-        WEFT_FAIL(WEFT_ERR_INPUT);
-    }
     const xmlNode *root = xmlDocGetRootElement(doc);
     if (root == NULL || !is(root, "system")) {
         report(&r, WEFT_SEV_ERROR, root ? line_of(root) : 0,
