@@ -403,9 +403,7 @@ weft_result weft_phase_cut_max(const weft_algo *a, const int32_t *node, int32_t 
     WEFT_CHECK(check_nodes(a, node, p, d));
     order = malloc(((size_t)g->nsteps + 1) * sizeof *order);
     WEFT_CHECK_ALLOC(order);
-    run.order = order;
-    run.burst = 1;
-    WEFT_CHECK(weft_sg_run_exec(g, &run));
+    WEFT_CHECK(weft_sg_linearize(g, order, &run));
     if (run.stalled) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "the schedule cannot complete (%lld of %d steps run; weft verify says "

@@ -596,3 +596,9 @@ int weft_sg_report_cycles(const weft_sg *g, const weft_sg_run *r, weft_diag *d, 
     free(mark);
     return found;
 }
+
+weft_result weft_sg_linearize(const weft_sg *g, int32_t *order, weft_sg_run *r) {
+    r->order = order;
+    r->burst = 1;
+    return weft_sg_run_exec(g, r);
+}

@@ -110,6 +110,11 @@ typedef struct weft_sg_run {
 /* Runs the schedule; r's outputs are filled (free them with weft_sg_run_free). Returns the
  * fire callback's error if it stopped the run, WEFT_ERR_NOMEM, or WEFT_OK (check r->stalled). */
 weft_result weft_sg_run_exec(const weft_sg *g, weft_sg_run *r);
+/* The verifier's run (burst, unbounded unless r->fifo says otherwise), recording in order
+ * (nsteps entries) the order the steps ran in: when it completes, a linearization of
+ * happens-before, the one that weft verify, the phase cut and the timeline all read. As
+ * weft_sg_run_exec. */
+weft_result weft_sg_linearize(const weft_sg *g, int32_t *order, weft_sg_run *r);
 void weft_sg_run_free(weft_sg_run *r);
 /* Happens-before depths over the order of a completed run (a linearization): depth[s] is 1 +
  * the deepest of the previous step of s's tb, its dependency and (a receive) the send whose

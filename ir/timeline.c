@@ -28,10 +28,7 @@ weft_result weft_ir_timeline(const weft_algo *a, weft_timeline *out, weft_diag *
     WEFT_CHECK_ALLOC(depth);
     WEFT_CHECK_ALLOC(pred);
     WEFT_CHECK_ALLOC(out->steps);
-    /* the verifier's run: its order is a linearization of happens-before */
-    run.order = order;
-    run.burst = 1;
-    WEFT_CHECK(weft_sg_run_exec(g, &run));
+    WEFT_CHECK(weft_sg_linearize(g, order, &run));
     if (run.stalled) {
         weft_diag_add(d, WEFT_SEV_ERROR, a->file, a->line, 0,
                       "the schedule deadlocks, so its steps have no place in time (weft verify "

@@ -1310,9 +1310,7 @@ weft_result weft_ir_verify(const weft_algo *a, const weft_verify_opts *opts, wef
     WEFT_CHECK_ALLOC(c.expect);
 
     /* deadlock: one run decides for every interleaving (see stepgraph_internal.h) */
-    run0.order = c.order;
-    run0.burst = 1;
-    WEFT_CHECK(weft_sg_run_exec(g, &run0));
+    WEFT_CHECK(weft_sg_linearize(g, c.order, &run0));
     if (run0.stalled) {
         int n = weft_sg_report_cycles(g, &run0, d, "deadlock", opts->max_reports);
         if (n == 0) /* every wait has a partner once matching passed; say so if not */
