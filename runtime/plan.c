@@ -1,6 +1,6 @@
-/* plan.c — from an IR algorithm to the interpreter's tables: eligibility, connection keys and
- * the window layout, fused reductions, dependency numbering, the geometry of a call. Pure host
- * code, so every rule here is tested without a GPU. */
+/* plan.c — the planner: from an IR algorithm to the interpreter's tables: eligibility, call
+ * modes, connection keys and the window layout, fused reductions, dependency numbering, collapsed
+ * ranks. Pure host code, so every rule here is tested without a GPU. */
 #include "runtime_internal.h"
 
 #include <stdarg.h>
@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int why_set(char *why, size_t len, const char *fmt, ...) WEFT_PRINTF(3, 4);
-static int why_set(char *why, size_t len, const char *fmt, ...) {
+int weft_rt_why(char *why, size_t len, const char *fmt, ...) {
     if (why && len) {
         va_list ap;
         va_start(ap, fmt);
@@ -21,16 +20,6 @@ static int why_set(char *why, size_t len, const char *fmt, ...) {
 
 int32_t weft_plan_proto(const weft_algo *a) {
     return (int32_t)weft_proto_runs_as(a->proto); /* weft_rt_proto shares the values */
-}
-
-/* The runtime protocol named by s[0, n) (WEFT_FIFO, WEFT_COLLAPSE), or -1: one the interpreter
- * runs as itself (a protocol that runs as another is set through that one). */
-static int rt_proto_named(const char *s, size_t n) {
-    for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++) {
-        const char *name = weft_proto_name((weft_proto)p);
-        if (strlen(name) == n && strncmp(s, name, n) == 0) return p;
-    }
-    return -1;
 }
 
 static int32_t mod(int32_t a, int32_t n) {
@@ -54,10 +43,10 @@ static int check_connection(const weft_algo *a, int32_t r, const weft_tb *stb, c
     int32_t q = stb->send;
     const weft_tb *rtb = find_tb(&a->gpus[q], 0, r, stb->chan);
     if (rtb == NULL)
-        return why_set(why, len,
-                       "rank %d tb %d sends to rank %d on channel %d, but no tb of rank %d "
-                       "receives from rank %d on that channel",
-                       r, stb->id, q, stb->chan, q, r);
+        return weft_rt_why(why, len,
+                           "rank %d tb %d sends to rank %d on channel %d, but no tb of rank %d "
+                           "receives from rank %d on that channel",
+                           r, stb->id, q, stb->chan, q, r);
     int32_t i = 0, j = 0, m = 0;
     for (;;) {
         while (i < stb->nsteps && !(weft_step_flags(stb->steps[i].type) & WEFT_STEP_F_SEND))
@@ -66,18 +55,19 @@ static int check_connection(const weft_algo *a, int32_t r, const weft_tb *stb, c
             j++;
         if (i == stb->nsteps || j == rtb->nsteps) break;
         if (stb->steps[i].cnt != rtb->steps[j].cnt)
-            return why_set(why, len,
-                           "message %d from rank %d to rank %d on channel %d: rank %d tb %d step "
-                           "%d sends %d chunks, rank %d tb %d step %d receives %d",
-                           m, r, q, stb->chan, r, stb->id, i, stb->steps[i].cnt, q, rtb->id, j,
-                           rtb->steps[j].cnt);
+            return weft_rt_why(
+                why, len,
+                "message %d from rank %d to rank %d on channel %d: rank %d tb %d step "
+                "%d sends %d chunks, rank %d tb %d step %d receives %d",
+                m, r, q, stb->chan, r, stb->id, i, stb->steps[i].cnt, q, rtb->id, j,
+                rtb->steps[j].cnt);
         i++, j++, m++;
     }
     if (i != stb->nsteps || j != rtb->nsteps)
-        return why_set(why, len,
-                       "rank %d tb %d and rank %d tb %d disagree on the number of messages on "
-                       "channel %d",
-                       r, stb->id, q, rtb->id, stb->chan);
+        return weft_rt_why(why, len,
+                           "rank %d tb %d and rank %d tb %d disagree on the number of messages on "
+                           "channel %d",
+                           r, stb->id, q, rtb->id, stb->chan);
     return 1;
 }
 
@@ -101,52 +91,53 @@ static int mem_shifted(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, w
 
 int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t whylen) {
     if (!weft_coll_runnable(a->coll))
-        return why_set(why, whylen, "%s is not run by weft", weft_coll_name(a->coll));
+        return weft_rt_why(why, whylen, "%s is not run by weft", weft_coll_name(a->coll));
     if (a->ngpus != nranks)
-        return why_set(why, whylen, "written for %d ranks, the communicator has %d", a->ngpus,
-                       nranks);
+        return weft_rt_why(why, whylen, "written for %d ranks, the communicator has %d", a->ngpus,
+                           nranks);
     /* in bounds, counts and peers sound: validation, once per process (weft_ir_is_valid) */
     if (!weft_ir_is_valid(a))
-        return why_set(why, whylen, "not structurally valid (run weft verify)");
+        return weft_rt_why(why, whylen, "not structurally valid (run weft verify)");
     int32_t k = weft_algo_chunks_per_seg(a);
-    if (k < 1) return why_set(why, whylen, "no chunks per segment");
+    if (k < 1) return weft_rt_why(why, whylen, "no chunks per segment");
     int reduces = weft_coll_reduces(a->coll);
     for (int32_t r = 0; r < nranks; r++) {
         const weft_gpu *g = &a->gpus[r];
-        if (g->ntbs < 1) return why_set(why, whylen, "rank %d has no thread blocks", r);
+        if (g->ntbs < 1) return weft_rt_why(why, whylen, "rank %d has no thread blocks", r);
         if (g->ntbs > WEFT_RT_MAX_TBS)
-            return why_set(why, whylen,
-                           "rank %d has %d thread blocks; the interpreter runs at "
-                           "most %d",
-                           r, g->ntbs, WEFT_RT_MAX_TBS);
+            return weft_rt_why(why, whylen,
+                               "rank %d has %d thread blocks; the interpreter runs at "
+                               "most %d",
+                               r, g->ntbs, WEFT_RT_MAX_TBS);
         for (int32_t t = 0; t < g->ntbs; t++) {
             const weft_tb *tb = &g->tbs[t];
             for (int32_t s = 0; s < tb->nsteps; s++) {
                 const weft_step *st = &tb->steps[s];
                 unsigned f = weft_step_flags(st->type);
                 if ((f & WEFT_STEP_F_REDUCE) && !reduces)
-                    return why_set(why, whylen,
-                                   "rank %d tb %d step %d reduces, but %s does not reduce", r, t, s,
-                                   weft_coll_name(a->coll));
+                    return weft_rt_why(why, whylen,
+                                       "rank %d tb %d step %d reduces, but %s does not reduce", r,
+                                       t, s, weft_coll_name(a->coll));
                 /* The interpreter moves a step's chunks one after another, each element read
                  * before it is written; a source and destination that overlap shifted (source
                  * 0..1, destination 1..2) would read chunks the step already wrote. */
                 if ((f & WEFT_STEP_F_READS_SRC) && (f & WEFT_STEP_F_WRITE) && st->cnt > 1 &&
                     mem_shifted(a, r, st->srcbuf, st->srcoff, st->dstbuf, st->dstoff, st->cnt))
-                    return why_set(why, whylen,
-                                   "rank %d tb %d step %d: its source (%s %d..%d) and destination "
-                                   "(%s %d..%d) overlap at different chunks; the interpreter "
-                                   "moves a step's chunks one after another and does not run it",
-                                   r, t, s, weft_buf_name(st->srcbuf), st->srcoff,
-                                   st->srcoff + st->cnt - 1, weft_buf_name(st->dstbuf), st->dstoff,
-                                   st->dstoff + st->cnt - 1);
+                    return weft_rt_why(
+                        why, whylen,
+                        "rank %d tb %d step %d: its source (%s %d..%d) and destination "
+                        "(%s %d..%d) overlap at different chunks; the interpreter "
+                        "moves a step's chunks one after another and does not run it",
+                        r, t, s, weft_buf_name(st->srcbuf), st->srcoff, st->srcoff + st->cnt - 1,
+                        weft_buf_name(st->dstbuf), st->dstoff, st->dstoff + st->cnt - 1);
             }
             if (tb->send >= 0 && !check_connection(a, r, tb, why, whylen)) return 0;
             if (tb->recv >= 0 && find_tb(&a->gpus[tb->recv], 1, r, tb->chan) == NULL)
-                return why_set(why, whylen,
-                               "rank %d tb %d receives from rank %d on channel %d, but no tb of "
-                               "rank %d sends to rank %d on that channel",
-                               r, t, tb->recv, tb->chan, tb->recv, r);
+                return weft_rt_why(
+                    why, whylen,
+                    "rank %d tb %d receives from rank %d on channel %d, but no tb of "
+                    "rank %d sends to rank %d on that channel",
+                    r, t, tb->recv, tb->chan, tb->recv, r);
         }
     }
     return 1;
@@ -296,10 +287,10 @@ weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ct
             }
     }
     if (out->maxtbs > max_ctas) {
-        why_set(why, whylen,
-                "rank with %d thread blocks; a launch runs at most %d CTAs per rank here "
-                "(all at once)",
-                out->maxtbs, max_ctas);
+        weft_rt_why(why, whylen,
+                    "rank with %d thread blocks; a launch runs at most %d CTAs per rank here "
+                    "(all at once)",
+                    out->maxtbs, max_ctas);
         memset(out, 0, sizeof *out);
         return WEFT_ERR_UNSUPPORTED;
     }
@@ -1481,245 +1472,4 @@ void weft_plan_free(weft_algo_plan *p) {
         weft_algo_free(m->own);
     }
     memset(p, 0, sizeof *p);
-}
-
-/* ---- call geometry ---------------------------------------------------------------------- */
-/* Data of one chunk below which a group does not grow: a member's slice should carry enough
- * to pay for its handshakes. */
-#define WEFT_RT_MIN_SLICE (16 << 10)
-
-weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int inplace,
-                               size_t count, int32_t dtype_bytes, int reduces, int direct,
-                               weft_call_geom *g) {
-    memset(g, 0, sizeof *g);
-    const weft_mode_plan *m = weft_plan_mode(p, inplace);
-    if (m == NULL || count == 0 || dtype_bytes <= 0 || p->k < 1) return WEFT_ERR_UNSUPPORTED;
-    if (count > ((size_t)1 << 40)) return WEFT_ERR_UNSUPPORTED;
-    int64_t C = weft_chunk_elems((int64_t)count, p->k); /* the count policy, in dtype elements */
-    int32_t ke = reduces ? dtype_bytes : 1, scale = reduces ? 1 : dtype_bytes;
-    int64_t V = 16 / ke;
-    int64_t data = weft_proto_slot_data((weft_proto)p->proto, cfg->slot_bytes[p->proto]);
-    int64_t emax = data / ((int64_t)p->maxcnt * ke);
-    emax -= emax % V;
-    if (emax < V) return WEFT_ERR_UNSUPPORTED; /* a message of maxcnt chunks cannot fit */
-    g->kelem = ke;
-    g->count = (int64_t)count * scale;
-    g->C = C * scale;
-    /* In place, a small buffer that is a slice of a large one lies at another offset on every
-     * rank: its peers could not find it at their own offset. */
-    int sliced = inplace && weft_coll_inplace_sliced(p->algo->coll);
-    g->direct = direct && m->direct && !sliced;
-    int64_t cv = (g->C + V - 1) / V * V;
-    /* The slice: a slot's worth (or the /SLICE cap); smaller when that leaves members idle,
-     * but not below WEFT_RT_MIN_SLICE of data per chunk. */
-    int64_t E = cv < emax ? cv : emax;
-    int64_t cap = cfg->slice_bytes[p->proto] / ke;
-    cap -= cap % V;
-    if (cap >= V && E > cap) E = cap;
-    int64_t minE = WEFT_RT_MIN_SLICE / ke;
-    minE = minE < V ? V : minE - minE % V;
-    int64_t per = (g->C + p->kmax - 1) / p->kmax;
-    per = (per + V - 1) / V * V;
-    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
-    g->E = E;
-    int64_t niter = (g->C + g->E - 1) / g->E;
-    /* Progress values count iterations x steps in 32 bits (the epoch takes the upper half). */
-    if (niter * (m->maxsteps + 1) >= ((int64_t)1 << 31)) return WEFT_ERR_UNSUPPORTED;
-    g->niter = (int32_t)niter;
-    g->K = niter < p->kmax ? (int32_t)niter : p->kmax;
-    g->niter0 = (int32_t)((niter + g->K - 1) / g->K);
-    return WEFT_OK;
-}
-
-size_t weft_call_scratch(const weft_algo_plan *p, int32_t rank, size_t count, int32_t dtype_bytes) {
-    const weft_algo *a = p->algo;
-    if (rank < 0 || rank >= a->ngpus || p->k < 1) return 0;
-    size_t C = (size_t)weft_chunk_elems((int64_t)count, p->k);
-    return (size_t)a->gpus[rank].s_chunks * C * (size_t)dtype_bytes;
-}
-
-void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_geom *g,
-                         const weft_rt_cfg *cfg, weft_rargs *c) {
-    memset(c, 0, sizeof *c);
-    c->count = g->count, c->C = g->C, c->E = g->E;
-    c->timeout_ns = cfg->timeout_ns;
-    c->k = p->k, c->niter = g->niter;
-    c->K = g->K, c->kmax = p->kmax;
-    c->proto = p->proto;
-    c->direct = g->direct;
-    c->nranks = p->nranks;
-    c->tag = ai;
-    c->arrival_off = (int32_t)WEFT_RT_ARRIVAL_OFF(ai);
-}
-
-/* ---- watchdog report -------------------------------------------------------------------- */
-void weft_errrec_format(const weft_errrec *e, const weft_algo *a, char *buf, size_t len) {
-    char where[512] = "";
-    const char *file = a && a->file ? a->file : (a ? a->name : "?");
-    int32_t line = 0;
-    if (a && e->rank >= 0 && e->rank < a->ngpus && e->tb >= 0 && e->tb < a->gpus[e->rank].ntbs &&
-        e->step >= 0 && e->step < a->gpus[e->rank].tbs[e->tb].nsteps)
-        line = a->gpus[e->rank].tbs[e->tb].steps[e->step].line;
-    if (line > 0)
-        snprintf(where, sizeof where, "rank %d tb %d step %d (%s:%d)", e->rank, e->tb, e->step,
-                 file, line);
-    else
-        snprintf(where, sizeof where, "rank %d tb %d step %d (%s)", e->rank, e->tb, e->step, file);
-    double ms = (double)e->waited_ns / 1e6;
-    switch ((weft_rt_wait)e->code) {
-    case WEFT_RT_WAIT_DATA:
-        snprintf(buf, len,
-                 "%s: timed out after %.0f ms in iteration %lld waiting for data from rank %d on "
-                 "channel %d (message %llu; the sender has posted %llu)",
-                 where, ms, (long long)e->iter, e->peer, e->chan, (unsigned long long)e->want,
-                 (unsigned long long)e->seen);
-        break;
-    case WEFT_RT_WAIT_CREDIT:
-        snprintf(buf, len,
-                 "%s: timed out after %.0f ms in iteration %lld waiting for FIFO credit from rank "
-                 "%d on channel %d (needs %llu messages consumed; rank %d has consumed %llu)",
-                 where, ms, (long long)e->iter, e->peer, e->chan, (unsigned long long)e->want,
-                 e->peer, (unsigned long long)e->seen);
-        break;
-    case WEFT_RT_WAIT_DEP:
-        snprintf(buf, len,
-                 "%s: timed out after %.0f ms in iteration %lld waiting for tb %d step %d "
-                 "(which has not finished it)",
-                 where, ms, (long long)e->iter, e->depid, e->deps);
-        break;
-    case WEFT_RT_WAIT_ABORTED:
-        snprintf(buf, len, "%s: stopped because rank %d gave up (see that rank's report)", where,
-                 e->peer);
-        break;
-    default: snprintf(buf, len, "%s: unknown watchdog record %u", where, e->code); break;
-    }
-}
-
-/* ---- configuration ---------------------------------------------------------------------- */
-weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, size_t whylen) {
-    weft_rt_cfg c = *cfg;
-    const char *s = spec;
-    while (*s) {
-        size_t nl = strcspn(s, "=");
-        int p = rt_proto_named(s, nl);
-        if (p < 0 || s[nl] != '=') {
-            why_set(why, whylen, "expected Simple=NxBYTES or LL=NxBYTES at '%s'", s);
-            return WEFT_ERR_INPUT;
-        }
-        char *end;
-        long n = strtol(s + nl + 1, &end, 10);
-        if (*end != 'x') {
-            why_set(why, whylen, "expected NxBYTES after %.*s=", (int)nl, s);
-            return WEFT_ERR_INPUT;
-        }
-        long long b = strtoll(end + 1, &end, 10), sl = 0;
-        if (*end == 'K' || *end == 'k')
-            b <<= 10, end++;
-        else if (*end == 'M' || *end == 'm')
-            b <<= 20, end++;
-        if (*end == '/') {
-            sl = strtoll(end + 1, &end, 10);
-            if (*end == 'K' || *end == 'k')
-                sl <<= 10, end++;
-            else if (*end == 'M' || *end == 'm')
-                sl <<= 20, end++;
-            if (sl < 16 || sl % 16) {
-                why_set(why, whylen, "%.*s: the slice must be a multiple of 16 bytes",
-                        (int)strcspn(s, ","), s);
-                return WEFT_ERR_INPUT;
-            }
-        }
-        if (n < 1 || n > 1024 || b < 256 || b > (64 << 20) || b % 256) {
-            why_set(why, whylen,
-                    "%.*s: slots must be 1..1024 and slot bytes a multiple of 256 up to 64M",
-                    (int)strcspn(s, ","), s);
-            return WEFT_ERR_INPUT;
-        }
-        c.nslots[p] = (int32_t)n;
-        c.slot_bytes[p] = (int32_t)b;
-        c.slice_bytes[p] = (int32_t)sl;
-        if (*end == ',')
-            end++;
-        else if (*end != '\0') {
-            why_set(why, whylen, "unexpected '%s'", end);
-            return WEFT_ERR_INPUT;
-        }
-        s = end;
-    }
-    *cfg = c;
-    return WEFT_OK;
-}
-
-/* A byte size with an optional K, M or G; -1 when malformed. */
-static long long parse_size(const char *s, char **end) {
-    if (*s < '0' || *s > '9') return -1;
-    long long v = strtoll(s, end, 10);
-    int sh = **end == 'K' || **end == 'k'   ? 10
-             : **end == 'M' || **end == 'm' ? 20
-             : **end == 'G' || **end == 'g' ? 30
-                                            : 0;
-    if (sh) (*end)++;
-    if (v < 0 || v > (1ll << (62 - sh))) return -1;
-    return v << sh;
-}
-
-weft_result weft_rt_cfg_parse_collapse(weft_rt_cfg *cfg, const char *spec, char *why,
-                                       size_t whylen) {
-    weft_rt_cfg c = *cfg;
-    char *end;
-    c.collapse_always = strncmp(spec, "always", 6) == 0 && (spec[6] == ',' || spec[6] == '\0');
-    if (c.collapse_always) {
-        spec += 6 + (spec[6] == ',');
-        if (*spec == '\0') { /* "always": every size as well */
-            for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
-                c.collapse_bytes[p] = INT64_MAX;
-            *cfg = c;
-            return WEFT_OK;
-        }
-    }
-    long long all = parse_size(spec, &end);
-    if (all >= 0 && *end == '\0') {
-        for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
-            c.collapse_bytes[p] = all;
-        *cfg = c;
-        return WEFT_OK;
-    }
-    for (const char *s = spec; *s;) {
-        size_t nl = strcspn(s, "=");
-        int p = rt_proto_named(s, nl);
-        long long v = p >= 0 && s[nl] == '=' ? parse_size(s + nl + 1, &end) : -1;
-        if (v < 0 || (*end != ',' && *end != '\0')) {
-            why_set(why, whylen,
-                    "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at '%s'", s);
-            return WEFT_ERR_INPUT;
-        }
-        c.collapse_bytes[p] = v;
-        s = *end == ',' ? end + 1 : end;
-    }
-    *cfg = c;
-    return WEFT_OK;
-}
-
-void weft_rt_cfg_default(weft_rt_cfg *cfg) {
-    memset(cfg, 0, sizeof *cfg);
-    for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
-        weft_proto_defaults((weft_proto)p, &cfg->nslots[p], &cfg->slot_bytes[p],
-                            &cfg->collapse_bytes[p]);
-    cfg->nthreads = WEFT_RT_NTHREADS;
-    long long mc = weft_env_int(WEFT_ENV_MAX_CTAS, WEFT_RT_DEFAULT_MAX_CTAS);
-    cfg->max_ctas = mc >= 1 && mc <= 4096 ? (int32_t)mc : WEFT_RT_DEFAULT_MAX_CTAS;
-    if (mc != cfg->max_ctas) WEFT_WARN("WEFT_MAX_CTAS=%lld ignored: expected 1..4096", mc);
-    long long ms = weft_env_int(WEFT_ENV_TIMEOUT_MS, WEFT_RT_DEFAULT_TIMEOUT_MS);
-    cfg->timeout_ns = ms > 0 ? ms * 1000000 : 0;
-    const char *co = weft_env_get(WEFT_ENV_COOPERATIVE);
-    cfg->cooperative = strcmp(co, "1") == 0 ? 1 : strcmp(co, "0") == 0 ? 0 : -1;
-    if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
-        WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
-    const char *f = weft_env_get(WEFT_ENV_FIFO);
-    char why[256];
-    if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)
-        WEFT_WARN("WEFT_FIFO=%s ignored: %s", f, why);
-    const char *k = weft_env_get(WEFT_ENV_COLLAPSE);
-    if (*k && weft_rt_cfg_parse_collapse(cfg, k, why, sizeof why) != WEFT_OK)
-        WEFT_WARN("WEFT_COLLAPSE=%s ignored: %s", k, why);
 }

@@ -68,8 +68,12 @@ typedef struct weft_rt_cfg {
     uint64_t start_calls, start_msgs;
 } weft_rt_cfg;
 
-/* The defaults, with WEFT_FIFO, WEFT_MAX_CTAS, WEFT_TIMEOUT_MS, WEFT_COLLAPSE and
- * WEFT_COOPERATIVE applied (a malformed WEFT_FIFO or WEFT_COLLAPSE is reported and ignored). */
+/* Writes the reason a spec or an algorithm is refused into why[len] (when why is not NULL) and
+ * returns 0, so that a refusal is one `return weft_rt_why(...)` (plan.c, cfg.c). */
+int weft_rt_why(char *why, size_t len, const char *fmt, ...) WEFT_PRINTF(3, 4);
+/* The runtime configuration (cfg.c). The defaults, with WEFT_FIFO, WEFT_MAX_CTAS, WEFT_TIMEOUT_MS,
+ * WEFT_COLLAPSE and WEFT_COOPERATIVE applied (a malformed WEFT_FIFO or WEFT_COLLAPSE is reported
+ * and ignored). */
 void weft_rt_cfg_default(weft_rt_cfg *cfg);
 /* Applies a WEFT_COLLAPSE spec: BYTES for every protocol, or "LL=256K,Simple=0", optionally
  * after "always," (collapse every plan that has a collapsed form, gain or not). */
@@ -433,8 +437,8 @@ void weft_layout_free(weft_layout *l);
 /* Key index or -1. */
 int32_t weft_layout_find(const weft_layout *l, int32_t d, int32_t chan, int32_t proto);
 
-/* Geometry of one call: chunk size, slice size, iterations and group size, in kernel elements.
- * The same on every rank (it depends only on the call and the plan). */
+/* Geometry of one call (call_geom.c): chunk size, slice size, iterations and group size, in kernel
+ * elements. The same on every rank (it depends only on the call and the plan). */
 typedef struct weft_call_geom {
     int32_t kelem; /* bytes of a kernel element: the dtype's, or 1 when nothing reduces */
     int64_t count; /* per segment, kernel elements */
@@ -496,7 +500,7 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
 void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_geom *g,
                          const weft_rt_cfg *cfg, weft_rargs *c);
 
-/* Formats what a watchdog record says, naming rank/tb/step and the step's XML line. */
+/* Formats what a watchdog record says (errrec.c), naming rank/tb/step and the step's XML line. */
 void weft_errrec_format(const weft_errrec *e, const weft_algo *a, char *buf, size_t len);
 
 #ifdef __cplusplus
