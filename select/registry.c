@@ -192,7 +192,7 @@ enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 /* The verifier's proof with the FIFO depth the runtime will use for this algorithm's protocol:
  * a schedule that needs more messages buffered than WEFT_FIFO gives could stall on the GPU. */
 static weft_result prove(const weft_algo *a, weft_diag *d) {
-    weft_rt_cfg cfg; /* the runtime's defaults with WEFT_FIFO applied (runtime/plan.c) */
+    weft_rt_cfg cfg; /* the runtime's defaults with WEFT_FIFO applied (runtime/cfg.c) */
     weft_rt_cfg_default(&cfg);
     weft_verify_opts opts;
     weft_verify_summary sum;

@@ -56,10 +56,10 @@ static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, 
     return v < 0 ? 0 : v < E ? v : E;
 }
 
-/* The runtime's cut of a call (runtime/plan.c, weft_call_geometry): slices of a FIFO slot's data
- * (LL carries 8 data bytes per 16), not below 16 KB per chunk when that leaves a tb's CTAs idle;
- * a tb runs on up to max_ctas / tbs CTAs (at most 32), each taking every K-th slice. The model
- * runs a tb's K slices at once: *niter rounds of *slice elements, K x one CTA's bandwidth. */
+/* The runtime's cut of a call (runtime/call_geom.c, weft_call_geometry): slices of a FIFO slot's
+ * data (LL carries 8 data bytes per 16), not below 16 KB per chunk when that leaves a tb's CTAs
+ * idle; a tb runs on up to max_ctas / tbs CTAs (at most 32), each taking every K-th slice. The
+ * model runs a tb's K slices at once: *niter rounds of *slice elements, K x one CTA's bandwidth. */
 static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, int32_t *niter,
                         int64_t *slice, int32_t *group) {
     int32_t esz = weft_dtype_size((weft_dtype)m->dtype);
