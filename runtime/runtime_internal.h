@@ -338,7 +338,8 @@ static inline WEFT_RT_CONSTEXPR int weft_rt_kernel_index(weft_dtype t, weft_redo
     return -1;
 }
 
-/* ---- plans (plan.c) --------------------------------------------------------------------- */
+/* ---- plans (plan.c) and the window layout (layout.c)
+ * --------------------------------------------------------------------- */
 /* A connection key: sender-to-receiver rank distance d = (recv - send) mod N, channel and
  * protocol. Every rank's window holds, per key and member, the FIFO of its incoming connection
  * and the credit counter of its outgoing one, so the layout is the same on all ranks. Each
@@ -347,6 +348,15 @@ typedef struct weft_rt_key {
     int32_t d, chan, proto;
 } weft_rt_key;
 
+/* Direct-transfer words: one 64-byte line each, so that a poller shares its line with few. */
+#define WEFT_RT_DLINE 64
+/* a mod n in [0, n): the distance d of a connection key from its ranks (layout.c, plan.c). */
+static inline int32_t weft_rt_mod(int32_t a, int32_t n) {
+    int32_t m = a % n;
+    return m < 0 ? m + n : m;
+}
+
+/* The window layout (layout.c). */
 typedef struct weft_layout {
     int32_t nranks, nkeys;
     int32_t nalgos;    /* algorithms (arrival words in the control area) */
