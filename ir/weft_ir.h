@@ -19,8 +19,9 @@ extern "C" {
  * Simple: all, one flag per message); the runtime's default FIFO (slots per connection member
  * and bytes per slot, WEFT_FIFO overrides) and the chunk bytes up to which a call runs a rank's
  * thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured: docs/runtime.md). The
- * runtime (runtime/plan.c), the trace model (tools/trace/sim.c), weft estimate and the trace
- * summary read the row; a protocol is its row plus its device code (runtime/interp.h).
+ * runtime (runtime/plan.c, cfg.c, call_geom.c), the trace model (tools/trace/sim.c), weft
+ * estimate and the trace summary read the row; a protocol is its row plus its device code
+ * (runtime/interp.h).
  * X(id, xml name, runs as, data bytes per 16, slots, slot bytes, collapse bytes) */
 #define WEFT_PROTOS(X)                                                                             \
     X(SIMPLE, "Simple", SIMPLE, 16, 8, 128 << 10, 0)                                               \
