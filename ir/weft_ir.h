@@ -35,43 +35,44 @@ typedef enum weft_proto {
         WEFT_PROTO_COUNT
 } weft_proto;
 
-/* The protocol the runtime runs p as (itself where it has its own path). */
-static inline weft_proto weft_proto_runs_as(weft_proto p) {
+/* A protocol's row: the table's columns after its name. */
+typedef struct weft_proto_row {
+    weft_proto runs_as;
+    int32_t data16, slots, slot_bytes;
+    int64_t collapse_bytes;
+} weft_proto_row;
+static inline weft_proto_row weft_proto_row_of(weft_proto p) {
+    weft_proto_row r = {WEFT_PROTO_SIMPLE, 16, 0, 0, 0}; /* not a protocol */
     switch (p) {
 #define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
-    case WEFT_PROTO_##id: return WEFT_PROTO_##as;
+    case WEFT_PROTO_##id: {                                                                        \
+        weft_proto_row x = {WEFT_PROTO_##as, d, ns, sb, cb};                                       \
+        r = x;                                                                                     \
+        break;                                                                                     \
+    }
         WEFT_PROTOS(WEFT_X_)
 #undef WEFT_X_
     case WEFT_PROTO_COUNT: break;
     }
-    return WEFT_PROTO_SIMPLE;
+    return r;
+}
+/* The protocol the runtime runs p as (itself where it has its own path). */
+static inline weft_proto weft_proto_runs_as(weft_proto p) {
+    return weft_proto_row_of(p).runs_as;
 }
 /* Data bytes of a FIFO slot of slot_bytes bytes in protocol p (as the runtime runs it). */
 static inline int64_t weft_proto_slot_data(weft_proto p, int64_t slot_bytes) {
-    switch (weft_proto_runs_as(p)) {
-#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
-    case WEFT_PROTO_##id: return slot_bytes / 16 * (d);
-        WEFT_PROTOS(WEFT_X_)
-#undef WEFT_X_
-    case WEFT_PROTO_COUNT: break;
-    }
-    return slot_bytes;
+    return slot_bytes / 16 * weft_proto_row_of(weft_proto_runs_as(p)).data16;
 }
 /* Whether p carries its data in lines with a flag in each (no separate message flag). */
 static inline int weft_proto_lines(weft_proto p) {
-    return weft_proto_slot_data(p, 16) < 16;
+    return weft_proto_row_of(weft_proto_runs_as(p)).data16 < 16;
 }
 /* The runtime's defaults for p: FIFO slots, slot bytes, collapse bytes (see the table). */
 static inline void weft_proto_defaults(weft_proto p, int32_t *slots, int32_t *slot_bytes,
                                        int64_t *collapse_bytes) {
-    switch (weft_proto_runs_as(p)) {
-#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
-    case WEFT_PROTO_##id: *slots = (ns), *slot_bytes = (sb), *collapse_bytes = (cb); return;
-        WEFT_PROTOS(WEFT_X_)
-#undef WEFT_X_
-    case WEFT_PROTO_COUNT: break;
-    }
-    *slots = 0, *slot_bytes = 0, *collapse_bytes = 0;
+    weft_proto_row r = weft_proto_row_of(weft_proto_runs_as(p));
+    *slots = r.slots, *slot_bytes = r.slot_bytes, *collapse_bytes = r.collapse_bytes;
 }
 
 /* How a call reaches weft (weft extension, <algo launch="...">): eager or captured into a CUDA
@@ -94,26 +95,23 @@ typedef enum weft_launch {
 
 #define WEFT_LAUNCH_ALL ((1u << WEFT_LAUNCH_COUNT) - 1u)
 
-/* Whether launch mode l is captured in a CUDA graph, on registered buffers (its table row). */
-static inline int weft_launch_graph(weft_launch l) {
+/* Launch mode l's row as bits: 1 captured in a CUDA graph, 2 on registered buffers. */
+static inline int weft_launch_bits(weft_launch l) {
     switch (l) {
 #define WEFT_X_(id, n, g, r)                                                                       \
-    case WEFT_LAUNCH_##id: return g;
+    case WEFT_LAUNCH_##id: return (g) | (r) << 1;
         WEFT_LAUNCHES(WEFT_X_)
 #undef WEFT_X_
     case WEFT_LAUNCH_COUNT: break;
     }
     return 0; /* not a launch mode */
 }
+/* Whether launch mode l is captured in a CUDA graph, on registered buffers (its table row). */
+static inline int weft_launch_graph(weft_launch l) {
+    return weft_launch_bits(l) & 1;
+}
 static inline int weft_launch_registered(weft_launch l) {
-    switch (l) {
-#define WEFT_X_(id, n, g, r)                                                                       \
-    case WEFT_LAUNCH_##id: return r;
-        WEFT_LAUNCHES(WEFT_X_)
-#undef WEFT_X_
-    case WEFT_LAUNCH_COUNT: break;
-    }
-    return 0; /* not a launch mode */
+    return weft_launch_bits(l) >> 1 & 1;
 }
 /* The launch mode of a call captured (graph) or not, on registered buffers or not. */
 static inline weft_launch weft_launch_of(int graph, int registered) {

@@ -35,7 +35,3 @@ fail:
     free(st);
     return res;
 }
-
-int32_t weft_rt_trace_proto(int32_t rt_proto) {
-    return rt_proto; /* a runtime protocol is the WEFT_PROTOS row it runs */
-}

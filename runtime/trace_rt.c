@@ -132,7 +132,7 @@ void weft_rt_trace_launch(weft_comm *c, int s, int ai, size_t count, int dtype, 
                               .inplace = inplace,
                               .rank = c->sub[s].rank,
                               .nranks = c->nranks,
-                              .proto = weft_rt_trace_proto(p->proto),
+                              .proto = p->proto, /* a runtime protocol is its WEFT_PROTOS row */
                               .niter = g->niter0,
                               .group = g->K,
                               .chunk_elems = g->C,

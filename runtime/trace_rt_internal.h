@@ -15,8 +15,6 @@ extern "C" {
  * *steps) and *steps (rp->nsteps entries); both malloc'd, owned by the caller. */
 weft_result weft_rt_trace_sched(const weft_rank_plan *rp, weft_trace_tb **tbs,
                                 weft_trace_step **steps);
-/* The weft_proto that a plan's weft_rt_proto runs as. */
-int32_t weft_rt_trace_proto(int32_t rt_proto);
 
 /* ---- recording on a communicator (trace_rt.c, CUDA builds) ---------------------------------- */
 struct weft_comm;
