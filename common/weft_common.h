@@ -169,6 +169,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
       "auto (default): a launch's CTAs start together only where launches could not all be "       \
       "resident at once; 1 always; 0 never",                                                       \
       WEFT_ENVK_AUTO01)                                                                            \
+    X(LATENCY_KERNEL, "WEFT_LATENCY_KERNEL", NULL,                                                 \
+      "1 (default): LL calls that are neither direct nor traced run on the latency kernel, the "   \
+      "interpreter compiled for them alone; 0: on the general one",                                \
+      WEFT_ENVK_FLAG)                                                                              \
     X(COLLAPSE, "WEFT_COLLAPSE", NULL,                                                             \
       "largest chunk run with a rank's thread blocks as one CTA group (default LL=256K,Simple=0; " \
       "always,... every plan that can)",                                                           \

@@ -135,6 +135,7 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     cfg->cooperative = strcmp(co, "1") == 0 ? 1 : strcmp(co, "0") == 0 ? 0 : -1;
     if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
         WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
+    cfg->latency_kernel = weft_env_int(WEFT_ENV_LATENCY_KERNEL, 1) != 0;
     const char *f = weft_env_get(WEFT_ENV_FIFO);
     char why[256];
     if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)

@@ -9,6 +9,8 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,7 +134,53 @@ static weft_result upload(void **dst, const void *src, size_t bytes) {
 }
 
 /* ---- per-rank device state -------------------------------------------------------------- */
+#ifdef WEFT_RT_PROBE
+/* A WEFT_PROBE build's report (runtime_internal.h): each CTA's mean per call and phase, in
+ * microseconds (cycles scaled by the CTA's own %globaltimer total). */
+static void probe_report(const rt_rank *rr) {
+    static const char *const names[] = {
+#define WEFT_X_(id, n) n,
+        WEFT_RT_PROBES(WEFT_X_)
+#undef WEFT_X_
+    };
+    uint64_t *h = calloc(WEFT_RT_PROBE_CTAS * WEFT_RT_PROBE_N, sizeof *h);
+    if (!h || cudaMemcpy(h, rr->probe, WEFT_RT_PROBE_CTAS * WEFT_RT_PROBE_N * sizeof *h,
+                         cudaMemcpyDeviceToHost) != cudaSuccess) {
+        free(h);
+        return;
+    }
+    for (int k = 0; k < WEFT_RT_PROBE_CTAS; k++) {
+        const uint64_t *r = h + (size_t)k * WEFT_RT_PROBE_N;
+        uint64_t n = r[WEFT_RT_PROBE_CALLS];
+        if (n == 0 || r[WEFT_RT_PROBE_CYCLES] == 0) continue;
+        double ns_per = (double)r[WEFT_RT_PROBE_NS] / (double)r[WEFT_RT_PROBE_CYCLES];
+        char line[1024];
+        /* the grid wait holds whatever kept the stream busy before the call (the previous
+         * kernel, a host gap): what the call itself took is the rest */
+        int o = snprintf(line, sizeof line,
+                         "weft probe: rank %d cta %d: %llu calls, us/call: without the grid wait "
+                         "%.2f,",
+                         rr->rank, k, (unsigned long long)n,
+                         (double)(r[WEFT_RT_PROBE_CYCLES] - r[WEFT_RT_PROBE_GRIDWAIT]) * ns_per /
+                             (double)n / 1e3);
+        for (int s = 0; s < WEFT_RT_PROBE_N && o < (int)sizeof line; s++) {
+            if (s == WEFT_RT_PROBE_CALLS || (s > WEFT_RT_PROBE_CALLS && r[s] == 0)) continue;
+            double us = s == WEFT_RT_PROBE_NS ? (double)r[s] / (double)n / 1e3
+                                              : (double)r[s] * ns_per / (double)n / 1e3;
+            o += snprintf(line + o, sizeof line - (size_t)o, " %s %.2f%s", names[s], us,
+                          s + 1 < WEFT_RT_PROBE_N ? "," : "");
+        }
+        fprintf(stderr, "%s\n", line);
+    }
+    free(h);
+}
+#endif
+
 static void rank_free(weft_comm *c, rt_rank *rr) {
+#ifdef WEFT_RT_PROBE
+    if (rr->probe) probe_report(rr);
+    cudaFree(rr->probe);
+#endif
     if (rr->tab) {
         for (size_t i = 0; i < c->nalgos; i++) {
             for (int m = 0; m < 2; m++) {
@@ -206,6 +254,12 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
     rr->win_local = win[rank];
     rr->state = dmalloc0(sizeof(weft_dstate), &res);
     if (!rr->state) goto cuda_fail;
+#ifdef WEFT_RT_PROBE
+    rr->probe = dmalloc0(WEFT_RT_PROBE_CTAS * WEFT_RT_PROBE_N * sizeof(uint64_t), &res);
+    if (!rr->probe || cudaMemcpy((char *)rr->state + offsetof(weft_dstate, probe), &rr->probe,
+                                 sizeof rr->probe, cudaMemcpyHostToDevice) != cudaSuccess)
+        goto cuda_fail;
+#endif
     rr->pos = dmalloc0(c->lay.pos_words * sizeof(uint64_t), &res);
     if (!rr->pos) goto cuda_fail;
     hs = calloc(nk, sizeof *hs);
@@ -1076,7 +1130,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int reduces = weft_coll_reduces(a->coll);
     int ki = weft_rt_kernel_index(call->dtype, call->op, reduces);
     if (ki < 0) return WEFT_ERR_UNSUPPORTED;
-    if (!weft_rt_kernel_built(ki, c->trace != NULL)) {
+    if (!weft_rt_kernel_built(ki, c->trace ? WEFT_RT_KV_TRACED : WEFT_RT_KV_PLAIN)) {
         /* a build for kernel work (CMake's WEFT_KERNELS) without this call's kernel: said once
          * per kernel and process */
         static int said[WEFT_RT_NKERNELS][2];
@@ -1145,8 +1199,10 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     if (res == WEFT_OK) ka.cta_base[c->nsub] = ncta;
     int launched = 0;
     if (res == WEFT_OK) {
-        if (weft_rt_kernel_launch(ki, traced, launch_cooperative(c, ncta), &ka, ncta, stream) !=
-            cudaSuccess)
+        weft_rt_kvariant kv = weft_call_variant(&c->cfg, &ka.c, traced);
+        if (weft_rt_kernel_launch(ki, kv, launch_cooperative(c, ncta), &ka, ncta,
+                                  weft_call_threads(&c->cfg, &ka.c, g.kelem, kv),
+                                  stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
         else
             launched = 1;

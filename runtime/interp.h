@@ -188,7 +188,7 @@ struct RunSmem {
 /* TR: this instantiation can trace (a.trace.rec decides per launch). The GPU builds every
  * kernel twice and launches the TR = false one when the launch is not traced, so tracing costs
  * an untraced call nothing: not a test, not a register, not a byte of code. */
-template <class P, class T, class Op, bool TR> struct Interp {
+template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
     static constexpr int SZ = sizeof(T);
     static constexpr int V = 16 / SZ;
     static constexpr int U = 4;           /* Simple: 16-byte packs in flight per thread */
@@ -202,7 +202,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
     weft_dtb t;
     const weft_dstep *steps;
     uint64_t *prog;
-    uint64_t calls, base, tag; /* this member's calls before this one; base = calls << 32 */
+    uint64_t own; /* this member's progress word at the call's start: calls() << 32 */
     bool posted;
     weft_dconn sc, rc;           /* this member's ends */
     bool sdir, rdir;             /* the ends run direct in this call */
@@ -211,9 +211,28 @@ template <class P, class T, class Op, bool TR> struct Interp {
     const char *rbase0, *rbase1; /* direct receives: the sender's input and output */
     int64_t it, j;               /* iteration of the call, and of this member */
     uint64_t tlast = 0;          /* tracing (TR only): when the tb's last step ended */
+#ifdef WEFT_RT_PROBE
+    uint64_t pr_c0 = 0, pr_ns0 = 0, pr_last = 0; /* probe: entry (cycles, ns), last boundary */
+    uint64_t pr_sub = 0;                         /* probe: the last boundary within a step */
+    uint64_t *pr_row = nullptr;                  /* probe: this CTA's row (thread 0) */
+#endif
 
     WEFT_DEV Interp(P &p_, const weft_rargs &c_, const weft_rank_args &a_, int tbi_, int g_)
         : p(p_), c(c_), a(a_), tbi(tbi_), g(g_) {}
+
+    /* This member's calls before this one, the progress base of this call and the epoch tag of
+     * its direct-transfer words. Computed where used: the progress word arrives with the
+     * connections' counters after the grid wait, and nothing before a step's first loads may
+     * wait for it. */
+    WEFT_DEV uint64_t calls() const {
+        return own >> 32;
+    }
+    WEFT_DEV uint64_t base() const {
+        return own >> 32 << 32;
+    }
+    WEFT_DEV uint64_t tag() const {
+        return ((own >> 32) + 1) << 32;
+    }
 
     /* Whether counter value x has reached want. Progress words count calls in their upper 32
      * bits and direct-transfer words carry the call's epoch there, so both wrap after 2^32
@@ -233,6 +252,53 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool traced() const {
         return TR && a.trace.rec != nullptr && g == 0;
     }
+
+    /* The call's messages travel as LL lines. LLK: the latency kernel, built for LL calls
+     * without direct transfers or tracing only, so that none of the other paths is in its
+     * code (see weft_interp). */
+    WEFT_DEV bool is_ll() const {
+        return LLK || c.proto == WEFT_RT_PROTO_LL;
+    }
+
+    /* ---- the phase probe (WEFT_PROBE builds only; runtime_internal.h) ------------------ */
+#ifdef WEFT_RT_PROBE
+    WEFT_DEV uint64_t *probe_row() const {
+        int64_t row = (int64_t)(tbi - a.tb0) * c.K + g;
+        return a.state->probe && p.tid() == 0 && row < WEFT_RT_PROBE_CTAS
+                   ? a.state->probe + row * WEFT_RT_PROBE_N
+                   : nullptr;
+    }
+    /* The cycles since the last boundary go to `slot`; this is the next boundary. */
+    WEFT_DEV void probe_at(int slot) {
+        if (pr_row) {
+            uint64_t t = P::clock();
+            P::probe_add(pr_row + slot, t - pr_last);
+            pr_last = t;
+        }
+    }
+    /* The same within a step (its own boundaries; a step's phases in SUB*). */
+    WEFT_DEV void probe_sub(int slot) {
+        if (pr_row) {
+            uint64_t t = P::clock();
+            P::probe_add(pr_row + slot, t - pr_sub);
+            pr_sub = t;
+        }
+    }
+    WEFT_DEV void probe_add(int slot, uint64_t v) const {
+        if (pr_row) P::probe_add(pr_row + slot, v);
+    }
+#define WEFT_PROBE_AT(slot)     probe_at(WEFT_RT_PROBE_##slot)
+#define WEFT_PROBE_SUB(slot)    probe_sub(WEFT_RT_PROBE_##slot)
+#define WEFT_PROBE_USE(v)       P::probe_use((uint64_t)(v))
+#define WEFT_PROBE_CLOCK()      P::clock()
+#define WEFT_PROBE_ADD(slot, v) probe_add(slot, v)
+#else
+#define WEFT_PROBE_AT(slot)     ((void)0)
+#define WEFT_PROBE_SUB(slot)    ((void)0)
+#define WEFT_PROBE_USE(v)       ((void)0)
+#define WEFT_PROBE_CLOCK()      0ull
+#define WEFT_PROBE_ADD(slot, v) ((void)0)
+#endif
 
     /* ---- watchdog ---------------------------------------------------------------------- */
     /* Every rank has entered the call this rank is in (each rank's arrival word for the
@@ -262,7 +328,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         e->iter = it;
         e->want = want;
         e->seen = seen;
-        e->calls = calls;
+        e->calls = calls();
         e->waited_ns = waited;
         P::fence_sys();
         P::st_rlx32(&e->code, what);
@@ -277,11 +343,18 @@ template <class P, class T, class Op, bool TR> struct Interp {
                        int chan, uint64_t want) {
         if (ready()) return true;
         uint64_t t0 = P::now_ns(), first = t0;
+        const uint64_t pc = WEFT_PROBE_CLOCK();
+        (void)pc;
         bool armed = false;
         for (uint32_t n = 1;; n++) {
             if (ready()) {
                 if (traced() && p.tid() == 0)
                     trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
+                WEFT_PROBE_ADD(what == WEFT_RT_WAIT_DEP      ? WEFT_RT_PROBE_WDEP
+                               : what == WEFT_RT_WAIT_CREDIT ? WEFT_RT_PROBE_WCREDIT
+                               : what == WEFT_RT_WAIT_READ   ? WEFT_RT_PROBE_WREAD
+                                                             : WEFT_RT_PROBE_WDATA,
+                               WEFT_PROBE_CLOCK() - pc);
                 return true;
             }
             if ((n & 255) == 0) {
@@ -450,20 +523,21 @@ template <class P, class T, class Op, bool TR> struct Interp {
     }
 
     WEFT_DEV bool simple_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
-        const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
+        /* the latency kernel moves messages in ll_step only: here, local copies */
+        const bool recv = !LLK && (f & WEFT_STEP_F_RECV), send = !LLK && (f & WEFT_STEP_F_SEND);
         if (send && sdir) {
             /* An `s` step read in place: its source is final once every thread of this CTA is
              * past its earlier stores (this barrier) and other CTAs' writes were acquired through
              * dependencies; the release publishes both. */
             scount++;
             p.sync();
-            if (p.tid() == 0) P::st_rel_sys(sc.ready, tag | scount);
+            if (p.tid() == 0) P::st_rel_sys(sc.ready, tag() | scount);
             return true;
         }
         bool ok = true;
         if ((recv || send) && p.tid() == 0) {
             if (recv && rdir) {
-                uint64_t want = tag | (rcount + 1);
+                uint64_t want = tag() | (rcount + 1);
                 ok = spin([&] { return reached(P::ld_acq_sys(rc.ready), want); },
                           [&] { return P::ld_rlx(rc.ready); }, WEFT_RT_WAIT_DATA, st, rc.peer,
                           rc.chan, want);
@@ -499,7 +573,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         if (p.tid() == 0) {
             if (send) P::st_rel_sys(sc.tail, spos + 1);
             if (recv && rdir)
-                P::st_rel_sys(rc.done, tag | (rcount + 1));
+                P::st_rel_sys(rc.done, tag() | (rcount + 1));
             else if (recv)
                 P::st_rel_sys(rc.head, rpos + 1);
         }
@@ -575,6 +649,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
         /* Each thread checks credit for itself: no barrier before the lines go out. */
         bool ok = !send || wait_credit(st);
+        WEFT_PROBE_SUB(SUB_CREDIT);
         const char *islot =
             recv ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes : nullptr;
         char *oslot =
@@ -615,6 +690,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
                         if ((w[u].f0 != fin || w[u].f1 != fin) &&
                             !(ok = wait_line(ilines + l * 16, fin, st, w[u])))
                             continue;
+                        if (u == 0) WEFT_PROBE_SUB(SUB_DATA);
                         v = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
                         if (rd) v = reduce_u64<T, Op>(v, x[u]);
                     }
@@ -622,9 +698,11 @@ template <class P, class T, class Op, bool TR> struct Interp {
                     if (send)
                         P::ll_st(olines + l * 16, (uint32_t)v, fout, (uint32_t)(v >> 32), fout);
                 }
+                WEFT_PROBE_SUB(SUB_STORE);
             }
         }
         if (p.sync_or(!ok)) return false;
+        WEFT_PROBE_SUB(SUB_SYNC);
         /* As NCCL's LL: the lines' values are in registers and used before the barrier, so a
          * plain store returns the slot; no fence. */
         if (recv && p.tid() == 0) P::st_rlx(rc.head, rpos + 1);
@@ -655,7 +733,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)x.tb * a.rec_bytes);
         e = send ? R->sc : R->rc;
         member(e, g);
-        dir = c.direct && e.direct;
+        dir = !LLK && c.direct && e.direct;
         msg = (uint64_t)(j * x.per + x.k);
         if (!dir) msg += P::ld_rlx(e.pos);
     }
@@ -671,7 +749,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         *lim = en;
         if (!dir)
             return e.slots + (int64_t)(msg % (uint64_t)e.nslots) * e.slot_bytes +
-                   (int64_t)jj * c.E * (c.proto == WEFT_RT_PROTO_LL ? 2 * SZ : SZ);
+                   (int64_t)jj * c.E * (is_ll() ? 2 * SZ : SZ);
         *lim = valid(x.poff + jj, e0, en);
         const char *b = a.pbase[x.pbuf ? 1 : 0][e.peer] + a.poff[x.pbuf ? 1 : 0];
         return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
@@ -688,7 +766,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             bool dir;
             msg_end(x, false, e, msg, dir);
             const uint64_t *w = dir ? e.ready : e.tail;
-            uint64_t want = dir ? (tag | (msg + 1)) : msg + 1;
+            uint64_t want = dir ? (tag() | (msg + 1)) : msg + 1;
             ok = spin([&] { return reached(P::ld_acq_sys(w), want); }, [&] { return P::ld_rlx(w); },
                       WEFT_RT_WAIT_DATA, st, e.peer, e.chan, want);
         }
@@ -706,8 +784,8 @@ template <class P, class T, class Op, bool TR> struct Interp {
             msg_end(x, false, e, msg, dir);
             if (x.ord & WEFT_XENT_NOTLAST) continue;
             if (dir)
-                P::st_rel_sys(e.done, tag | (msg + 1));
-            else if (c.proto == WEFT_RT_PROTO_LL)
+                P::st_rel_sys(e.done, tag() | (msg + 1));
+            else if (is_ll())
                 P::st_rlx(e.head, msg + 1);
             else
                 P::st_rel_sys(e.head, msg + 1);
@@ -748,8 +826,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             int64_t li;
             sr[i] = operand_ptr(x, e, msg, dir, jj, e0, en, &li);
             uint64_t w = (x.ord & WEFT_XENT_ORD) ? 1u : 0u;
-            if (x.tb >= 0 && !dir && c.proto == WEFT_RT_PROTO_LL)
-                w |= 2u | ((uint64_t)ll_flag(msg) << 32);
+            if (x.tb >= 0 && !dir && is_ll()) w |= 2u | ((uint64_t)ll_flag(msg) << 32);
             sr[F + i] = (const char *)(uintptr_t)w;
             if (scat) {
                 int64_t ld;
@@ -896,7 +973,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
     /* A scatter: every entry's data to its own destination in one pass. */
     WEFT_DEV bool scatter(const weft_dstep &st, int64_t e0, int64_t en) {
         constexpr int B = 4;
-        const bool ll = c.proto == WEFT_RT_PROTO_LL;
+        const bool ll = is_ll();
         if (!ll && !xwait(st)) return false;
         const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
@@ -952,7 +1029,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool msend(const weft_dstep &st, int64_t e0, int64_t en) {
         const int m = st.nsend, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
-        const bool ll = c.proto == WEFT_RT_PROTO_LL;
+        const bool ll = is_ll();
         bool ok = true;
         p.sync(); /* the previous step's readers are done with sr */
         for (int i = tid; i < m && ok; i += nt) {
@@ -1032,8 +1109,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             rdir = false;
         }
         const bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
-        return comm && c.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
-                                                   : simple_step(st, f, e0, en);
+        return comm && is_ll() ? ll_step(st, f, e0, en) : simple_step(st, f, e0, en);
     }
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
@@ -1043,7 +1119,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         if (st.depid >= 0) {
             bool ok = true;
             if (p.tid() == 0) {
-                uint64_t want = base + (uint64_t)(j * st.dep_stride + st.dep_target);
+                uint64_t want = base() + (uint64_t)(j * st.dep_stride + st.dep_target);
                 const uint64_t *pr = &a.prog[(int64_t)st.depid * c.kmax + g].v;
                 ok = spin([&] { return reached(P::ld_acq_gpu(pr), want); },
                           [&] { return P::ld_rlx(pr); }, WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
@@ -1058,8 +1134,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
             else
                 rpos++;
         } else if (st.flags & WEFT_DSTEP_F_FOLD) {
-            if (!(c.proto == WEFT_RT_PROTO_LL ? fold_ll(st, e0, en) : fold_simple(st, e0, en)))
-                return false;
+            if (!(is_ll() ? fold_ll(st, e0, en) : fold_simple(st, e0, en))) return false;
         } else if (st.flags & WEFT_DSTEP_F_SCATTER) {
             if (!scatter(st, e0, en)) return false;
         } else if (st.nsend > 1 || (st.nsend == 1 && st.type == WEFT_STEP_SEND)) {
@@ -1068,14 +1143,14 @@ template <class P, class T, class Op, bool TR> struct Interp {
             if (!xstep(st, f, e0, en)) return false;
         } else if (st.type != WEFT_STEP_NOP) {
             bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
-            bool ok = comm && c.proto == WEFT_RT_PROTO_LL ? ll_step(st, f, e0, en)
-                                                          : simple_step(st, f, e0, en);
+            bool ok = comm && is_ll() ? ll_step(st, f, e0, en) : simple_step(st, f, e0, en);
             if (!ok) return false;
         }
         if (st.post && p.tid() == 0) {
-            P::st_rel_gpu(prog, base + (uint64_t)(j * t.nsteps_orig + st.post));
+            P::st_rel_gpu(prog, base() + (uint64_t)(j * t.nsteps_orig + st.post));
             posted = true;
         }
+        WEFT_PROBE_SUB(SUB_POST);
         if (traced() && p.tid() == 0)
             tlast = trace_end_step<P>(a.trace, tbi, (uint32_t)(j * t.nsteps + s));
         return true;
@@ -1096,7 +1171,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
     WEFT_DEV bool drain(const weft_dstep &st) {
         bool ok = true;
         if (p.tid() == 0) {
-            uint64_t want = tag | scount;
+            uint64_t want = tag() | scount;
             ok = spin([&] { return reached(P::ld_acq_sys(sc.done), want); },
                       [&] { return P::ld_rlx(sc.done); }, WEFT_RT_WAIT_READ, st, sc.peer, sc.chan,
                       want);
@@ -1108,46 +1183,76 @@ template <class P, class T, class Op, bool TR> struct Interp {
         /* The record (tb, connection ends, first step) needs nothing from earlier kernels and
          * loads while they finish; then, once the stream's previous kernel is complete, one
          * round of the member's progress and the connections' counters. */
+#ifdef WEFT_RT_PROBE
+        pr_last = pr_c0 = P::clock();
+        pr_ns0 = P::now_ns();
+        pr_row = probe_row();
+#endif
         const weft_drec *R = (const weft_drec *)(const void *)(a.rec + (int64_t)tbi * a.rec_bytes);
         t = R->tb;
         sc = R->sc;
         rc = R->rc;
         steps = (const weft_dstep *)(const void *)(R + 1);
+        WEFT_PROBE_USE(t.nsteps + sc.nslots + rc.nslots);
+        WEFT_PROBE_AT(RECORD);
+        /* A tb's steps go to shared memory while the previous kernel ends (a runner's with its
+         * tables), so that no step waits for its own record: each would be one more round trip
+         * to global memory on the path. */
+        const bool ssteps = t.runner || t.nsteps <= WEFT_RT_RUN_MAX_STEPS;
         /* A runner counts calls on tb 0's line, as the tbs it stands for do (see finish). */
         prog = &a.prog[(int64_t)(t.runner ? 0 : tbi) * c.kmax + g].v;
         member(sc, g);
         member(rc, g);
-        sdir = c.direct && sc.direct;
-        rdir = c.direct && rc.direct;
-        if (t.runner) run_load(R);
+        sdir = !LLK && c.direct && sc.direct;
+        rdir = !LLK && c.direct && rc.direct;
+        if (t.runner) {
+            run_load(R);
+        } else if (ssteps) {
+            const uint32_t *src = (const uint32_t *)(const void *)steps;
+            uint32_t *dst = (uint32_t *)(void *)p.rsm()->steps;
+            for (int w = p.tid(); w < (int)(t.nsteps * sizeof(weft_dstep) / 4); w += p.nthreads())
+                dst[w] = src[w];
+            p.sync();
+        }
+        WEFT_PROBE_AT(LOAD);
         P::grid_wait();
+        WEFT_PROBE_AT(GRIDWAIT);
         if (t.runner) run_counters();
-        uint64_t own = P::ld_rlx(prog);
+        /* One round of loads; nothing here waits for them (thread 0 carries a step's first
+         * lines: its loads go out before anything uses these). */
+        own = P::ld_rlx(prog);
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         credit = sc.pos ? P::ld_rlx(sc.pos + 1) : 0;
         rpos = rc.pos ? P::ld_rlx(rc.pos) : 0;
         rbase0 = rdir && a.pbase[0] ? a.pbase[0][rc.peer] + a.poff[0] : nullptr;
         rbase1 = rdir && a.pbase[1] ? a.pbase[1][rc.peer] + a.poff[1] : nullptr;
-        calls = own >> 32;
-        base = calls << 32;
-        tag = (calls + 1) << 32;
         scount = rcount = 0;
         posted = false;
-        if (tbi == a.tb0 && g == 0 && p.tid() == 0)
-            P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + c.arrival_off), calls + 1);
+        /* The arrival word (the watchdog's) from the last thread, which carries no line of a
+         * small message: its address and value wait for loads. */
+        if (tbi == a.tb0 && g == 0 && p.tid() == p.nthreads() - 1)
+            P::st_rlx((uint64_t *)(void *)(a.peer_win[a.rank] + c.arrival_off), calls() + 1);
         const bool tr = traced() && p.tid() == 0;
         if (tr) tlast = trace_entry<P>(a.trace, tbi, spos, rpos);
+        WEFT_PROBE_AT(COUNTERS);
         j = 0;
         for (it = g; it < c.niter; it += c.K, j++) {
             int64_t e0 = it * c.E, en = c.C - e0 < c.E ? c.C - e0 : c.E;
             for (int s = 0; s < t.nsteps; s++) {
-                weft_dstep st = t.runner ? p.rsm()->steps[s] : steps[s];
+                const uint64_t ps = WEFT_PROBE_CLOCK();
+                (void)ps;
+#ifdef WEFT_RT_PROBE
+                pr_sub = ps;
+#endif
+                weft_dstep st = ssteps ? p.rsm()->steps[s] : steps[s];
                 if (!step(st, s, e0, en)) {
                     if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(j * t.nsteps + s));
                     return;
                 }
+                if (s < 8) WEFT_PROBE_ADD(WEFT_RT_PROBE_STEP0 + s, WEFT_PROBE_CLOCK() - ps);
             }
         }
+        WEFT_PROBE_AT(STEPS);
         if (sdir && scount > 0 && !drain(steps[t.nsteps - 1])) {
             if (tr) trace_exit<P>(a.trace, tbi, true, (uint32_t)(j * t.nsteps));
             return;
@@ -1158,6 +1263,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         p.sync();
         if (t.runner) {
             finish_runner();
+            probe_exit();
             return;
         }
         /* Thread 0 holds what every thread holds, and every step ended with a CTA barrier.
@@ -1168,10 +1274,21 @@ template <class P, class T, class Op, bool TR> struct Interp {
             if (sc.pos) P::st_rlx(sc.pos, spos), P::st_rlx(sc.pos + 1, credit);
             if (rc.pos) P::st_rlx(rc.pos, rpos);
             if (posted)
-                P::st_rel_gpu(prog, base + (1ull << 32));
+                P::st_rel_gpu(prog, base() + (1ull << 32));
             else
-                P::st_rlx(prog, base + (1ull << 32));
+                P::st_rlx(prog, base() + (1ull << 32));
         }
+        probe_exit();
+    }
+
+    /* The call's end in the probe: the end phase, the totals and one call. */
+    WEFT_DEV void probe_exit() {
+#ifdef WEFT_RT_PROBE
+        WEFT_PROBE_AT(END);
+        WEFT_PROBE_ADD(WEFT_RT_PROBE_CYCLES, pr_last - pr_c0);
+        WEFT_PROBE_ADD(WEFT_RT_PROBE_NS, P::now_ns() - pr_ns0);
+        WEFT_PROBE_ADD(WEFT_RT_PROBE_CALLS, 1);
+#endif
     }
 
     /* A runner's end: for every tb it stood for (records 0 .. tbi - 1), what that tb would
@@ -1184,7 +1301,7 @@ template <class P, class T, class Op, bool TR> struct Interp {
         for (int i = p.tid(); i < t.nconn; i += p.nthreads())
             P::st_rlx(S.conn[i].e.pos, S.conn[i].pos0 + (uint64_t)(j * S.conn[i].per));
         for (int i = p.tid(); i < tbi; i += p.nthreads())
-            P::st_rlx(&a.prog[(int64_t)i * c.kmax + g].v, base + (1ull << 32));
+            P::st_rlx(&a.prog[(int64_t)i * c.kmax + g].v, base() + (1ull << 32));
     }
 
     /* A runner's tables into shared memory: steps, connections (member g's ends), entries. Needs

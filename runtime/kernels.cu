@@ -14,12 +14,15 @@ namespace {
 using weft_rt::bf16;
 using weft_rt::f16;
 
-/* [0]: untraced launches, no tracing code at all; [1]: launches that record a trace. Filled
- * by the shards once, on first use (C++ guarantees one thread runs the initializer). */
+/* One row per variant (weft_rt_kvariant). Filled by the shards once, on first use (C++
+ * guarantees one thread runs the initializer). */
 struct KernelTable {
-    const void *fn[2][WEFT_RT_NKERNELS];
+    const void *fn[WEFT_RT_KVARIANTS][WEFT_RT_NKERNELS];
     KernelTable() : fn{} {
-#define WEFT_X_(k) weft_rt_kernels_shard##k(fn[0], fn[1]);
+        const void **rows[WEFT_RT_KVARIANTS];
+        for (int v = 0; v < WEFT_RT_KVARIANTS; v++)
+            rows[v] = fn[v];
+#define WEFT_X_(k) weft_rt_kernels_shard##k(rows);
         WEFT_RT_SHARD_LIST(WEFT_X_)
 #undef WEFT_X_
     }
@@ -61,9 +64,12 @@ static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
 
 extern "C" {
 
-cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const weft_kargs *ka,
-                                  int nblocks, cudaStream_t stream) {
-    if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1) return cudaErrorInvalidValue;
+cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative,
+                                  const weft_kargs *ka, int nblocks, int nthreads,
+                                  cudaStream_t stream) {
+    if (index < 0 || index >= WEFT_RT_NKERNELS || (unsigned)v >= WEFT_RT_KVARIANTS || nblocks < 1 ||
+        nthreads < 32 || nthreads > WEFT_RT_NTHREADS || nthreads % 32 != 0)
+        return cudaErrorInvalidValue;
     void *args[] = {(void *)ka};
     /* Programmatic stream serialization: the launch may begin while the stream's previous
      * kernel finishes (the interpreter waits for it before touching memory it may write).
@@ -81,29 +87,29 @@ cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const 
     }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)nblocks);
-    cfg.blockDim = dim3(WEFT_RT_NTHREADS);
+    cfg.blockDim = dim3((unsigned)nthreads);
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
     cfg.attrs = attr;
     cfg.numAttrs = nattr;
-    const void *fn = kernels().fn[traced ? 1 : 0][index];
+    const void *fn = kernels().fn[v][index];
     if (!fn) return cudaErrorInvalidDeviceFunction; /* refused before: weft_rt_kernel_built */
     return cudaLaunchKernelExC(&cfg, fn, args);
 }
 
-int weft_rt_kernel_built(int index, int traced) {
-    return index >= 0 && index < WEFT_RT_NKERNELS && kernels().fn[traced ? 1 : 0][index] != NULL;
+int weft_rt_kernel_built(int index, weft_rt_kvariant v) {
+    return index >= 0 && index < WEFT_RT_NKERNELS && (unsigned)v < WEFT_RT_KVARIANTS &&
+           kernels().fn[v][index] != NULL;
 }
 
 int weft_rt_kernel_max_blocks(int index) {
     int dev = 0, sms = 0, per = 0;
-    if (!weft_rt_kernel_built(index, 0)) return 0;
+    if (!weft_rt_kernel_built(index, WEFT_RT_KV_PLAIN)) return 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    /* Both variants of the kernel (where the build has the traced one): a call must fit
-     * whether it is traced or not. */
-    for (int v = 0; v < 2; v++) {
+    /* Every variant of the kernel the build has: a call must fit whichever one runs it. */
+    for (int v = 0; v < WEFT_RT_KVARIANTS; v++) {
         int pv = 0;
         if (!kernels().fn[v][index]) continue;
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
@@ -118,7 +124,7 @@ int weft_rt_device_max_blocks(void) {
     /* over the kernels this build has (WEFT_KERNELS may leave some out) */
     int m = 0, any = 0;
     for (int i = 0; i < WEFT_RT_NKERNELS; i++) {
-        if (!weft_rt_kernel_built(i, 0)) continue;
+        if (!weft_rt_kernel_built(i, WEFT_RT_KV_PLAIN)) continue;
         int b = weft_rt_kernel_max_blocks(i);
         if (!any || b < m) m = b;
         any = 1;

@@ -14,24 +14,25 @@ extern "C" {
 
 /* The interpreter's instantiations are compiled in WEFT_RT_NSHARDS translation units (generated
  * by runtime/CMakeLists.txt from kernels_interp.cuh, one per entry here); shard k fills the
- * slots i with i % WEFT_RT_NSHARDS == k of both tables (untraced, traced). */
+ * slots i with i % WEFT_RT_NSHARDS == k of every variant's table. */
 #define WEFT_RT_SHARD_LIST(X) X(0) X(1) X(2) X(3)
 #define WEFT_RT_NSHARDS       4
-#define WEFT_X_(k)            void weft_rt_kernels_shard##k(const void **untr, const void **tr);
+#define WEFT_X_(k)            void weft_rt_kernels_shard##k(const void **fn[WEFT_RT_KVARIANTS]);
 WEFT_RT_SHARD_LIST(WEFT_X_)
 #undef WEFT_X_
 
 /* Opaque storage for an ncclDevComm (C code cannot name its C++ members). */
 #define WEFT_RT_DEVCOMM_BYTES 1024
 
-/* Kernel `index` (weft_rt_kernel_index) with nblocks CTAs of WEFT_RT_NTHREADS threads; traced
- * picks the variant that records (any rank of ka has trace.rec set), else the one without any
- * tracing code; cooperative: all CTAs resident together (their steps wait for each other). */
-cudaError_t weft_rt_kernel_launch(int index, int traced, int cooperative, const weft_kargs *ka,
-                                  int nblocks, cudaStream_t stream);
-/* Whether this build compiled kernel `index` (traced: its recording variant): CMake's
- * WEFT_KERNELS and WEFT_KERNELS_TRACED may leave kernels out, and their calls go to NCCL. */
-int weft_rt_kernel_built(int index, int traced);
+/* Kernel `index` (weft_rt_kernel_index), variant v (weft_call_variant), with nblocks CTAs of
+ * nthreads threads (weft_call_threads; at most WEFT_RT_NTHREADS); cooperative: all CTAs resident
+ * together (their steps wait for each other). */
+cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative,
+                                  const weft_kargs *ka, int nblocks, int nthreads,
+                                  cudaStream_t stream);
+/* Whether this build compiled variant v of kernel `index`: CMake's WEFT_KERNELS and
+ * WEFT_KERNELS_TRACED may leave kernels out, and their calls go to NCCL. */
+int weft_rt_kernel_built(int index, weft_rt_kvariant v);
 /* CTAs of kernel `index` that can be resident at once on the current device (0: not built). */
 int weft_rt_kernel_max_blocks(int index);
 /* The fewest of those over every kernel built: what any call may count on. */

@@ -1,7 +1,7 @@
 // kernels_interp.cuh — the interpreter kernel (the device platform for interp.h and the kernel
 // template), included by the generated shard files kernels_shardK.cu: shard K instantiates the
-// kernels i with i % WEFT_RT_NSHARDS == K (and their traced variants), so that the build compiles
-// the 70 instantiations in WEFT_RT_NSHARDS translation units side by side instead of one.
+// kernels i with i % WEFT_RT_NSHARDS == K (all three variants of each), so that the build compiles
+// the 105 instantiations in WEFT_RT_NSHARDS translation units side by side instead of one.
 #ifndef WEFT_RT_SHARD
 #error "kernels_interp.cuh is included by a kernels_shardK.cu that defines WEFT_RT_SHARD"
 #endif
@@ -87,6 +87,18 @@ struct DevPlat {
         return t;
     }
     static __device__ __forceinline__ void pause() {}
+#ifdef WEFT_RT_PROBE
+    static __device__ __forceinline__ uint64_t clock() {
+        return (uint64_t)clock64();
+    }
+    static __device__ __forceinline__ void probe_add(uint64_t *p, uint64_t v) {
+        atomicAdd((unsigned long long *)p, (unsigned long long)v);
+    }
+    /* A branch on the value: the phase before it ends when the value is in a register. */
+    static __device__ __forceinline__ void probe_use(uint64_t v) {
+        if (v == 0x5eed5eed5eed5eedull) __trap();
+    }
+#endif
     /* Data that other CTAs or GPUs wrote is read through the L2 (.cg), never a stale L1. */
     static __device__ __forceinline__ Pack ld_pack(const char *p) {
         Pack v;
@@ -141,7 +153,11 @@ struct DevPlat {
 };
 
 /* Two CTAs of WEFT_RT_NTHREADS per SM: loopback runs every rank's CTAs on one GPU at once. */
-template <class T, class Op, bool TR>
+/* LLK: the latency kernel (interp.h), for calls whose messages are LL lines, neither direct
+ * nor traced: the same interpreter without the other paths, so that its code is a fraction of
+ * the general kernel's. A small call's time is mostly instruction fetch when the path through
+ * a 330 KB kernel misses the SM's instruction cache at every turn (docs/runtime-perf.md). */
+template <class T, class Op, bool TR, bool LLK>
 __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
     weft_interp(const __grid_constant__ weft_kargs ka) {
     int b = blockIdx.x, s = 0;
@@ -155,7 +171,7 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
     __shared__ const char *sred[4 * WEFT_RT_MAX_FUSE];
     __shared__ weft_rt::RunSmem rsm;
     DevPlat p{sred, &rsm};
-    weft_rt::Interp<DevPlat, T, Op, TR> in(p, ka.c, ka.r[s], tbi, g);
+    weft_rt::Interp<DevPlat, T, Op, TR, LLK> in(p, ka.c, ka.r[s], tbi, g);
     in.run();
 }
 
@@ -220,10 +236,12 @@ static_assert(sel_slot(kSel, 0) >= 0, "WEFT_KERNELS: each entry is all, copy or 
 
 /* Shard WEFT_RT_SHARD's slots: a discarded `if constexpr` branch of a template is never
  * instantiated, so every other slot, and every slot WEFT_KERNELS leaves out, costs nothing. */
-template <int I, class T, class Op> void put_slot(const void **untraced, const void **traced) {
+template <int I, class T, class Op> void put_slot(const void **fn[WEFT_RT_KVARIANTS]) {
     if constexpr (I % WEFT_RT_NSHARDS == WEFT_RT_SHARD && sel_slot(kSel, I) == 1) {
-        untraced[I] = (const void *)weft_interp<T, Op, false>;
-        if constexpr (WEFT_RT_KERNELS_TRACED) traced[I] = (const void *)weft_interp<T, Op, true>;
+        fn[WEFT_RT_KV_PLAIN][I] = (const void *)weft_interp<T, Op, false, false>;
+        fn[WEFT_RT_KV_LL][I] = (const void *)weft_interp<T, Op, false, true>;
+        if constexpr (WEFT_RT_KERNELS_TRACED)
+            fn[WEFT_RT_KV_TRACED][I] = (const void *)weft_interp<T, Op, true, false>;
     }
 }
 
@@ -232,8 +250,8 @@ template <int I, class T, class Op> void put_slot(const void **untraced, const v
 using namespace weft_rt;
 #define WEFT_SHARD_FN_(k) weft_rt_kernels_shard##k
 #define WEFT_SHARD_FN(k)  WEFT_SHARD_FN_(k)
-extern "C" void WEFT_SHARD_FN(WEFT_RT_SHARD)(const void **untraced, const void **traced) {
-#define WEFT_X_(i, T, Op) put_slot<i, T, Op>(untraced, traced);
+extern "C" void WEFT_SHARD_FN(WEFT_RT_SHARD)(const void **fn[WEFT_RT_KVARIANTS]) {
+#define WEFT_X_(i, T, Op) put_slot<i, T, Op>(fn);
     WEFT_RT_KERNEL_LIST(WEFT_X_)
 #undef WEFT_X_
 }

@@ -62,6 +62,9 @@ typedef struct weft_rt_cfg {
      * the launches of every communicator attached on the device could not all be resident at
      * once (a cooperative launch costs about 2 us more: docs/runtime.md). */
     int32_t cooperative;
+    /* LL calls that are neither direct nor traced run on the latency kernel (WEFT_LATENCY_KERNEL;
+     * 1 by default). */
+    int32_t latency_kernel;
     /* Tests only: every counter starts as if start_calls calls of every algorithm had run and
      * start_msgs messages had crossed every connection (weft_layout_start), so that a short run
      * crosses the 2^32 wraps of the call epoch and of LL flags. 0 in use. */
@@ -205,11 +208,53 @@ typedef struct weft_rconn {
     int32_t per, send;
 } weft_rconn;
 
+/* The kernel's phase probe, a build for kernel work (CMake's WEFT_PROBE, docs/runtime-perf.md):
+ * thread 0 of every CTA adds the clock cycles it spent in each phase of a call to its row of the
+ * rank's table (weft_dstate.probe: WEFT_RT_PROBE_CTAS rows of WEFT_RT_PROBE_N words, a CTA's
+ * index in the rank's launch), and the communicator prints the means per call when it is
+ * detached. Waits are the spin's slow path (the first look missed) and lie inside "steps". */
+#define WEFT_RT_PROBES(X)                                                                          \
+    X(RECORD, "record")           /* entry until the tb's record is in registers */                \
+    X(LOAD, "steps to smem")      /* the tb's steps (a runner's tables) to shared memory */        \
+    X(GRIDWAIT, "grid wait")      /* the stream's previous kernel complete (PDL) */                \
+    X(COUNTERS, "counters")       /* progress, FIFO positions, the arrival word */                 \
+    X(STEPS, "steps")             /* every step of every iteration */                              \
+    X(WDEP, "  dependency waits") /* of which: another tb's progress */                            \
+    X(WDATA, "  data waits")      /* a message's flag, tail or ready word */                       \
+    X(WCREDIT, "  credit waits")  /* room in the receiver's FIFO */                                \
+    X(WREAD, "  read waits")      /* direct sends read by the receiver */                          \
+    X(END, "end")                 /* drain, last barrier, counters stored */                       \
+    X(CYCLES, "total")            /* entry to exit, cycles */                                      \
+    X(NS, "total (globaltimer)")  /* entry to exit, %globaltimer ns (calibrates the cycles) */     \
+    X(CALLS, "calls")                                                                              \
+    X(SUB_CREDIT, "LL step: to credit") /* step start (dependency, dispatch) to credit */          \
+    X(SUB_DATA, "LL: to first line in") /* the first line's flag matched */                        \
+    X(SUB_STORE, "LL: to lines out")    /* the batch's lines reduced, written, sent */             \
+    X(SUB_SYNC, "LL: to barrier")       /* the step's CTA barrier */                               \
+    X(SUB_POST, "step: to post")        /* the step's end (head, progress post) */                 \
+    X(STEP0, "step 0")                                                                             \
+    X(STEP1, "step 1")                                                                             \
+    X(STEP2, "step 2")                                                                             \
+    X(STEP3, "step 3")                                                                             \
+    X(STEP4, "step 4")                                                                             \
+    X(STEP5, "step 5")                                                                             \
+    X(STEP6, "step 6")                                                                             \
+    X(STEP7, "step 7")
+typedef enum weft_rt_probe {
+#define WEFT_X_(id, n) WEFT_RT_PROBE_##id,
+    WEFT_RT_PROBES(WEFT_X_)
+#undef WEFT_X_
+        WEFT_RT_PROBE_N
+} weft_rt_probe;
+#define WEFT_RT_PROBE_CTAS 64
+
 /* Per-rank state that lives across calls (device memory). */
 #define WEFT_RT_LINE 128
 typedef struct weft_dstate {
     uint32_t claim; /* the first CTA to give up sets it, then writes the watchdog record */
-    uint8_t pad_[WEFT_RT_LINE - 4];
+    uint32_t pad0_;
+    uint64_t *probe; /* WEFT_PROBE builds: the phase table (NULL otherwise) */
+    uint8_t pad_[WEFT_RT_LINE - 16];
 } weft_dstate;
 
 /* Progress of one member of one tb of one algorithm (device memory, its own 128-byte line:
@@ -307,7 +352,7 @@ typedef struct weft_kargs {
 } weft_kargs;
 
 /* ---- kernel instantiations -------------------------------------------------------------- */
-/* 35 instantiations (each in two variants, untraced and traced: kernels_interp.cuh): one
+/* 35 instantiations (each in three variants, weft_rt_kvariant: kernels_interp.cuh): one
  * byte-moving kernel for collectives that do not reduce; sum and product per width and float type
  * (signed and unsigned integers share bits); max and min per type. weft_rt_kernel_index maps a
  * call to its slot (avg runs as sum, then a scaling pass). */
@@ -459,6 +504,22 @@ typedef struct weft_call_geom {
     int32_t niter0; /* iterations member 0 runs */
     int32_t direct; /* direct transfers where the plan allows them */
 } weft_call_geom;
+
+/* A kernel slot's variants: the general interpreter without tracing code, the one that records
+ * a trace, and the latency kernel (LL calls that are neither direct nor traced: the same
+ * interpreter compiled without the other paths, kernels_interp.cuh). */
+typedef enum weft_rt_kvariant {
+    WEFT_RT_KV_PLAIN,
+    WEFT_RT_KV_TRACED,
+    WEFT_RT_KV_LL,
+    WEFT_RT_KVARIANTS
+} weft_rt_kvariant;
+/* The variant that runs a launch of call arguments c (traced: some rank records a trace). */
+weft_rt_kvariant weft_call_variant(const weft_rt_cfg *cfg, const weft_rargs *c, int traced);
+/* Threads per CTA of that launch: the latency kernel takes as many as a slice has LL lines
+ * (64 to cfg->nthreads), since every warp runs the whole interpreter and meets at its barriers. */
+int32_t weft_call_threads(const weft_rt_cfg *cfg, const weft_rargs *c, int32_t kelem,
+                          weft_rt_kvariant v);
 
 /* direct: the call's buffers are registered on every rank (window offsets agree). */
 weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int inplace,

@@ -245,10 +245,12 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
     for (int r = 0; r < n; r++)
         ncta += (size_t)weft_plan_ntbs_run(&m->ranks[r], col[r]) * (size_t)g.K;
     std::vector<CtaSync> syncs(ncta);
-    /* as the GPU: the tracing variant only for traced ranks */
+    /* as the GPU (weft_call_variant): the tracing variant for traced ranks, the latency kernel
+     * for LL calls that are not direct */
+    static const CtaFn *const tabs[WEFT_RT_KVARIANTS] = {cta_plain, cta_traced, cta_ll};
     std::vector<CtaFn> fns(n);
     for (int r = 0; r < n; r++)
-        fns[r] = (ra[r].trace.rec != nullptr ? cta_traced : cta_plain)[ki];
+        fns[r] = tabs[weft_call_variant(&cfg, &c, ra[r].trace.rec != nullptr)][ki];
 #if defined(__SANITIZE_THREAD__)
     const bool threads = true;
 #else

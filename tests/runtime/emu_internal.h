@@ -204,18 +204,20 @@ struct HostPlat {
 using CtaFn = void (*)(const weft_rargs *, const weft_rank_args *, int, int, CtaSync *, int, int);
 
 /* One emulated thread of a CTA running the interpreter (TR: the tracing variant, used only when
- * the launch is traced, as on the GPU). */
-template <bool TR, class T, class Op>
+ * the launch is traced; LLK: the latency kernel; as weft_call_variant picks them on the GPU). */
+template <bool TR, class T, class Op, bool LLK = false>
 void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, CtaSync *cs, int t,
                 int n) {
     HostPlat p{cs, t, n, 0};
-    weft_rt::Interp<HostPlat, T, Op, TR> in(p, *c, *a, tb, g);
+    weft_rt::Interp<HostPlat, T, Op, TR, LLK> in(p, *c, *a, tb, g);
     in.run();
 }
 
-/* Per kernel index (WEFT_RT_KERNEL_LIST): emu_cta_plain.cc and emu_cta_traced.cc. */
+/* Per kernel index (WEFT_RT_KERNEL_LIST), in weft_rt_kvariant order: emu_cta_plain.cc,
+ * emu_cta_traced.cc, emu_cta_ll.cc. */
 extern const CtaFn cta_plain[WEFT_RT_NKERNELS];
 extern const CtaFn cta_traced[WEFT_RT_NKERNELS];
+extern const CtaFn cta_ll[WEFT_RT_NKERNELS];
 
 } // namespace weft_emu
 

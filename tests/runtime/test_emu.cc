@@ -116,6 +116,7 @@ static weft_rt_cfg tiny_cfg() {
     c.nslots[WEFT_RT_PROTO_LL] = 3;
     c.slot_bytes[WEFT_RT_PROTO_LL] = 1024;
     c.nthreads = 2;
+    c.latency_kernel = 1;
     c.timeout_ns = 60ll * 1000000000ll; /* a hang is a failure, never a stuck test */
     return c;
 }
@@ -150,6 +151,9 @@ static void run_algo(EmuComm &em, int ai, int heavy) {
             for (size_t t = 0; t < ty.size(); t++) {
                 /* Heavy schedules: a subset of types per count. */
                 if (!heavy && (t + ci) % 3 != 0 && counts[ci] > 64) continue;
+                /* LL calls alternate between the latency kernel and the general one (both
+                 * serve them on the GPU: WEFT_LATENCY_KERNEL) */
+                em.cfg.latency_kernel = (int32_t)(seed % 2);
                 run_case(em, ai, ty[t].first, ty[t].second, counts[ci], mode, seed++);
             }
     }

@@ -47,19 +47,22 @@ int main(int argc, char **argv) {
                         if (weft_rt_kernel_index((weft_dtype)t2, (weft_redop)op2, reduces) == ki &&
                             named(sel, (weft_dtype)t2, (weft_redop)op2, reduces))
                             want = 1;
-                if (weft_rt_kernel_built(ki, 0) != want ||
-                    weft_rt_kernel_built(ki, 1) != (want && traced))
+                if (weft_rt_kernel_built(ki, WEFT_RT_KV_PLAIN) != want ||
+                    weft_rt_kernel_built(ki, WEFT_RT_KV_TRACED) != (want && traced))
                     fprintf(stderr, "%s %s %s: slot %d built %d/%d, want %d/%d\n",
                             weft_dtype_name((weft_dtype)t), weft_redop_name((weft_redop)op),
-                            reduces ? "reducing" : "copy", ki, weft_rt_kernel_built(ki, 0),
-                            weft_rt_kernel_built(ki, 1), want, want && traced);
-                CHECK(weft_rt_kernel_built(ki, 0) == want);
-                CHECK(weft_rt_kernel_built(ki, 1) == (want && traced));
+                            reduces ? "reducing" : "copy", ki,
+                            weft_rt_kernel_built(ki, WEFT_RT_KV_PLAIN),
+                            weft_rt_kernel_built(ki, WEFT_RT_KV_TRACED), want, want && traced);
+                CHECK(weft_rt_kernel_built(ki, WEFT_RT_KV_PLAIN) == want);
+                CHECK(weft_rt_kernel_built(ki, WEFT_RT_KV_TRACED) == (want && traced));
+                CHECK(weft_rt_kernel_built(ki, WEFT_RT_KV_LL) == want); /* with every plain one */
                 built += want;
             }
         }
     }
     CHECK(built > 0);
-    CHECK(!weft_rt_kernel_built(-1, 0) && !weft_rt_kernel_built(WEFT_RT_NKERNELS, 0));
+    CHECK(!weft_rt_kernel_built(-1, WEFT_RT_KV_PLAIN) &&
+          !weft_rt_kernel_built(WEFT_RT_NKERNELS, WEFT_RT_KV_PLAIN));
     CHECK_DONE();
 }
