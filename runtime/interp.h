@@ -645,7 +645,62 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         return ok;
     }
 
-    WEFT_DEV bool ll_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
+    /* An LL step of one chunk and one batch whose dependency only orders its stores: every
+     * line's source and message first, then the dependency (thread 0, then the CTA barrier
+     * that every thread meets), then the stores; the step's end as ll_step's. ok: this
+     * thread's credit. */
+    WEFT_DEV bool ll_late(const weft_dstep &st, bool recv, bool send, bool ok, int64_t e0,
+                          int64_t en, int64_t nl, const char *islot, char *oslot, uint32_t fin,
+                          uint32_t fout) {
+        const int tid = p.tid(), nt = p.nthreads();
+        Ptrs q;
+        ptrs(st, weft_step_flags((weft_step_type)st.type), 0, e0, en, islot, nullptr, c.E, q);
+        if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, (q.dst ? q.dlim : q.lim) * SZ);
+        const bool rd = !recv || q.nred != 0;
+        const char *rsrc = recv ? q.red0 : q.in;
+        Line w[LU];
+        uint64_t v[LU] = {};
+        WEFT_UNROLL
+        for (int u = 0; u < LU; u++) {
+            int64_t l = tid + (int64_t)u * nt;
+            if (l < nl) {
+                if (rd) v[u] = ll_read(rsrc, q.lim, l);
+                if (recv) w[u] = P::ll_ld(islot + l * 16);
+            }
+        }
+        WEFT_UNROLL
+        for (int u = 0; u < LU; u++) {
+            int64_t l = tid + (int64_t)u * nt;
+            if (l >= nl || !ok || !recv) continue;
+            if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                !(ok = wait_line(islot + l * 16, fin, st, w[u])))
+                continue;
+            uint64_t m = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+            v[u] = rd ? reduce_u64<T, Op>(m, v[u]) : m;
+        }
+        WEFT_PROBE_SUB(SUB_DATA);
+        const bool okd = !ok || tid != 0 || wait_dep(st);
+        if (p.sync_or(!ok || !okd)) return false;
+        WEFT_UNROLL
+        for (int u = 0; u < LU; u++) {
+            int64_t l = tid + (int64_t)u * nt;
+            if (l >= nl) continue;
+            if (q.dst) ll_write(q.dst, q.dlim, l, v[u]);
+            if (send) P::ll_st(oslot + l * 16, (uint32_t)v[u], fout, (uint32_t)(v[u] >> 32), fout);
+        }
+        WEFT_PROBE_SUB(SUB_STORE);
+        if (p.sync_or(false)) return false;
+        WEFT_PROBE_SUB(SUB_SYNC);
+        if (recv && tid == 0) P::st_rlx(rc.head, rpos + 1);
+        spos += send;
+        rpos += recv;
+        return true;
+    }
+
+    /* late: the step's dependency is still to be waited for, after the loads and before the
+     * stores (step(): one chunk, one batch of lines). */
+    WEFT_DEV bool ll_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en,
+                          bool late = false) {
         const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
         /* Each thread checks credit for itself: no barrier before the lines go out. */
         bool ok = !send || wait_credit(st);
@@ -658,6 +713,7 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         const int64_t nl = (en * SZ + 7) / 8, stride = c.E * SZ / 8;
         const int nt = p.nthreads(), tid = p.tid();
         Ptrs q;
+        if (late) return ll_late(st, recv, send, ok, e0, en, nl, islot, oslot, fin, fout);
         for (int jj = 0; jj < st.cnt && ok; jj++) {
             ptrs(st, f, jj, e0, en, islot, nullptr, c.E, q);
             /* Lines always cover the whole slice: the receiver counts on every one. */
@@ -1113,20 +1169,32 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
     }
 
     /* ---- one CTA's whole call ---------------------------------------------------------- */
+    /* Thread 0: the step's dependency is met (another tb's progress); the caller's CTA barrier
+     * carries it to the other threads. */
+    WEFT_DEV bool wait_dep(const weft_dstep &st) {
+        uint64_t want = base() + (uint64_t)(j * st.dep_stride + st.dep_target);
+        const uint64_t *pr = &a.prog[(int64_t)st.depid * c.kmax + g].v;
+        return spin([&] { return reached(P::ld_acq_gpu(pr), want); }, [&] { return P::ld_rlx(pr); },
+                    WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
+    }
+
     WEFT_DEV bool step(const weft_dstep &st, int s, int64_t e0, int64_t en) {
         if (traced() && p.tid() == 0)
             trace_begin<P>(a.trace, tbi, (uint32_t)(j * t.nsteps + s), s, j, spos, rpos, tlast);
-        if (st.depid >= 0) {
-            bool ok = true;
-            if (p.tid() == 0) {
-                uint64_t want = base() + (uint64_t)(j * st.dep_stride + st.dep_target);
-                const uint64_t *pr = &a.prog[(int64_t)st.depid * c.kmax + g].v;
-                ok = spin([&] { return reached(P::ld_acq_gpu(pr), want); },
-                          [&] { return P::ld_rlx(pr); }, WEFT_RT_WAIT_DEP, st, -1, t.chan, want);
-            }
+        unsigned f = weft_step_flags((weft_step_type)st.type);
+        /* A plain LL step of one batch whose dependency only orders its stores waits for it
+         * after its loads (ll_step): an in-place receive then polls its message while the send
+         * it waits for finishes, instead of after. */
+        const bool late = (st.flags & WEFT_DSTEP_F_DEPLATE) && is_ll() &&
+                          (f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV)) &&
+                          !(st.flags & (WEFT_DSTEP_F_ELSEWHERE | WEFT_DSTEP_F_FOLD |
+                                        WEFT_DSTEP_F_SCATTER | WEFT_DSTEP_F_XCONN)) &&
+                          st.nsend == 0 && st.cnt == 1 &&
+                          (en * SZ + 7) / 8 <= (int64_t)LU * p.nthreads();
+        if (st.depid >= 0 && !late) {
+            bool ok = p.tid() != 0 || wait_dep(st);
             if (p.sync_or(!ok)) return false;
         }
-        unsigned f = weft_step_flags((weft_step_type)st.type);
         if (st.flags & WEFT_DSTEP_F_ELSEWHERE) {
             /* a fused receive of another tb took this message (it waited for that step) */
             if (rdir)
@@ -1143,7 +1211,7 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             if (!xstep(st, f, e0, en)) return false;
         } else if (st.type != WEFT_STEP_NOP) {
             bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
-            bool ok = comm && is_ll() ? ll_step(st, f, e0, en) : simple_step(st, f, e0, en);
+            bool ok = comm && is_ll() ? ll_step(st, f, e0, en, late) : simple_step(st, f, e0, en);
             if (!ok) return false;
         }
         if (st.post && p.tid() == 0) {

@@ -298,6 +298,38 @@ weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ct
 }
 
 /* ---- per-rank tables -------------------------------------------------------------------- */
+/* Whether step st of tb t on rank r may take its dependency late (WEFT_DSTEP_F_DEPLATE): no
+ * other tb of the rank writes memory st reads. Local memory is written only by the rank's own
+ * steps, so no chain of waits can order a write that st reads; the wait then only orders st's
+ * stores after what the awaited steps read or wrote, and may come after st's loads. */
+static int dep_late(const weft_algo *a, int32_t r, int32_t t, const weft_step *st) {
+    if (st->depid < 0) return 0;
+    const weft_gpu *g = &a->gpus[r];
+    const int32_t k = weft_algo_chunks_per_seg(a);
+    weft_access ac[2], aw[2];
+    int n = weft_step_accesses(st, ac);
+    for (int i = 0; i < n; i++) {
+        int32_t s1, s2;
+        if (!ac[i].read || ac[i].cnt <= 0) continue;
+        int m1 = weft_buf_mem(a->coll, a->inplace, r, (weft_buf)ac[i].buf, &s1);
+        int32_t p1 = ac[i].off + s1 * k;
+        for (int32_t u = 0; u < g->ntbs; u++) {
+            if (u == t) continue;
+            for (int32_t s = 0; s < g->tbs[u].nsteps; s++) {
+                int nw = weft_step_accesses(&g->tbs[u].steps[s], aw);
+                for (int j = 0; j < nw; j++) {
+                    if (!aw[j].write || aw[j].cnt <= 0) continue;
+                    if (weft_buf_mem(a->coll, a->inplace, r, (weft_buf)aw[j].buf, &s2) != m1)
+                        continue;
+                    int32_t p2 = aw[j].off + s2 * k;
+                    if (p1 < p2 + aw[j].cnt && p2 < p1 + ac[i].cnt) return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 /* The step of tb that carries its k-th message (send: its k-th sending step; receive: its k-th
  * receiving step), or NULL. */
 static const weft_step *nth_message(const weft_tb *tb, int send, int32_t k) {
@@ -378,6 +410,9 @@ static weft_result build_rank(const weft_algo_plan *p, const weft_algo *a, int32
             d->depid = st->depid >= 0 ? st->depid : -1;
             d->dep_stride = st->depid >= 0 ? g->tbs[st->depid].nsteps : 0;
             d->dep_target = st->depid >= 0 ? st->deps + 1 : 0;
+            /* only LL steps take a dependency late (the others ignore the flag) */
+            if (nf == 1 && proto == WEFT_PROTO_LL && dep_late(a, r, t, st))
+                d->flags |= WEFT_DSTEP_F_DEPLATE;
             d->post = tb->steps[s + nf - 1].hasdep ? s + nf : 0;
             d->otb = t;
             d->orig = s;
@@ -585,7 +620,7 @@ static int fuse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp) {
         /* the fused step: a fold of X1's source and every message, with X1's dependency */
         dm->srcbuf = d1->srcbuf, dm->srcoff = d1->srcoff;
         dm->depid = d1->depid, dm->dep_stride = d1->dep_stride, dm->dep_target = d1->dep_target;
-        dm->flags |= WEFT_DSTEP_F_FOLD;
+        dm->flags = (uint8_t)((dm->flags & ~WEFT_DSTEP_F_DEPLATE) | WEFT_DSTEP_F_FOLD);
         dm->nrecv = (uint8_t)(m + 1);
         dm->xrecv = rp->nxrecv;
         dm->post = dm->orig + 1;
@@ -596,7 +631,7 @@ static int fuse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp) {
         }
         for (int32_t i = 0; i < m - 1; i++) {
             weft_dstep *di = &rp->steps[dstep_of(rp, chain[i], link[chain[i]])];
-            di->flags |= WEFT_DSTEP_F_ELSEWHERE;
+            di->flags = (uint8_t)((di->flags & ~WEFT_DSTEP_F_DEPLATE) | WEFT_DSTEP_F_ELSEWHERE);
             di->depid = tm;
             di->dep_stride = g->tbs[tm].nsteps;
             di->dep_target = dm->orig + 1;

@@ -132,6 +132,10 @@ typedef struct weft_dstep {
 /* A scatter: nrecv independent moves, each entry's data (a message, or a local chunk at
  * pbuf/poff) to its own destination (dbuf/doff); one pass for all of them. */
 #define WEFT_DSTEP_F_SCATTER 32u
+/* The dependency may be taken late: no other tb of the rank writes anything this step reads, so
+ * the wait only orders the step's stores; an LL step of one batch then waits for it after its
+ * loads, while its message is on the way (interp.h, ll_step). */
+#define WEFT_DSTEP_F_DEPLATE 64u
 
 typedef struct weft_dsrc {
     int32_t buf, off;

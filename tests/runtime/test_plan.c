@@ -447,6 +447,52 @@ static void test_collapse_gain(void) {
     CHECK_STR(why, "expected [always,]BYTES or [always,]Simple=BYTES,LL=BYTES at 'alwaysLL=1'");
 }
 
+/* WEFT_DSTEP_F_DEPLATE: a dependency that only orders a step's stores (an in-place receive
+ * waiting for the send of the chunk it overwrites) may be taken late, on LL only; one that
+ * guards a read (a reduce of what another tb received into scratch) may not. */
+static void test_dep_late(void) {
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    struct {
+        const char *spec;
+        int inplace, late; /* late: every waiting step may wait late (else: some may not) */
+    } cases[] = {
+        {"ar_direct:n=2:ch=1:proto=LL:inplace=1", 1, 1},
+        {"ar_direct:n=2:ch=2:proto=LL:inplace=1", 1, 1},
+        {"ar_direct:n=2:ch=1:proto=Simple:inplace=1", 1, 0},
+        {"ar_staged:n=3:ch=1:proto=LL", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        weft_algo *a = gen(cases[i].spec);
+        CHECK(a != NULL);
+        if (a == NULL) continue;
+        weft_algo_plan p;
+        char why[256] = "";
+        CHECK(weft_plan_prepare(a, a->ngpus, 64, &p, why, sizeof why) == WEFT_OK);
+        weft_layout l;
+        weft_layout_init(&l, a->ngpus, 1);
+        CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+        CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+        const weft_mode_plan *m = weft_plan_mode(&p, cases[i].inplace);
+        CHECK(m != NULL);
+        int waits = 0, late = 0;
+        for (int32_t r = 0; m && r < a->ngpus; r++)
+            for (int32_t s = 0; s < m->ranks[r].nsteps; s++) {
+                const weft_dstep *d = &m->ranks[r].steps[s];
+                if (d->depid < 0) continue;
+                waits++;
+                late += (d->flags & WEFT_DSTEP_F_DEPLATE) != 0;
+            }
+        if (waits == 0 || (cases[i].late ? late != waits : late == waits))
+            fprintf(stderr, "%s: %d of %d waiting steps late\n", cases[i].spec, late, waits);
+        CHECK(waits > 0);
+        CHECK(cases[i].late ? late == waits : late < waits);
+        weft_plan_free(&p);
+        weft_layout_free(&l);
+        weft_algo_free(a);
+    }
+}
+
 static void test_geometry(void) {
     weft_algo *a = gen("ar_ring:n=2:ch=1:proto=Simple");
     weft_algo *g = gen("ag_ring:n=2:ch=1:proto=LL");
@@ -573,6 +619,7 @@ int main(void) {
     test_fusion();
     test_fused_receive();
     test_collapse_gain();
+    test_dep_late();
     test_geometry();
     test_eligibility();
     CHECK_DONE();
