@@ -445,10 +445,10 @@ static void count_attached(weft_comm *c, int add) {
 /* Cooperative when asked, or (auto) when this launch could not be resident beside one as large
  * of every other communicator attached on the device: launches that all fit never wait for SMs
  * held by each other, and any other kernel holding SMs ends on its own. */
-static int launch_cooperative(const weft_comm *c, int32_t ncta) {
+static int launch_cooperative(const weft_comm *c, int32_t ncta, int32_t cap) {
     if (c->cfg.cooperative >= 0) return c->cfg.cooperative;
     int n = c->dev >= 0 && c->dev < WEFT_RT_MAX_DEVICES ? atomic_load(&attached_on[c->dev]) : 1;
-    return (int64_t)ncta * (n > 1 ? n : 1) > (int64_t)c->dev_ctas;
+    return (int64_t)ncta * (n > 1 ? n : 1) > (int64_t)cap;
 }
 
 static void comm_free(weft_comm *c) {
@@ -1200,8 +1200,17 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int launched = 0;
     if (res == WEFT_OK) {
         weft_rt_kvariant kv = weft_call_variant(&c->cfg, &ka.c, traced);
-        if (weft_rt_kernel_launch(ki, kv, launch_cooperative(c, ncta), &ka, ncta,
-                                  weft_call_threads(&c->cfg, &ka.c, g.kelem, kv),
+        int nt = weft_call_threads(&c->cfg, &ka.c, g.kelem, kv), cap = c->dev_ctas;
+        if (kv == WEFT_RT_KV_LL) {
+            /* the latency kernel holds fewer CTAs an SM: where the launch does not fit it, the
+             * general kernel runs it */
+            int lc = weft_rt_kernel_capacity(ki, kv, nt);
+            if (ncta <= lc)
+                cap = lc < cap ? lc : cap;
+            else
+                kv = WEFT_RT_KV_PLAIN, nt = weft_call_threads(&c->cfg, &ka.c, g.kelem, kv);
+        }
+        if (weft_rt_kernel_launch(ki, kv, launch_cooperative(c, ncta, cap), &ka, ncta, nt,
                                   stream) != cudaSuccess)
             res = WEFT_ERR_CUDA;
         else

@@ -108,8 +108,10 @@ int weft_rt_kernel_max_blocks(int index) {
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    /* Every variant of the kernel the build has: a call must fit whichever one runs it. */
-    for (int v = 0; v < WEFT_RT_KVARIANTS; v++) {
+    /* The general kernel, traced or not: a call must fit whichever of them runs it. The latency
+     * kernel, compiled for one CTA an SM (no spills), serves a launch only where it fits itself
+     * (weft_rt_kernel_capacity); the general kernel serves the others. */
+    for (int v = 0; v <= WEFT_RT_KV_TRACED; v++) {
         int pv = 0;
         if (!kernels().fn[v][index]) continue;
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
@@ -118,6 +120,27 @@ int weft_rt_kernel_max_blocks(int index) {
         per = v == 0 || pv < per ? pv : per;
     }
     return sms * per;
+}
+
+int weft_rt_kernel_capacity(int index, weft_rt_kvariant v, int nthreads) {
+    /* per device, variant, kernel and thread count (32 .. WEFT_RT_NTHREADS in warps), cached:
+     * a launch asks it */
+    enum { MAXDEV = 64, NW = WEFT_RT_NTHREADS / 32 };
+    static int cache[MAXDEV][WEFT_RT_KVARIANTS][WEFT_RT_NKERNELS][NW];
+    int dev = 0, sms = 0, per = 0;
+    if (!weft_rt_kernel_built(index, v) || nthreads < 32 || nthreads > WEFT_RT_NTHREADS ||
+        nthreads % 32 != 0 || cudaGetDevice(&dev) != cudaSuccess || dev < 0)
+        return 0;
+    int *slot = dev < MAXDEV ? &cache[dev][v][index][nthreads / 32 - 1] : NULL;
+    int got = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
+    if (got > 0) return got;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernels().fn[v][index], nthreads, 0) !=
+            cudaSuccess)
+        return 0;
+    got = sms * per;
+    if (slot && got > 0) __atomic_store_n(slot, got, __ATOMIC_RELAXED);
+    return got;
 }
 
 int weft_rt_device_max_blocks(void) {

@@ -152,13 +152,15 @@ struct DevPlat {
     }
 };
 
-/* Two CTAs of WEFT_RT_NTHREADS per SM: loopback runs every rank's CTAs on one GPU at once. */
+/* Two CTAs of WEFT_RT_NTHREADS per SM: loopback runs every rank's CTAs on one GPU at once. The
+ * latency kernel one (206 registers on sm_90, no spills where the general kernel spills 1.3 KB):
+ * a launch that would not fit that way runs on the general kernel (comm.c). */
 /* LLK: the latency kernel (interp.h), for calls whose messages are LL lines, neither direct
  * nor traced: the same interpreter without the other paths, so that its code is a fraction of
  * the general kernel's. A small call's time is mostly instruction fetch when the path through
  * a 330 KB kernel misses the SM's instruction cache at every turn (docs/runtime-perf.md). */
 template <class T, class Op, bool TR, bool LLK>
-__global__ void __launch_bounds__(WEFT_RT_NTHREADS, 2)
+__global__ void __launch_bounds__(WEFT_RT_NTHREADS, LLK ? 1 : 2)
     weft_interp(const __grid_constant__ weft_kargs ka) {
     int b = blockIdx.x, s = 0;
     while (s + 1 < ka.nsub && b >= ka.cta_base[s + 1])
