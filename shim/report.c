@@ -94,6 +94,23 @@ static int cmp_rows(const void *x, const void *y) {
     return strcmp(a->served ? a->served : a->why, b->served ? b->served : b->why);
 }
 
+/* "allgather, reducescatter and alltoall": the served collectives whose size grows with the rank
+ * count, asked of weft_coll_footprint rather than listed, so the note cannot drift from it. */
+static void rank_sized_colls(char *buf, size_t cap) {
+    int k = 0, n = 0;
+    for (int c = 0; c < WEFT_COLL_COUNT; c++)
+        n += weft_coll_runnable((weft_coll)c) && weft_coll_footprint((weft_coll)c, 1, 1, 2) == 2;
+    buf[0] = '\0';
+    for (int c = 0; c < WEFT_COLL_COUNT; c++) {
+        if (!weft_coll_runnable((weft_coll)c) || weft_coll_footprint((weft_coll)c, 1, 1, 2) != 2)
+            continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ",
+                 weft_coll_name((weft_coll)c));
+        k++;
+    }
+}
+
 static void print_comm(report_comm *c, const char *how) {
     unsigned long long weft = 0, nccl = 0;
     for (size_t i = 0; i < c->nrows; i++)
@@ -101,11 +118,12 @@ static void print_comm(report_comm *c, const char *how) {
     char who[64] = "";
     if (c->rank >= 0 && c->nranks >= 1)
         snprintf(who, sizeof who, " rank %d of %d", c->rank, c->nranks);
-    weft_log_report("communicator %p%s, %s: %llu calls: %llu served by weft, %llu by NCCL%s",
+    char per_rank[128] = "";
+    if (c->nranks < 1) rank_sized_colls(per_rank, sizeof per_rank);
+    weft_log_report("communicator %p%s, %s: %llu calls: %llu served by weft, %llu by NCCL%s%s%s",
                     (void *)c->comm, who, how, weft + nccl, weft, nccl,
-                    c->nranks < 1 ? " (rank count unknown: allgather, reducescatter and alltoall "
-                                    "bytes are per rank)"
-                                  : "");
+                    c->nranks < 1 ? " (rank count unknown: " : "", per_rank,
+                    c->nranks < 1 ? " bytes are per rank)" : "");
     if (c->nrows > 1) qsort(c->rows, c->nrows, sizeof *c->rows, cmp_rows);
     weft_log_report("  %-13s %-16s %8s  %-24s %s", "collective", "launch", "calls", "bytes",
                     "served by");

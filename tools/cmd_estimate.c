@@ -87,7 +87,7 @@ enum {
 static const weft_opt estimate_opts[] = {
     WEFT_OPT_DEFINE,
     WEFT_OPT_TEXT(STR, OPT_SIZES, "sizes", "LIST",
-                  "comma-separated sizes in bytes as nccl-tests prints\n"
+                  "comma-separated sizes in bytes as selection counts\n"
                   "them (K, M, G: powers of 1024; default\n"
                   "8,32,128,...,128M: x4 from 8 B)"),
     WEFT_OPT_TYPE(OPT_TYPE, "element type (default float)"),

@@ -41,7 +41,7 @@ static const weft_opt select_opts[] = {
     WEFT_OPT_INT(OPT_GPN, "gpus-per-node", "G", 1, 8192,
                  "ranks n*G .. n*G+G-1 on node n (default: one node)"),
     WEFT_OPT_SIZE(OPT_BYTES, "bytes", "B", 0, 1ull << 47,
-                  "the call's size as nccl-tests prints it (default\n"
+                  "the call's size as selection counts it (default\n"
                   "1M)"),
     WEFT_OPT_FLAG(OPT_SWEEP, "sweep", "every size from 8 B to 1 GB, doubling"),
     WEFT_OPT_TYPE(OPT_TYPE, "the data type (default float)"),
@@ -79,9 +79,9 @@ const weft_cmd_spec weft_spec_select = {
         "$WEFT_ALGO_DIR, else the library installed with this weft, else ./algorithms;\n"
         ".weft sources with a parameter N are compiled for N ranks) and prints, for a call of\n"
         "collective COLL, the algorithm libweft_nccl.so selects, or why NCCL serves it. B is the\n"
-        "size nccl-tests prints (count x type size, x ranks for allgather, reducescatter and\n"
-        "alltoall); K, M and G suffixes are powers of 1024. --sweep prints every\n"
-        "size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float, sum, out-of-place, root 0.\n"
+        "call's size as selection counts it (docs/shim.md); K, M and G suffixes are powers of\n"
+        "1024. --sweep prints every size from 8 B to 1 GB, doubling. Defaults: 2 ranks, float,\n"
+        "sum, out-of-place, root 0.\n"
         "--gpus-per-node G puts ranks n*G .. n*G+G-1 on node n, as NCCL's LSA teams (default:\n"
         "one node); sources with a parameter G are compiled with it, and across nodes only\n"
         "algorithms written for them serve. Given G, each choice also shows how it runs: its\n"

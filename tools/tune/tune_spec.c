@@ -24,7 +24,7 @@ static const weft_opt tune_opts_table[] = {
     WEFT_OPT_SIZE('b', "minbytes", "MIN", 1, ~0ull, "the smallest size (default 8)"),
     WEFT_OPT_SIZE('e', "maxbytes", "MAX", 1, ~0ull, "the largest size (default 256M)"),
     WEFT_OPT_REAL('f', "stepfactor", "FACTOR", 1.01, 1024,
-                  "sizes in bytes as nccl-tests counts them, from MIN\n"
+                  "sizes in bytes as selection counts them, from MIN\n"
                   "to MAX, times FACTOR (default 2; K, M, G are\n"
                   "powers of 1024)"),
     WEFT_OPT_LIST(TUNE_OPT_MODES, "modes", "LIST", mode_words,
