@@ -98,7 +98,7 @@ typedef struct bench {
     size_t count, inb, outb, bufbytes;
     weft_call call;
     size_t es;  /* the element's size */
-    int mult;   /* counts are per rank (allgather, reducescatter, alltoall) */
+    int mult;   /* sizes are nccl-tests': N x count where a buffer holds N segments */
     double tol; /* #wrong: the relative error allowed (0: bitwise) */
     weft_algo *algos[MAXA];
     int nalgos;

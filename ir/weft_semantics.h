@@ -103,9 +103,14 @@ WEFT_HD int32_t weft_coll_segs(weft_coll c, weft_buf b, int32_t n) {
 /* A call's size: the bytes compared with an algorithm's [minBytes, maxBytes] and a tuning
  * table's rows, which weft tune measures and the shim logs. count x elsize x n for the
  * collectives without a root that have an N-segment buffer (allgather, reducescatter, alltoall),
- * else count x elsize: exactly what msccl-executor-nccl and RCCL's MSCCL compare, so existing
- * algorithm files keep their meaning (gather and scatter, though they have an N-segment buffer,
- * count one segment there). n < 1 counts as 1. 0 when the product overflows. */
+ * else count x elsize: exactly what msccl-executor-nccl and RCCL's MSCCL compare (their XML
+ * loader sets sizeMultiplier = ngpus for those three only), so existing algorithm files keep
+ * their meaning. Gather and scatter, though they have an N-segment buffer, count one segment
+ * there and so here, while nccl-tests' size column (max of send and receive bytes, gather.cu and
+ * scatter.cu) is their whole N-segment buffer: n times this. NCCL's own ncclGather and
+ * ncclScatter (2.28) take count per rank, one segment, as weft_call.count. Alltoallv counts n
+ * here and 1 in MSCCL; it is not runnable, so never compared. n < 1 counts as 1. 0 when the
+ * product overflows. */
 WEFT_HD uint64_t weft_coll_footprint(weft_coll c, uint64_t count, uint64_t elsize, int32_t n) {
     uint64_t segs = 1;
     if (!weft_coll_rooted(c) && n > 1 &&
