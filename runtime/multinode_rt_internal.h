@@ -12,13 +12,7 @@
 extern "C" {
 #endif
 
-/* ---- NCCL (multinode.c) ----------------------------------------------------------------- */
-/* A communicator's size, this rank, and its GPUs per node from NCCL's LSA team (ncclTeamLsa;
- * weft_mn_gpus_per_node's rules). Without ncclTeamLsa in the process, gpn is the rank count
- * (one node: the attach then finds out from the device communicator). WEFT_ERR_UNSUPPORTED with
- * the reason in d when the team has a shape weft cannot use. */
-weft_result weft_mn_query(const weft_nccl_api *api, ncclComm_t comm, int *nranks, int *rank,
-                          int *gpn, weft_diag *d);
+/* ---- NCCL (multinode.c; weft_mn_query is public: weft_runtime.h) ------------------------ */
 /* weft's own communicator for the network phases of each of comms: ncclCommSplit with one color
  * and the rank as key, grouped (collective: every rank of every one of comms calls it). out[i]
  * is NULL where NCCL failed (reported in d). Released with the api's CommDestroy, or CommAbort

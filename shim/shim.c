@@ -1,6 +1,5 @@
 /* shim.c — libweft_nccl.so: exports the NCCL C API; collectives an algorithm fits run on weft,
  * everything else goes to the real NCCL unchanged. */
-#include "multinode_rt_internal.h"
 #include "registry_internal.h"
 #include "report.h"
 #include "shim_internal.h"

@@ -3,7 +3,6 @@
  * backend of tune.h over MPI, NCCL and the runtime's public API (weft_comm_attach and
  * weft_comm_launch with weft_call.algo naming each candidate), each sample timed as nccl-tests
  * times, then rank 0 writes the table. */
-#include "multinode_rt_internal.h"
 #include "tune.h"
 
 #include <cuda_runtime_api.h>
