@@ -7,9 +7,6 @@
 #include "comm_internal.h"
 #include "gpu_util.h"
 #include "refcheck.h"
-extern "C" {
-#include "registry_internal.h"
-}
 
 #include <algorithm>
 #include <getopt.h>

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE /* getcpu, dladdr */
 #include "comm_internal.h"
 #include "kernels_internal.h"
-#include "registry_internal.h"
 #include "gen.h"
 #include "gpu_util.h"
 #include "opts.h"

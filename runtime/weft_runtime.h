@@ -115,6 +115,22 @@ WEFT_API weft_result weft_registry_load_table(weft_registry *r, const char *path
 WEFT_API weft_result weft_registry_add(weft_registry *r, weft_algo *a, weft_diag *d);
 WEFT_API size_t weft_registry_size(const weft_registry *r);
 WEFT_API const weft_algo *weft_registry_get(const weft_registry *r, size_t i);
+/* The algorithms of base for nranks-rank communicators, in base's order, as a new registry owned
+ * by the caller: every algorithm of base with nranks ranks, and every .weft source of base that
+ * declares `param N` (the library's convention for the rank count) compiled again with N set to
+ * nranks, checked like any loaded file. A rooted source that also declares `param ROOT` is
+ * compiled once per root (for up to WEFT_REGISTRY_MAX_ROOTED_RANKS ranks; above, only its own
+ * root). A source whose `require`s rule an instance out gets one INFO entry in d; other failures
+ * are reported like bad files (errors, then a note). libweft_nccl.so builds one per rank count it
+ * meets, so that a folder of sources serves every job size and root. */
+#define WEFT_REGISTRY_MAX_ROOTED_RANKS 16
+/* With a tuning table, the new registry has it too (for nranks ranks): the algorithms it names
+ * are found among the instances by file, name, rank count and schedule hash; one that the
+ * defaults do not build (a `require` ruled it out) is compiled with the -D defines the table
+ * recorded, and then serves only the sizes the table gives it. A named algorithm that is missing
+ * or changed since it was measured is a note in d; its sizes keep the files' own ranges. */
+WEFT_API weft_result weft_registry_for_ranks(const weft_registry *base, int nranks,
+                                             weft_registry **out, weft_diag *d);
 
 /* How a call is made, beyond its arguments: a tuning table measures these kinds separately,
  * since the fastest algorithm differs between them. X(id, bit, table word when set, when clear) */

@@ -1,4 +1,5 @@
-/* registry_internal.h — what the runtime's attach uses from the registry beyond weft_runtime.h. */
+/* registry_internal.h — what the shim, the CLI and weft tune use from the registry beyond
+ * weft_runtime.h. */
 #ifndef WEFT_REGISTRY_INTERNAL_H
 #define WEFT_REGISTRY_INTERNAL_H
 
@@ -10,22 +11,7 @@
 extern "C" {
 #endif
 
-/* The algorithms of base for nranks-rank communicators, in base's order, as a new registry owned
- * by the caller: every algorithm of base with nranks ranks, and every .weft source of base that
- * declares `param N` (the library's convention for the rank count) compiled again with N set to
- * nranks, checked like any loaded file. A rooted source that also declares `param ROOT` is
- * compiled once per root (for up to WEFT_REGISTRY_MAX_ROOTED_RANKS ranks; above, only its own
- * root). A source whose `require`s rule an instance out gets one INFO entry in d; other failures
- * are reported like bad files (errors, then a note). libweft_nccl.so builds one per rank count it
- * meets, so that a folder of sources serves every job size and root. */
-#define WEFT_REGISTRY_MAX_ROOTED_RANKS 16
-/* With a tuning table, the new registry has it too (for nranks ranks): the algorithms it names
- * are found among the instances by file, name, rank count and schedule hash; one that the
- * defaults do not build (a `require` ruled it out) is compiled with the -D defines the table
- * recorded, and then serves only the sizes the table gives it. A named algorithm that is missing
- * or changed since it was measured is a note in d; its sizes keep the files' own ranges. */
-weft_result weft_registry_for_ranks(const weft_registry *base, int nranks, weft_registry **out,
-                                    weft_diag *d);
+/* weft_registry_for_ranks is public (weft_runtime.h). */
 /* As weft_registry_for_ranks without the table, every source compiled with those of the
  * NAME=VALUE defines whose parameter it declares (weft tune -D). */
 weft_result weft_registry_for_ranks_defines(const weft_registry *base, int nranks,
