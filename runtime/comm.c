@@ -1204,7 +1204,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         if (kv == WEFT_RT_KV_LL) {
             /* the latency kernel holds fewer CTAs an SM: where the launch does not fit it, the
              * general kernel runs it */
-            int lc = weft_rt_kernel_capacity(ki, kv, nt);
+            int lc = weft_rt_kernel_capacity(c->dev, ki, kv, nt);
             if (ncta <= lc)
                 cap = lc < cap ? lc : cap;
             else

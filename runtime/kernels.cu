@@ -122,14 +122,14 @@ int weft_rt_kernel_max_blocks(int index) {
     return sms * per;
 }
 
-int weft_rt_kernel_capacity(int index, weft_rt_kvariant v, int nthreads) {
+int weft_rt_kernel_capacity(int dev, int index, weft_rt_kvariant v, int nthreads) {
     /* per device, variant, kernel and thread count (32 .. WEFT_RT_NTHREADS in warps), cached:
-     * a launch asks it */
+     * every launch of the latency kernel asks it, with its communicator's device current */
     enum { MAXDEV = 64, NW = WEFT_RT_NTHREADS / 32 };
     static int cache[MAXDEV][WEFT_RT_KVARIANTS][WEFT_RT_NKERNELS][NW];
-    int dev = 0, sms = 0, per = 0;
+    int sms = 0, per = 0;
     if (!weft_rt_kernel_built(index, v) || nthreads < 32 || nthreads > WEFT_RT_NTHREADS ||
-        nthreads % 32 != 0 || cudaGetDevice(&dev) != cudaSuccess || dev < 0)
+        nthreads % 32 != 0 || dev < 0)
         return 0;
     int *slot = dev < MAXDEV ? &cache[dev][v][index][nthreads / 32 - 1] : NULL;
     int got = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;

@@ -35,9 +35,9 @@ cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative
 int weft_rt_kernel_built(int index, weft_rt_kvariant v);
 /* CTAs of kernel `index` that can be resident at once on the current device (0: not built). */
 int weft_rt_kernel_max_blocks(int index);
-/* CTAs of variant v of kernel `index` on nthreads threads that can be resident at once on the
- * current device (0: not built); cached. */
-int weft_rt_kernel_capacity(int index, weft_rt_kvariant v, int nthreads);
+/* CTAs of variant v of kernel `index` on nthreads threads that can be resident at once on device
+ * dev, which is current (0: not built); cached. */
+int weft_rt_kernel_capacity(int dev, int index, weft_rt_kvariant v, int nthreads);
 /* The fewest of those over every kernel built: what any call may count on. */
 int weft_rt_device_max_blocks(void);
 /* buf[0..n) = avg of the sum over nranks, as ncclAvg. */
