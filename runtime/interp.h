@@ -18,6 +18,8 @@
  *   template <class U> static U ld(const char*); template <class U> static void st(char*, U)
  *   static Line ll_ld(const char*); static void ll_st(char*, uint32_t d0, uint32_t f0,
  *                                                     uint32_t d1, uint32_t f1)
+ *   WEFT_RT_PROBE builds only: static uint64_t clock(); static void probe_add(uint64_t*,
+ *   uint64_t) (atomic); static void probe_use(uint64_t) (ends a phase when the value is in)
  * Groups: a tb runs on K CTAs (members); member g runs iterations g, g + K, ... of the call,
  * with its own FIFOs, counters and progress line, so members never wait for each other; member
  * g of a tb only waits for member g of another tb (they run the same iterations).
@@ -1286,8 +1288,8 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         P::grid_wait();
         WEFT_PROBE_AT(GRIDWAIT);
         if (t.runner) run_counters();
-        /* One round of loads; nothing here waits for them (thread 0 carries a step's first
-         * lines: its loads go out before anything uses these). */
+        /* One round of loads; nothing here waits for them (calls(), base() and tag() are taken
+         * where used), so thread 0 goes on to its first step while they are in flight. */
         own = P::ld_rlx(prog);
         spos = sc.pos ? P::ld_rlx(sc.pos) : 0;
         credit = sc.pos ? P::ld_rlx(sc.pos + 1) : 0;
