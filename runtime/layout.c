@@ -146,39 +146,34 @@ void weft_layout_start(const weft_layout *l, const weft_rt_cfg *cfg, uint64_t *p
     }
 }
 
+/* One end of key i's connection: its FIFO and tail in the receiver's window rx, its head (the
+ * credit) in the sender's window tx, its counters at pos, and the rank it talks to. */
+static weft_dconn conn_end(const weft_layout *l, const weft_rt_cfg *cfg, int32_t i, char *rx,
+                           char *tx, uint64_t *pos, int32_t peer) {
+    const weft_rt_key *k = &l->keys[i];
+    const int32_t p = k->proto;
+    weft_dconn e;
+    memset(&e, 0, sizeof e);
+    e.slots = rx + l->slot_off[i];
+    e.tail = (uint64_t *)(void *)(rx + l->tail_off[i]);
+    e.head = (uint64_t *)(void *)(tx + l->head_off[i]);
+    e.pos = pos;
+    e.mstride = (int64_t)round_up((size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
+    e.nslots = cfg->nslots[p];
+    e.slot_bytes = cfg->slot_bytes[p];
+    e.peer = peer;
+    e.chan = k->chan;
+    return e;
+}
+
 void weft_layout_conns(const weft_layout *l, const weft_rt_cfg *cfg, int32_t rank, char *const *win,
                        uint64_t *pos, weft_dconn *sconn, weft_dconn *rconn) {
     int32_t n = l->nranks;
     for (int32_t i = 0; i < l->nkeys; i++) {
         const weft_rt_key *k = &l->keys[i];
-        int32_t to = weft_rt_mod(rank + k->d, n), from = weft_rt_mod(rank - k->d, n), p = k->proto;
-        int64_t ms = (int64_t)round_up((size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
+        int32_t to = weft_rt_mod(rank + k->d, n), from = weft_rt_mod(rank - k->d, n);
         uint64_t *pp = pos + l->pos_off[i];
-        sconn[i] = (weft_dconn){win[to] + l->slot_off[i],
-                                (uint64_t *)(void *)(win[to] + l->tail_off[i]),
-                                (uint64_t *)(void *)(win[rank] + l->head_off[i]),
-                                pp,
-                                NULL,
-                                NULL,
-                                ms,
-                                cfg->nslots[p],
-                                cfg->slot_bytes[p],
-                                to,
-                                k->chan,
-                                0,
-                                0};
-        rconn[i] = (weft_dconn){win[rank] + l->slot_off[i],
-                                (uint64_t *)(void *)(win[rank] + l->tail_off[i]),
-                                (uint64_t *)(void *)(win[from] + l->head_off[i]),
-                                pp + 2 * (size_t)l->members[i],
-                                NULL,
-                                NULL,
-                                ms,
-                                cfg->nslots[p],
-                                cfg->slot_bytes[p],
-                                from,
-                                k->chan,
-                                0,
-                                0};
+        sconn[i] = conn_end(l, cfg, i, win[to], win[rank], pp, to);
+        rconn[i] = conn_end(l, cfg, i, win[rank], win[from], pp + 2 * (size_t)l->members[i], from);
     }
 }
