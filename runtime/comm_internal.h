@@ -15,7 +15,7 @@ typedef struct rt_rank {
     int rank;
     char *win_local;    /* this rank's window */
     weft_dstate *state; /* the watchdog's claim */
-    uint64_t *probe; /* WEFT_PROBE builds: the phase table that state->probe points to */
+    uint64_t *probe;    /* WEFT_PROBE builds: the phase table that state->probe points to */
     uint64_t *pos;      /* the layout's pos_words message counters */
     char **peer_win;    /* device array: every window, as this rank addresses it */
     struct {

@@ -57,10 +57,10 @@ WEFT_API void weft_runtime_set_nccl_api(const weft_nccl_api *api);
 
 /* A communicator's size, this rank, and its GPUs per node from NCCL's LSA team (ncclTeamLsa;
  * weft_mn_gpus_per_node's rules, multinode.c), through api's functions: the node shape a caller
- * needs before it attaches (the shim and weft tune build their registry for it). Without ncclTeamLsa in
- * the process, gpn is the rank count (one node: the attach then finds out from the device
- * communicator). WEFT_ERR_UNSUPPORTED with the reason in d when the team has a shape weft cannot
- * use. */
+ * needs before it attaches (the shim and weft tune build their registry for it). Without
+ * ncclTeamLsa in the process, gpn is the rank count (one node: the attach then finds out from the
+ * device communicator). WEFT_ERR_UNSUPPORTED with the reason in d when the team has a shape weft
+ * cannot use. */
 WEFT_API weft_result weft_mn_query(const weft_nccl_api *api, ncclComm_t comm, int *nranks,
                                    int *rank, int *gpn, weft_diag *d);
 

@@ -105,7 +105,10 @@ static void rank_sized_colls(char *buf, size_t cap) {
         if (!weft_coll_runnable((weft_coll)c) || weft_coll_footprint((weft_coll)c, 1, 1, 2) != 2)
             continue;
         size_t len = strlen(buf);
-        snprintf(buf + len, cap - len, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ",
+        snprintf(buf + len, cap - len, "%s%s",
+                 k == 0       ? ""
+                 : k == n - 1 ? " and "
+                              : ", ",
                  weft_coll_name((weft_coll)c));
         k++;
     }
