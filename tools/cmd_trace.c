@@ -1,7 +1,7 @@
 /* cmd_trace.c — `weft trace`: summarize, check, merge and draw the per-step timeline traces that
  * WEFT_TRACE records (Chrome trace event JSON, one file per rank). */
 #include "commands.h"
-#include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_common.h"
 
 #include <errno.h>

@@ -12,6 +12,7 @@
  * Prints the counts. */
 #include "svg.h"
 #include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_ir.h"
 
 #include <libxml/parser.h>

@@ -3,6 +3,7 @@
  * same bytes, and go through `summarize` and `check`. Built without libFuzzer it is a replay
  * driver: each file argument once, and every prefix of it. */
 #include "trace_internal.h"
+#include "trace_tools.h"
 
 #include <dirent.h>
 #include <stdio.h>

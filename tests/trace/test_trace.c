@@ -6,6 +6,7 @@
 #include "check.h"
 #include "json_internal.h"
 #include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_ir.h"
 
 #include <inttypes.h>

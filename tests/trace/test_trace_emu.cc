@@ -8,6 +8,7 @@
 #include "emu.h"
 #include "gen.h"
 #include "trace_rt_internal.h"
+#include "trace_tools.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef WEFT_SIM_H
 #define WEFT_SIM_H
 
-#include "trace_internal.h"
+#include "weft_trace.h"
 #include "weft_ir.h"
 
 #ifdef __cplusplus

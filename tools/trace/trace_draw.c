@@ -3,7 +3,7 @@
  * from each message's sending step to the step that received it, and the critical path that
  * `weft trace summarize` reports, in red. */
 #include "svg.h"
-#include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_ir.h"
 
 #include <inttypes.h>

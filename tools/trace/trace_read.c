@@ -2,7 +2,7 @@
  * the object format weft writes, events streamed one at a time, every weft field checked, errors
  * as file:line; foreign events (other categories, other phases) are skipped. */
 #include "json_internal.h"
-#include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_ir.h"
 
 #include <inttypes.h>

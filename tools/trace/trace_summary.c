@@ -1,7 +1,7 @@
 /* trace_summary.c — what `weft trace summarize` and `weft trace check` print: time per step type
  * and per connection (waits versus moving data, achieved bandwidth), the critical path of a call
  * through program order, dependencies, messages and FIFO credit, and the consistency checks. */
-#include "trace_internal.h"
+#include "trace_tools.h"
 #include "weft_ir.h"
 
 #include <inttypes.h>
