@@ -3,7 +3,7 @@
  * the runtime: code using comm_internal.h alone does not need the registry. */
 #include "comm_internal.h"
 #include "multinode_rt_internal.h"
-#include "registry_internal.h"
+#include "weft_select.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* machine.c — this machine's fingerprint for tuning tables: GPUs and NVLinks from NVML (loaded
  * with dlopen, as NCCL does, so that nothing links against the driver), the process's NCCL
  * version, weft's version, the launcher's ranks per node. */
-#include "tune_internal.h"
+#include "weft_tune_table.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, the tuning table
  * (weft tune) that overrides their size ranges, and the per-call selection every rank computes
  * identically. CPU-only C; no CUDA or NCCL calls. */
-#include "registry_internal.h"
 #include "runtime_internal.h"
-#include "tune_internal.h"
 #include "weft_compiler.h"
+#include "weft_select.h"
+#include "weft_tune_table.h"
 
 #include <dirent.h>
 #include <errno.h>

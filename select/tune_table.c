@@ -1,6 +1,6 @@
 /* tune_table.c — tuning tables: reading, checking and writing the text format of docs/tune.md,
  * building tables, and the lookups selection makes. CPU-only C. */
-#include "tune_internal.h"
+#include "weft_tune_table.h"
 
 #include <ctype.h>
 #include <errno.h>

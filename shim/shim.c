@@ -1,8 +1,8 @@
 /* shim.c — libweft_nccl.so: exports the NCCL C API; collectives an algorithm fits run on weft,
  * everything else goes to the real NCCL unchanged. */
-#include "registry_internal.h"
 #include "report.h"
 #include "shim_internal.h"
+#include "weft_select.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -115,8 +115,8 @@ const weft_cmd_spec weft_spec_select = {
 };
 
 #if __has_include("weft_runtime.h")
-#include "registry_internal.h"
-#include "tune_internal.h"
+#include "weft_select.h"
+#include "weft_tune_table.h"
 
 static const char *file_base(const char *path) {
     const char *s = path ? strrchr(path, '/') : NULL;

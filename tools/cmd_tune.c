@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 /* weft_svg shows tune/ anyway */
-#if __has_include("tune.h") && __has_include("registry_internal.h")
+#if __has_include("tune.h") && __has_include("weft_select.h")
 #include "tune.h"
 
 /* weft-tune in the folder of this executable (build/tools, or the install's bin), or NULL. */

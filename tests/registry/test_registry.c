@@ -1,9 +1,9 @@
 /* test_registry.c — registry loading (order, bad files reported once and skipped) and per-call
  * selection (collective, ranks, byte ranges, buffer modes, types, ops, roots, purity). */
 #include "check.h"
-#include "registry_internal.h"
-#include "tune_internal.h"
 #include "weft_compiler.h"
+#include "weft_select.h"
+#include "weft_tune_table.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #ifdef WEFT_TEST_REGISTRY
 #include "weft_runtime.h"
 extern "C" {
-#include "registry_internal.h" /* a C header without C++ guards */
+#include "weft_select.h" /* a C header without C++ guards */
 }
 #endif
 

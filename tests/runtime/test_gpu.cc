@@ -32,7 +32,7 @@
 #include <mpi.h>
 #endif
 extern "C" {
-#include "registry_internal.h" /* a C header without C++ guards */
+#include "weft_select.h" /* a C header without C++ guards */
 }
 
 #define MAXL 8 /* local ranks of one process; loopback ranks */

@@ -13,7 +13,7 @@
 
 extern "C" {
 #include "multinode_rt_internal.h"
-#include "registry_internal.h"
+#include "weft_select.h"
 void fake_nccl_set(const char *key, long value);
 char *fake_nccl_take_log(void);
 }

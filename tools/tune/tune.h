@@ -4,8 +4,8 @@
 #ifndef WEFT_TUNE_H
 #define WEFT_TUNE_H
 
-#include "registry_internal.h"
-#include "tune_internal.h"
+#include "weft_select.h"
+#include "weft_tune_table.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,8 @@
-/* tune_internal.h — tuning tables (`weft tune`, docs/tune.md): the machine fingerprint, the text
- * format, and the lookup the registry's selection makes. CPU-only; no CUDA or NCCL calls. */
-#ifndef WEFT_TUNE_INTERNAL_H
-#define WEFT_TUNE_INTERNAL_H
+/* weft_tune_table.h — tuning tables (`weft tune`, docs/tune.md): the machine fingerprint, the
+ * text format's one reader and writer, and the lookup the registry's selection makes; `weft
+ * tune` writes what the registry reads (not installed). CPU-only; no CUDA or NCCL calls. */
+#ifndef WEFT_TUNE_TABLE_H
+#define WEFT_TUNE_TABLE_H
 
 #include "weft_runtime.h"
 

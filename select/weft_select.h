@@ -1,7 +1,8 @@
-/* registry_internal.h — what the shim, the CLI and weft tune use from the registry beyond
- * weft_runtime.h. */
-#ifndef WEFT_REGISTRY_INTERNAL_H
-#define WEFT_REGISTRY_INTERNAL_H
+/* weft_select.h — selection beyond weft_runtime.h, for weft's own callers (the shim, the CLI,
+ * weft tune; not installed): registries for a node shape and with -D defines, and how selection
+ * decided, so that they say what selection did from its own code. */
+#ifndef WEFT_SELECT_H
+#define WEFT_SELECT_H
 
 #include "weft_runtime.h"
 
