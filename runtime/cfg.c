@@ -1,7 +1,9 @@
 /* cfg.c — the runtime's configuration: its defaults, with WEFT_FIFO, WEFT_COLLAPSE, WEFT_MAX_CTAS,
  * WEFT_TIMEOUT_MS and WEFT_COOPERATIVE applied (read through weft_env_*), and the parsers of the
- * FIFO and collapse specs. Pure host code, tested without a GPU. */
+ * FIFO and collapse specs, and what the registry and `weft env` ask of them (weft_rt_cfg.h). Pure
+ * host code, tested without a GPU. */
 #include "runtime_internal.h"
+#include "weft_rt_cfg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,4 +145,18 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     const char *k = weft_env_get(WEFT_ENV_COLLAPSE);
     if (*k && weft_rt_cfg_parse_collapse(cfg, k, why, sizeof why) != WEFT_OK)
         WEFT_WARN("WEFT_COLLAPSE=%s ignored: %s", k, why);
+}
+
+int32_t weft_rt_fifo_slots(const weft_algo *a) {
+    weft_rt_cfg cfg;
+    weft_rt_cfg_default(&cfg);
+    return cfg.nslots[weft_plan_proto(a)];
+}
+
+weft_result weft_rt_env_check(weft_env_id id, const char *value, char *why, size_t whylen) {
+    weft_rt_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (id == WEFT_ENV_FIFO) return weft_rt_cfg_parse(&cfg, value, why, whylen);
+    if (id == WEFT_ENV_COLLAPSE) return weft_rt_cfg_parse_collapse(&cfg, value, why, whylen);
+    return WEFT_OK;
 }

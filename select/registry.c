@@ -1,8 +1,8 @@
 /* registry.c — the algorithm registry: loading and checking algorithm files, the tuning table
  * (weft tune) that overrides their size ranges, and the per-call selection every rank computes
  * identically. CPU-only C; no CUDA or NCCL calls. */
-#include "runtime_internal.h"
 #include "weft_compiler.h"
+#include "weft_rt_cfg.h"
 #include "weft_select.h"
 #include "weft_tune_table.h"
 
@@ -192,20 +192,17 @@ enum { CHECK_ALL, CHECK_VALIDATED, CHECK_NONE };
 /* The verifier's proof with the FIFO depth the runtime will use for this algorithm's protocol:
  * a schedule that needs more messages buffered than WEFT_FIFO gives could stall on the GPU. */
 static weft_result prove(const weft_algo *a, weft_diag *d) {
-    weft_rt_cfg cfg; /* the runtime's defaults with WEFT_FIFO applied (runtime/cfg.c) */
-    weft_rt_cfg_default(&cfg);
     weft_verify_opts opts;
     weft_verify_summary sum;
     weft_verify_opts_init(&opts);
-    int32_t proto = weft_plan_proto(a);
-    opts.fifo_slots = cfg.nslots[proto];
+    opts.fifo_slots = weft_rt_fifo_slots(a);
     weft_result res = weft_ir_verify(a, &opts, d, &sum);
     if (sum.errors[WEFT_VERIFY_FIFO_DEADLOCK] > 0 && sum.min_fifo > opts.fifo_slots)
         weft_diag_add(d, WEFT_SEV_NOTE, a->file ? a->file : a->name, 0, 0,
                       "the runtime buffers %d message%s per %s connection%s; this schedule needs "
                       "%d",
                       opts.fifo_slots, opts.fifo_slots == 1 ? "" : "s",
-                      proto == WEFT_RT_PROTO_SIMPLE ? "Simple" : "LL",
+                      weft_proto_name(weft_proto_runs_as(a->proto)),
                       weft_env_is_set(WEFT_ENV_FIFO) ? " (WEFT_FIFO)" : "", sum.min_fifo);
     weft_verify_summary_free(&sum);
     return res;

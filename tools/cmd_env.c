@@ -1,8 +1,8 @@
 /* cmd_env.c — `weft env`: the environment variables weft reads, their meaning and values. */
 #include "commands.h"
 #include "weft_common.h"
-#if __has_include("runtime_internal.h")
-#include "runtime_internal.h" /* the runtime's own spec parsers */
+#if __has_include("weft_rt_cfg.h")
+#include "weft_rt_cfg.h" /* the runtime's own spec parsers */
 #endif
 
 #include <stdio.h>
@@ -44,15 +44,9 @@ int weft_cmd_env(int argc, char **argv) {
         const char *v = getenv(vars[i].name);
         if ((v == NULL || !*v) && vars[i].alias) v = getenv(vars[i].alias);
         const char *why = weft_env_check((weft_env_id)i, v);
-#if __has_include("runtime_internal.h")
+#if __has_include("weft_rt_cfg.h")
         char rwhy[256] = "";
-        weft_rt_cfg cfg;
-        memset(&cfg, 0, sizeof cfg);
-        if (!why && v && *v && i == WEFT_ENV_FIFO &&
-            weft_rt_cfg_parse(&cfg, v, rwhy, sizeof rwhy) != WEFT_OK)
-            why = rwhy;
-        if (!why && v && *v && i == WEFT_ENV_COLLAPSE &&
-            weft_rt_cfg_parse_collapse(&cfg, v, rwhy, sizeof rwhy) != WEFT_OK)
+        if (!why && v && *v && weft_rt_env_check((weft_env_id)i, v, rwhy, sizeof rwhy) != WEFT_OK)
             why = rwhy;
 #endif
         printf("%-*s %s%s%s\n", w, vars[i].name, weft_env_help((weft_env_id)i),
