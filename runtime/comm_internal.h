@@ -4,7 +4,7 @@
 #define WEFT_COMM_INTERNAL_H
 
 #include "kernels_internal.h"
-#include "weft_runtime.h"
+#include "weft_rt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,9 +102,6 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
 int weft_rt_algo_eligible(const weft_comm *c, int ai);
 /* CTAs one rank runs for call with algorithm ai (0 when it cannot run). */
 int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call);
-/* 1 when c must not launch: *res = WEFT_ERR_TIMEOUT the first time a watchdog record is seen
- * (reported once), WEFT_ERR_UNSUPPORTED afterwards. */
-int weft_rt_check_broken(weft_comm *c, weft_result *res);
 /* nranks ranks on the current device, windows in plain device memory, no NCCL. */
 weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, size_t nalgos,
                                     const weft_rt_cfg *cfg, weft_comm **out, weft_diag *d);
@@ -112,10 +109,6 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
  * window (as ncclCommWindowRegister does on every rank): calls whose buffers lie at the same
  * offset in it on every rank may read each other's buffers in place. */
 weft_result weft_rt_loopback_register(weft_comm *c, char *const *base, size_t bytes);
-/* Whether the call's buffers lie in registered windows at the same offset on every local rank
- * (then peers may read them in place). */
-int weft_rt_call_registered(const weft_comm *c, const weft_call *call, const void *const *send,
-                            const void *const *recv);
 /* The launch geometry weft_rt_launch would use for call with algorithm ai (WEFT_OK), and
  * whether its buffers are registered (direct). */
 weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const void *const *send,

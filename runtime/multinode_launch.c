@@ -1,6 +1,7 @@
 /* multinode_launch.c — one call of an algorithm cut into phases on a communicator: GPU phases
  * through comm.c's launch, network phases as NCCL groups, all on the caller's stream, with the
- * watchdog's marks between them. CUDA builds; called from select/api.c. */
+ * watchdog's marks between them, and weft_rt_run, which launches a registry's algorithm in
+ * phases or as one kernel. CUDA builds; called from select/api.c. */
 #include "comm_internal.h"
 #include "multinode_rt_internal.h"
 
@@ -95,5 +96,15 @@ weft_result weft_mn_comm_launch(weft_comm *c, weft_mn_comm *m, int ai, const wef
             res = WEFT_ERR_CUDA;
     }
     if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
+    return res;
+}
+
+weft_result weft_rt_run(weft_comm *c, int ai, const weft_call *call, const void *sendbuff,
+                        void *recvbuff, cudaStream_t stream, const char **served) {
+    if (ai < 0 || !weft_rt_algo_eligible(c, ai)) return WEFT_ERR_UNSUPPORTED;
+    weft_result res = weft_mn_comm_phased(c->mn, ai)
+                          ? weft_mn_comm_launch(c, c->mn, ai, call, sendbuff, recvbuff, stream)
+                          : weft_rt_launch(c, ai, call, &sendbuff, &recvbuff, stream);
+    if (res == WEFT_OK && served) *served = c->algos[ai]->name;
     return res;
 }
