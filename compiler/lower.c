@@ -22,10 +22,9 @@
 
 enum { H_NONE = 0, H_SEND, H_RECV, H_LOCAL };
 
-/* Messages a connection holds in the simulation: the schedule cannot deadlock when the runtime
- * buffers at least this many per connection (the verifier's default assumption; the usual
- * ring, a send then receive-and-forward steps, needs 2). */
-#define CC_FIFO_SLOTS 2
+/* Messages a connection holds in the simulation: the verifier's default assumption, so the
+ * schedule cannot deadlock when the runtime buffers at least this many per connection. */
+#define CC_FIFO_SLOTS WEFT_VERIFY_FIFO_SLOTS
 
 typedef struct half {
     uint8_t kind;

@@ -15,7 +15,7 @@ const char *weft_verify_class_name(weft_verify_class c) {
 
 void weft_verify_opts_init(weft_verify_opts *o) {
     memset(o, 0, sizeof *o);
-    o->fifo_slots = 2;
+    o->fifo_slots = WEFT_VERIFY_FIFO_SLOTS;
     o->max_reports = 8;
 }
 

@@ -291,11 +291,16 @@ typedef enum weft_verify_class {
 
 WEFT_API const char *weft_verify_class_name(weft_verify_class c);
 
+/* The connection buffer the verifier assumes by default, and the compiler's scheduling
+ * simulation with it (compiler/lower.c), so that what the compiler emits passes weft verify: the
+ * ring schedules msccl-tools generates send a message and then receive-and-forward, which needs
+ * 2 (1 is stricter; the summary says what a schedule needs). */
+#define WEFT_VERIFY_FIFO_SLOTS 2
+
 typedef struct weft_verify_opts {
     /* Messages one connection buffers before its sender waits, for the bounded-buffer
-     * deadlock check; 0 skips that check. Default 2: the ring schedules msccl-tools generates
-     * send a message and then receive-and-forward, which needs 2 (1 is stricter; the summary
-     * says what a schedule needs). The runtime must buffer at least this many per connection. */
+     * deadlock check; 0 skips that check. Default WEFT_VERIFY_FIFO_SLOTS. The runtime must
+     * buffer at least this many per connection. */
     int32_t fifo_slots;
     /* Findings reported per class and mode before the rest are only counted (default 8). */
     int32_t max_reports;
