@@ -74,36 +74,6 @@ fail:
     return res;
 }
 
-weft_result weft_rt_attach_registry(int ncomms, ncclComm_t *comms, const weft_registry *reg,
-                                    const weft_algo *const *algos, const weft_phased *const *phased,
-                                    size_t n, int gpn, weft_comm **out, weft_diag *d) {
-    weft_result res = WEFT_OK;
-    weft_mn_comm **mns = calloc((size_t)(ncomms > 0 ? ncomms : 1), sizeof *mns);
-    const weft_algo **list = NULL;
-    size_t nlist = 0;
-    WEFT_CHECK_ALLOC(mns);
-    /* the phased algorithms become their GPU phases (the same list on every communicator of
-     * this attach; each one's own state for its rank) */
-    for (int i = 0; i < ncomms; i++) {
-        const weft_algo **l = NULL;
-        size_t nl = 0;
-        WEFT_CHECK(weft_mn_comm_new(algos, phased, n, gpn, &mns[i], &l, &nl, d));
-        if (i == 0)
-            list = l, nlist = nl;
-        else
-            free(l);
-    }
-    res = weft_rt_attach_mn(ncomms, comms, list, nlist, NULL, mns, out, d);
-    for (int i = 0; i < ncomms && res == WEFT_OK; i++)
-        out[i]->reg = reg;
-fail:
-    for (int i = 0; mns && i < ncomms; i++)
-        weft_mn_comm_free(NULL, mns[i], 0); /* NULL once a communicator took it */
-    free(mns);
-    free(list);
-    return res;
-}
-
 weft_result weft_mn_comm_bind(weft_mn_comm *m, int rank) {
     if (m == NULL || rank < 0 || rank >= m->nranks) return WEFT_ERR_USAGE;
     m->rank = rank;

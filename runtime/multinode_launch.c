@@ -1,12 +1,43 @@
-/* multinode_launch.c — one call of an algorithm cut into phases on a communicator: GPU phases
- * through comm.c's launch, network phases as NCCL groups, all on the caller's stream, with the
- * watchdog's marks between them, and weft_rt_run, which launches a registry's algorithm in
- * phases or as one kernel. CUDA builds; called from select/api.c. */
+/* multinode_launch.c — a registry's algorithms on communicators, for select/api.c (weft_rt.h):
+ * attach with each phased algorithm's GPU phases, and one call, in phases (GPU phases through
+ * comm.c's launch, network phases as NCCL groups, all on the caller's stream, with the
+ * watchdog's marks between them) or as one kernel. CUDA builds. */
 #include "comm_internal.h"
 #include "multinode_rt_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- attach to a registry's algorithms ------------------------------------------------ */
+weft_result weft_rt_attach_registry(int ncomms, ncclComm_t *comms, const weft_registry *reg,
+                                    const weft_algo *const *algos, const weft_phased *const *phased,
+                                    size_t n, int gpn, weft_comm **out, weft_diag *d) {
+    weft_result res = WEFT_OK;
+    weft_mn_comm **mns = calloc((size_t)(ncomms > 0 ? ncomms : 1), sizeof *mns);
+    const weft_algo **list = NULL;
+    size_t nlist = 0;
+    WEFT_CHECK_ALLOC(mns);
+    /* the phased algorithms become their GPU phases (the same list on every communicator of
+     * this attach; each one's own state for its rank) */
+    for (int i = 0; i < ncomms; i++) {
+        const weft_algo **l = NULL;
+        size_t nl = 0;
+        WEFT_CHECK(weft_mn_comm_new(algos, phased, n, gpn, &mns[i], &l, &nl, d));
+        if (i == 0)
+            list = l, nlist = nl;
+        else
+            free(l);
+    }
+    res = weft_rt_attach_mn(ncomms, comms, list, nlist, NULL, mns, out, d);
+    for (int i = 0; i < ncomms && res == WEFT_OK; i++)
+        out[i]->reg = reg;
+fail:
+    for (int i = 0; mns && i < ncomms; i++)
+        weft_mn_comm_free(NULL, mns[i], 0); /* NULL once a communicator took it */
+    free(mns);
+    free(list);
+    return res;
+}
 
 /* ---- one call ----------------------------------------------------------------------------- */
 typedef struct call_ctx {

@@ -13,7 +13,7 @@ extern "C" {
 
 /* Attaches comms as weft_comm_attach does to algos[0..n), the algorithms of registry reg in its
  * order: phased[i] is algos[i]'s proven cut into phases in a registry made for several nodes of
- * gpn GPUs (NULL where it has none), each replaced by its GPU phases (multinode_comm.c). Every
+ * gpn GPUs (NULL where it has none), each replaced by its GPU phases (multinode_launch.c). Every
  * out[i] remembers reg (weft_rt_registry). */
 weft_result weft_rt_attach_registry(int ncomms, ncclComm_t *comms, const weft_registry *reg,
                                     const weft_algo *const *algos, const weft_phased *const *phased,
