@@ -144,6 +144,16 @@ enum {
 #undef WEFT_X_
 };
 
+/* The table's word for flag bit (one WEFT_CALL_*) as flags have it: its word when set, when
+ * clear. The tuning table, weft tune and the shim's log all name a call's kind by these. */
+static inline const char *weft_call_flag_word(unsigned bit, unsigned flags) {
+#define WEFT_X_(id, b, set, clear)                                                                 \
+    if (bit == (b)) return (flags & (b)) ? (set) : (clear);
+    WEFT_CALL_FLAGS(WEFT_X_)
+#undef WEFT_X_
+    return "?";
+}
+
 /* One collective call, as the application made it. Zero-initialize it ({0} or memset) and set
  * the fields: flags and algo are 0 for an ordinary call. */
 typedef struct weft_call {

@@ -395,11 +395,11 @@ uint64_t weft_tune_call_bytes(const weft_call *c) {
 }
 
 static const char *launch_word(unsigned flags) {
-    return flags & WEFT_CALL_GRAPH ? "graph" : "eager";
+    return weft_call_flag_word(WEFT_CALL_GRAPH, flags);
 }
 
 static const char *buffers_word(unsigned flags) {
-    return flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered";
+    return weft_call_flag_word(WEFT_CALL_REGISTERED, flags);
 }
 
 /* Whether a section is for several nodes. */
@@ -810,6 +810,11 @@ static int word_index(const char *s, const char *a, const char *b) {
     return strcmp(s, a) == 0 ? 0 : strcmp(s, b) == 0 ? 1 : -1;
 }
 
+/* 0 when s is flag bit's word when clear, 1 when set, -1 when neither. */
+static int flag_index(const char *s, unsigned bit) {
+    return word_index(s, weft_call_flag_word(bit, 0), weft_call_flag_word(bit, bit));
+}
+
 #define SECTION_SYNTAX                                                                             \
     "`section COLLECTIVE ranks N [gpus-per-node G] out-of-place|in-place eager|graph "             \
     "unregistered|registered`"
@@ -823,8 +828,8 @@ static weft_tune_section *line_section(reader *r, weft_tune_table *t) {
     }
     int coll = weft_coll_from_name(r->tok[1]), ranks = 0, gpn = 0;
     int mode = word_index(r->tok[w], "out-of-place", "in-place");
-    int graph = word_index(r->tok[w + 1], "eager", "graph");
-    int reg = word_index(r->tok[w + 2], "unregistered", "registered");
+    int graph = flag_index(r->tok[w + 1], WEFT_CALL_GRAPH);
+    int reg = flag_index(r->tok[w + 2], WEFT_CALL_REGISTERED);
     if (coll < 0 || !weft_coll_runnable((weft_coll)coll)) {
         rd_err(r, "'%s' is not a collective weft serves", r->tok[1]);
         return NULL;

@@ -632,8 +632,8 @@ static void log_decision(shim_comm *e, const shim_op *o, int inplace, int groupe
     if (weft_coll_rooted(o->coll)) snprintf(root, sizeof root, " root %d", o->root);
     if (flags != LAUNCH_UNKNOWN)
         snprintf(mode, sizeof mode, " [%s, %s buffers]",
-                 flags & WEFT_CALL_GRAPH ? "graph" : "eager",
-                 flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered");
+                 weft_call_flag_word(WEFT_CALL_GRAPH, flags),
+                 weft_call_flag_word(WEFT_CALL_REGISTERED, flags));
     weft_log(
         every ? WEFT_LOG_TRACE : WEFT_LOG_INFO, WEFT_SUBSYS_COLL,
         "%s count %zu %s%s%s %s%s bytes %llu comm %p rank %d of %d -> %s%s%s%s%s",

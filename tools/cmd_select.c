@@ -307,8 +307,8 @@ static void one(const weft_registry *r, weft_call c, unsigned long long bytes, i
     if (weft_coll_rooted(c.coll)) printf(", root %d", c.root);
     printf(", %s", c.inplace ? "in-place" : "out-of-place");
     if (t || c.flags)
-        printf(", %s, %s", c.flags & WEFT_CALL_GRAPH ? "graph" : "eager",
-               c.flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered");
+        printf(", %s, %s", weft_call_flag_word(WEFT_CALL_GRAPH, c.flags),
+               weft_call_flag_word(WEFT_CALL_REGISTERED, c.flags));
     printf(" -> ");
     if (i >= 0) {
         const weft_algo *a = weft_registry_get(r, (size_t)i);

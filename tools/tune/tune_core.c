@@ -284,8 +284,8 @@ static void point_str(const run *R, const tune_point *p, char *buf, size_t len) 
     weft_tune_bytes_str(p->bytes, sz, sizeof sz);
     snprintf(buf, len, "%s %s %s %s %s", weft_coll_name(p->coll),
              p->inplace ? "in-place" : "out-of-place",
-             p->flags & WEFT_CALL_GRAPH ? "graph" : "eager",
-             p->flags & WEFT_CALL_REGISTERED ? "registered" : "unregistered", sz);
+             weft_call_flag_word(WEFT_CALL_GRAPH, p->flags),
+             weft_call_flag_word(WEFT_CALL_REGISTERED, p->flags), sz);
     (void)R;
 }
 
@@ -618,6 +618,11 @@ static int section_kind(const weft_tune_section *s) {
     return (s->flags & WEFT_CALL_REGISTERED) ? 1 : 0;
 }
 
+/* A buffer kind (1 registered, 0 not) in the table's words. */
+static const char *kind_word(int kind) {
+    return weft_call_flag_word(WEFT_CALL_REGISTERED, kind ? WEFT_CALL_REGISTERED : 0);
+}
+
 /* Whether registry algorithm a is table algorithm ta (what the range names). */
 static int is_table_algo(const weft_algo *a, const weft_tune_algo *ta) {
     return a->name && strcmp(a->name, ta->name) == 0 && strcmp(file_base(a->file), ta->file) == 0 &&
@@ -762,7 +767,7 @@ static weft_result verify_kind(run *R, const weft_registry *vreg, weft_tune_tabl
                 row_point(R, ts, row, &p);
                 char *note = weft_asprintf("through the shim: cannot be verified (%s buffers: "
                                            "%s): dropped, NCCL serves this size",
-                                           kind ? "registered" : "unregistered", why);
+                                           kind_word(kind), why);
                 WEFT_CHECK_ALLOC(note);
                 sum->verified++;
                 res = drop_choice(R, &p, row, note, 0, sum);
@@ -966,10 +971,10 @@ weft_result tune_run(const tune_opts *o, const tune_backend *b, const weft_regis
                 weft_diag_add(d, WEFT_SEV_WARNING, NULL, 0, 0,
                               "%s buffers cannot be measured here (%s): those sections are left "
                               "out",
-                              kind ? "registered" : "unregistered", why);
+                              kind_word(kind), why);
                 if (progress)
                     fprintf(progress, "weft tune: %s buffers cannot be measured here (%s)\n",
-                            kind ? "registered" : "unregistered", why);
+                            kind_word(kind), why);
                 while (i + 1 < R.nsecs &&
                        ((R.secs[i + 1].flags & WEFT_CALL_REGISTERED) ? 1 : 0) == kind) {
                     for (int si = 0; si < R.nsizes; si++) {
