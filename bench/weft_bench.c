@@ -26,6 +26,7 @@ static int rank = 0, world = 1;
 #define TG_STOP() MPI_Abort(MPI_COMM_WORLD, 1)
 #define TG_RANK   rank
 #include "gpu_check.h"
+#include "tune/stream_wait.h"
 
 static double median(const double *in, int n) {
     double v[256];
@@ -177,19 +178,6 @@ static void run_one(bench *b, const variant *v, int iter) {
     run_at(b, v->algo, v->comm, in, out);
 }
 
-/* nccl-tests' testStreamSynchronize: poll the stream, check the communicator, yield. */
-static void wait_stream(bench *b, ncclComm_t comm) {
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(b->st);
-        if (e == cudaSuccess) return;
-        if (e != cudaErrorNotReady) CU(e);
-        ncclResult_t ae = ncclSuccess;
-        NC(ncclCommGetAsyncError(comm, &ae));
-        NC(ae);
-        sched_yield();
-    }
-}
-
 /* One timed sample of v (round r): time per call, averaged over the ranks, and this rank's host
  * time to issue one call. */
 static void sample(bench *b, variant *v, int r) {
@@ -197,7 +185,7 @@ static void sample(bench *b, variant *v, int r) {
         launches = b->arg->graph > 0 ? b->arg->graph : 1;
     if (!v->old) { /* nccl-tests' "Sync": one call, completed, before the barrier */
         run_one(b, v, 0);
-        wait_stream(b, v->comm);
+        weft_wait_stream(b->st, v->comm);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     cudaGraphExec_t ge = NULL;
@@ -229,7 +217,7 @@ static void sample(bench *b, variant *v, int r) {
     if (v->old)
         CU(cudaEventSynchronize(b->e1));
     else
-        wait_stream(b, v->comm);
+        weft_wait_stream(b->st, v->comm);
     double took = now_s() - t0;
     if (ev) {
         float ms = 0;

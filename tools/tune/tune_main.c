@@ -8,7 +8,6 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@ static int g_rank;
     } while (0)
 #define CU(call) GPU_CHECK_(cudaError_t, cudaSuccess, cudaGetErrorString, call)
 #define NC(call) GPU_CHECK_(ncclResult_t, ncclSuccess, ncclGetErrorString, call)
+#include "stream_wait.h"
 
 /* ---- the backend ------------------------------------------------------------------------- *
  * NCCL runs on communicators of its own, as in an application without weft: weft is attached
@@ -337,19 +337,6 @@ static int g_capture(void *ctx, const tune_point *p, int impl, int n) {
     return WEFT_TUNE_OK;
 }
 
-/* nccl-tests' testStreamSynchronize: poll the stream, check the communicator, yield. */
-static void wait_stream(gpu *g, ncclComm_t cm) {
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(g->st);
-        if (e == cudaSuccess) return;
-        if (e != cudaErrorNotReady) CU(e);
-        ncclResult_t ae = ncclSuccess;
-        NC(ncclCommGetAsyncError(cm, &ae));
-        NC(ae);
-        sched_yield();
-    }
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -369,7 +356,7 @@ static int g_sample(void *ctx, const tune_point *p, int impl, int n, double *us)
     gpu *g = ctx;
     ncclComm_t cm = comm_of(g, impl, p->flags);
     if (launch_at(g, p, impl, p->flags & ~WEFT_CALL_GRAPH, 0) != WEFT_TUNE_OK) stopped(g, impl);
-    wait_stream(g, cm);
+    weft_wait_stream(g->st, cm);
     MPI_Barrier(g->mpi);
     cudaGraphExec_t ge = NULL;
     if (p->flags & WEFT_CALL_GRAPH) {
@@ -383,7 +370,7 @@ static int g_sample(void *ctx, const tune_point *p, int impl, int n, double *us)
         for (int i = 0; i < n; i++)
             if (launch_at(g, p, impl, p->flags, i) != WEFT_TUNE_OK) stopped(g, impl);
     }
-    wait_stream(g, cm);
+    weft_wait_stream(g->st, cm);
     *us = 1e6 * (now_s() - t0) / n;
     if (ge) CU(cudaGraphExecDestroy(ge));
     char msg[1024];
