@@ -185,6 +185,8 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
         if (i1 < 0) return WEFT_ERR_NOMEM;                                                         \
         if (i0 < 0) i0 = i1;                                                                       \
     } while (0)
+/* The value at (b, o) goes on: left at OUT when its send is staged, else sent by the kernel. */
+#define FWD(b, o) E(ss ? WEFT_STEP_CPY : WEFT_STEP_SEND, b, o, S, ss ? out : 0)
     if (!rs && !ss) {
         weft_step cp = *st;
         cp.depid = cp.deps = -1;
@@ -198,10 +200,7 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
         case WEFT_STEP_RCS:
             if (rs) {
                 E(WEFT_STEP_CPY, S, in, db, dof);
-                if (ss)
-                    E(WEFT_STEP_CPY, S, in, S, out);
-                else
-                    E(WEFT_STEP_SEND, S, in, S, 0);
+                FWD(S, in);
             } else {
                 E(WEFT_STEP_RECV, S, 0, S, out);
                 E(WEFT_STEP_CPY, S, out, db, dof);
@@ -210,10 +209,7 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
         case WEFT_STEP_RRS:
             if (rs) {
                 E(WEFT_STEP_RE, sb, so, S, in);
-                if (ss)
-                    E(WEFT_STEP_CPY, S, in, S, out);
-                else
-                    E(WEFT_STEP_SEND, S, in, S, 0);
+                FWD(S, in);
             } else {
                 E(WEFT_STEP_RRC, sb, so, S, out);
             }
@@ -232,17 +228,11 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
                 E(WEFT_STEP_CPY, S, out, db, dof);
             } else if (same) {
                 E(WEFT_STEP_RE, S, in, db, dof);
-                if (ss)
-                    E(WEFT_STEP_CPY, db, dof, S, out);
-                else
-                    E(WEFT_STEP_SEND, db, dof, S, 0);
+                FWD(db, dof);
             } else {
                 E(WEFT_STEP_RE, sb, so, S, in);
                 E(WEFT_STEP_CPY, S, in, db, dof);
-                if (ss)
-                    E(WEFT_STEP_CPY, S, in, S, out);
-                else
-                    E(WEFT_STEP_SEND, S, in, S, 0);
+                FWD(S, in);
             }
             break;
         case WEFT_STEP_CPY:
@@ -252,6 +242,7 @@ static weft_result expand_step(cut *c, weft_algo *a, int32_t r, int32_t t, int32
         }
         if (i1 < 0) return WEFT_ERR_INTERNAL; /* not a step type: nothing emitted */
     }
+#undef FWD
 #undef E
     c->first[s] = i0;
     c->last[s] = i1;
