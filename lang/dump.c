@@ -3,22 +3,26 @@
 
 static void expr(const weft_lang_node *n, FILE *out);
 
-static void list(const weft_lang_node *n, FILE *out) {
-    for (int32_t i = 0; i < n->nkids; i++) {
-        fputc(' ', out);
-        expr(n->kids[i], out);
-    }
+/* An operand: every one is a space, then the expression. */
+static void arg(const weft_lang_node *n, FILE *out) {
+    fputc(' ', out);
+    expr(n, out);
 }
 
+static void list(const weft_lang_node *n, FILE *out) {
+    for (int32_t i = 0; i < n->nkids; i++)
+        arg(n->kids[i], out);
+}
+
+/* A chunk reference's operand: an index, or a range (.. A B). */
 static void span(const weft_lang_node *n, FILE *out) {
     if (n->b == NULL) {
-        expr(n->a, out);
+        arg(n->a, out);
         return;
     }
-    fputs("(.. ", out);
-    expr(n->a, out);
-    fputc(' ', out);
-    expr(n->b, out);
+    fputs(" (..", out);
+    arg(n->a, out);
+    arg(n->b, out);
     fputc(')', out);
 }
 
@@ -33,21 +37,16 @@ static void expr(const weft_lang_node *n, FILE *out) {
     case WEFT_LANG_NAME: fputs(n->name, out); return;
     case WEFT_LANG_UNARY:
     case WEFT_LANG_BINARY:
-        fprintf(out, "(%s ", weft_lang_op_str(n->op));
-        expr(n->a, out);
-        if (n->b) {
-            fputc(' ', out);
-            expr(n->b, out);
-        }
+        fprintf(out, "(%s", weft_lang_op_str(n->op));
+        arg(n->a, out);
+        if (n->b) arg(n->b, out);
         fputc(')', out);
         return;
     case WEFT_LANG_COND:
-        fputs("(? ", out);
-        expr(n->a, out);
-        fputc(' ', out);
-        expr(n->b, out);
-        fputc(' ', out);
-        expr(n->c, out);
+        fputs("(?", out);
+        arg(n->a, out);
+        arg(n->b, out);
+        arg(n->c, out);
         fputc(')', out);
         return;
     case WEFT_LANG_FUNC:
@@ -56,15 +55,14 @@ static void expr(const weft_lang_node *n, FILE *out) {
         fputc(')', out);
         return;
     case WEFT_LANG_CHUNK:
-        fprintf(out, "(%s ", n->name);
+        fprintf(out, "(%s", n->name);
         span(n->a, out);
-        fputc(' ', out);
         span(n->b, out);
         fputc(')', out);
         return;
     case WEFT_LANG_HINT:
-        fprintf(out, "(%s ", n->name);
-        expr(n->a, out);
+        fprintf(out, "(%s", n->name);
+        arg(n->a, out);
         fputc(')', out);
         return;
     default: fprintf(out, "(%s)", weft_lang_kind_name(n->kind)); return;
@@ -89,10 +87,7 @@ static void stmt(const weft_lang_node *n, int ind, FILE *out) {
     case WEFT_LANG_SCRATCH:
     case WEFT_LANG_FIELD:
         fprintf(out, " %s", n->name);
-        if (n->a) {
-            fputc(' ', out);
-            expr(n->a, out);
-        }
+        if (n->a) arg(n->a, out);
         break;
     case WEFT_LANG_ALGORITHM:
         fprintf(out, " %s", n->name);
@@ -113,15 +108,13 @@ static void stmt(const weft_lang_node *n, int ind, FILE *out) {
         }
         break;
     case WEFT_LANG_FOR:
-        fprintf(out, " %s ", n->name);
-        expr(n->a, out);
-        fputc(' ', out);
-        expr(n->b, out);
+        fprintf(out, " %s", n->name);
+        arg(n->a, out);
+        arg(n->b, out);
         block(n->c, ind + 2, out);
         break;
     case WEFT_LANG_IF:
-        fputc(' ', out);
-        expr(n->a, out);
+        arg(n->a, out);
         block(n->b, ind + 2, out);
         if (n->c) {
             fprintf(out, "\n%*s(else", ind + 2, "");
@@ -136,20 +129,16 @@ static void stmt(const weft_lang_node *n, int ind, FILE *out) {
         break;
     case WEFT_LANG_COPY:
     case WEFT_LANG_REDUCE:
-        fputc(' ', out);
-        expr(n->a, out);
-        fputc(' ', out);
-        expr(n->b, out);
+        arg(n->a, out);
+        arg(n->b, out);
         list(n, out);
         break;
     case WEFT_LANG_ENSURE:
-        fputc(' ', out);
-        expr(n->a, out);
+        arg(n->a, out);
         list(n, out);
         break;
     case WEFT_LANG_REQUIRE:
-        fputc(' ', out);
-        expr(n->a, out);
+        arg(n->a, out);
         if (n->name) fprintf(out, " \"%s\"", n->name);
         break;
     case WEFT_LANG_CALL:
