@@ -495,6 +495,6 @@ int weft_cmd_select(int argc, char **argv) {
 }
 #else
 int weft_cmd_select(int argc, char **argv) {
-    return weft_cmd_unavailable(&weft_spec_select, argc, argv, "the runtime layer (no nccl.h)");
+    return weft_cmd_unavailable(&weft_spec_select, argc, argv);
 }
 #endif

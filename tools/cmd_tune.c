@@ -74,6 +74,6 @@ int weft_cmd_tune(int argc, char **argv) {
 }
 #else
 int weft_cmd_tune(int argc, char **argv) {
-    return weft_cmd_unavailable(&weft_spec_tune, argc, argv, "the runtime layer (no nccl.h)");
+    return weft_cmd_unavailable(&weft_spec_tune, argc, argv);
 }
 #endif

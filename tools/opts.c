@@ -101,12 +101,13 @@ weft_result weft_cmd_report(const weft_cmd_spec *spec, const char *what, weft_re
     return r;
 }
 
-int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv, const char *why) {
+int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv) {
     weft_getopt g;
     weft_getopt_init(&g, spec, argc, argv);
     for (int c; (c = weft_getopt_next(&g)) != WEFT_OPT_END;)
         if (c == WEFT_OPT_EXIT) return g.exit_code;
-    fprintf(stderr, "%s%s: this weft was built without %s\n", cmd_prefix(spec), spec->name, why);
+    fprintf(stderr, "%s%s: this weft was built without the runtime layer (no nccl.h)\n",
+            cmd_prefix(spec), spec->name);
     return 2;
 }
 

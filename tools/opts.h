@@ -163,10 +163,11 @@ int weft_opt_error(weft_getopt *g, const char *fmt, ...) __attribute__((format(p
 weft_result weft_cmd_report(const weft_cmd_spec *spec, const char *what, weft_result r,
                             weft_diag *d, weft_severity level);
 
-/* A command this build lacks (weft select and weft tune without the runtime layer): its command
- * line is still read (--help, usage errors), then "weft NAME: this weft was built without WHY"
- * on stderr. Returns the exit code: 0 after --help, else 2. */
-int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv, const char *why);
+/* A command this build lacks (weft select and weft tune, which need the runtime layer, in a
+ * build without nccl.h): its command line is still read (--help, usage errors), then "weft NAME:
+ * this weft was built without the runtime layer (no nccl.h)" on stderr. Returns the exit code: 0
+ * after --help, else 2. */
+int weft_cmd_unavailable(const weft_cmd_spec *spec, int argc, char **argv);
 
 /* Parses a size as the SIZE options do ("64K", "1M", "3G"): 0 when it is one in [lo, hi]. */
 int weft_parse_size(const char *s, unsigned long long lo, unsigned long long hi,
