@@ -20,6 +20,10 @@ const char *weft_file_kind(unsigned st_mode) {
     return "not a regular file";
 }
 
+const char *weft_read_name(const char *path) {
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 weft_result weft_read_file_max(const char *path, size_t max_bytes, unsigned flags, char **data,
                                size_t *len, weft_diag *d) {
     weft_result res = WEFT_OK;
@@ -32,7 +36,7 @@ weft_result weft_read_file_max(const char *path, size_t max_bytes, unsigned flag
     if ((flags & WEFT_READ_STDIN) && strcmp(path, "-") == 0) {
         fd = 0;
         own = 0;
-        path = "<stdin>";
+        path = weft_read_name(path);
     } else {
         /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it */
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

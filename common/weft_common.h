@@ -319,6 +319,8 @@ WEFT_API void weft_log_reset(void);
 #define WEFT_READ_MAX_BYTES ((size_t)1 << 30) /* the limit of weft_read_file */
 WEFT_API weft_result weft_read_file_max(const char *path, size_t max_bytes, unsigned flags,
                                         char **data, size_t *len, weft_diag *d);
+/* The name diagnostics give a file read with WEFT_READ_STDIN: path, or "<stdin>" for "-". */
+WEFT_API const char *weft_read_name(const char *path);
 /* weft_read_file_max(path, WEFT_READ_MAX_BYTES, 0, ...). */
 WEFT_API weft_result weft_read_file(const char *path, char **data, size_t *len, weft_diag *d);
 /* What kind of file st_mode is, for messages: "a directory", "a FIFO", "a character device"... */

@@ -975,7 +975,7 @@ weft_result weft_ir_read_file(const char *path, weft_algo **out, weft_diag *d) {
     size_t len = 0;
     *out = NULL;
     WEFT_CHECK(weft_read_file_max(path, WEFT_IR_MAX_FILE_BYTES, WEFT_READ_STDIN, &data, &len, d));
-    WEFT_CHECK(weft_ir_read_memory(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, d));
+    WEFT_CHECK(weft_ir_read_memory(data, len, weft_read_name(path), out, d));
 fail:
     free(data);
     return res;

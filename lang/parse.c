@@ -182,8 +182,7 @@ weft_result weft_lang_parse_file(const char *path, const char *const *include_di
     weft_result res =
         weft_read_file_max(path, WEFT_LANG_MAX_SOURCE_BYTES, WEFT_READ_STDIN, &text, &len, d);
     if (res != WEFT_OK) return res;
-    if (strcmp(path, "-") == 0) path = "<stdin>";
-    return read_program(path, text, len, include_dirs, n_include_dirs, out, d);
+    return read_program(weft_read_name(path), text, len, include_dirs, n_include_dirs, out, d);
 }
 
 weft_result weft_lang_parse_string(const char *text, size_t len, const char *name,
