@@ -27,6 +27,7 @@ static int rank = 0, world = 1;
 #define TG_RANK   rank
 #include "gpu_check.h"
 #include "tune/stream_wait.h"
+#include "tune/nccl_tests.h"
 
 static double median(const double *in, int n) {
     double v[256];
@@ -126,8 +127,7 @@ static void place(const bench *b, const variant *v, int iter, char **in, char **
     char *sendb = b->buf[v->cuda_bufs][0], *recvb = b->buf[v->cuda_bufs][1];
     size_t es = b->es;
     size_t total = b->inb > b->outb ? b->inb : b->outb;
-    size_t steps = total ? b->bufbytes / total : 1;
-    size_t shift = v->old || steps == 0 ? 0 : total * ((size_t)iter % steps);
+    size_t shift = v->old ? 0 : (size_t)weft_nt_shift(total, b->bufbytes, iter);
     *in = sendb + shift;
     *out = recvb + shift;
     if (b->arg->inplace) { /* both in the send buffer, each at its segment of it (weft_buf_mem) */
