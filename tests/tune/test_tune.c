@@ -6,6 +6,7 @@
  * (sections by mode and launch kind, NCCL ranges, instances built from recorded defines, a
  * changed or missing algorithm, fingerprint mismatch, WEFT_TUNE_FILE and weft-tune.txt). */
 #include "check.h"
+#include "nccl_tests.h"
 #include "tune.h"
 
 #include <libxml/parser.h>
@@ -86,6 +87,43 @@ static void test_stats(void) {
     CHECK(tune_decide(st, ok, 3, 0) == 2);
 }
 
+/* nccl-tests' method, the host part (nccl_tests.h): where a sample's calls lie, which run
+ * compare_nccl.sh makes for a size, and the ratio a verified choice reads as. */
+static void test_nccl_tests(void) {
+    /* startColl: by the footprint, modulo how many fit in -e */
+    const uint64_t K = 1024;
+    uint64_t want128[6] = {0, 128 * K, 256 * K, 384 * K, 0, 128 * K};
+    for (int i = 0; i < 6; i++)
+        CHECK(weft_nt_shift(128 * K, 512 * K, i) == want128[i]);
+    for (int i = 0; i < 30; i++)
+        CHECK(weft_nt_shift(512 * K, 512 * K, i) == 0);            /* -e = the size: one place */
+    CHECK(weft_nt_shift(128 * K, 1ull << 30, 19) == 19 * 128 * K); /* -e 1G: 20 places */
+    CHECK(weft_nt_shift(128 * K, 1ull << 30, 8192) == 0);
+    CHECK(weft_nt_shift(0, 512 * K, 7) == 0);
+    CHECK(weft_nt_shift(2u << 20, 1u << 20, 3) == 0); /* larger than -e: not moved */
+    /* compare_nccl.sh's runs: below 1 MB -n ITERS_SMALL and -e the last size below 1 MB */
+    weft_nt_run r = weft_nt_run_of(128 * K, 8, 1ull << 30, 2, 20, 200);
+    CHECK(r.maxbytes == 512 * K && r.iters == 200);
+    r = weft_nt_run_of(512 * K, 8, 1ull << 30, 2, 20, 200);
+    CHECK(r.maxbytes == 512 * K && r.iters == 200);
+    r = weft_nt_run_of(1u << 20, 8, 1ull << 30, 2, 20, 200);
+    CHECK(r.maxbytes == 1ull << 30 && r.iters == 20);
+    r = weft_nt_run_of(8, 8, 64 * K, 2, 20, 200); /* -e below 1 MB: one run, to -e */
+    CHECK(r.maxbytes == 64 * K && r.iters == 200);
+    r = weft_nt_run_of(256, 1, 256 << 20, 4, 20, 200); /* 1, 4, ... 4^9 = 256K */
+    CHECK(r.maxbytes == 256 * K && r.iters == 200);
+    r = weft_nt_run_of(96, 8, 256 << 20, 1.5, 20, 200); /* whole bytes, as tune's sweep */
+    uint64_t last = 8;
+    for (uint64_t b = 8; b < (1u << 20); b = (uint64_t)((double)b * 1.5))
+        last = b;
+    CHECK(r.maxbytes == last);
+    /* the ratio compare_nccl.sh reads: the medians', not the median of the paired ratios */
+    tune_stat st[2] = {{10, 1, 1, 1}, {12, 1.1, 1.05, 1.15}};
+    CHECK(fabs(tune_verify_ratio(st) - 1.2) < 1e-12);
+    st[0].us = 0;
+    CHECK(isinf(tune_verify_ratio(st)));
+}
+
 /* ---- a fake backend ---------------------------------------------------------------------- */
 #define MAXR 8
 
@@ -110,6 +148,7 @@ typedef struct model {
 typedef struct shim_launch {
     tune_point p;
     char name[32];
+    int n; /* calls per sample */
 } shim_launch;
 
 typedef struct world {
@@ -133,6 +172,7 @@ typedef struct world {
     int bad_through;
     shim_launch shim[MAXSHIM];
     int nshim;
+    int bad_search_point; /* a point measured before the verification said a run of its own */
 } world;
 
 typedef struct fctx {
@@ -213,10 +253,12 @@ static int f_sample(void *ctx, const tune_point *p, int impl, int n, double *us)
         if (q == NULL || q->coll != p->coll || q->inplace != p->inplace || q->flags != p->flags ||
             q->bytes != p->bytes) { /* once per point */
             l->p = *p;
+            l->n = n;
             snprintf(l->name, sizeof l->name, "%s", impl_name(c, impl));
             c->w->nshim++;
         }
     }
+    if (!c->vreg && (p->calls != 0 || p->maxbytes != 0)) c->w->bad_search_point = 1;
     double t = base * (1 + c->rank * m->rank_bias) * (1 + m->sigma * gauss(c));
     if (t < 0.01) t = 0.01;
     *us = t;
@@ -1476,7 +1518,14 @@ static void test_verify(void) {
         else
             CHECK_STR(now, "NCCL(table)");
         CHECK(q && q->note && strstr(q->note, l->name));
+        /* timed as compare_nccl.sh -b 8 -e 2M -f 4 runs nccl-tests: -n 200 and -e 512K below
+         * 1 MB, -n 20 (--calls) and -e 2M from it */
+        int small = l->p.bytes < (1u << 20);
+        CHECK(l->n == l->p.calls);
+        CHECK(l->p.calls == (small ? 200 : o.calls));
+        CHECK(l->p.maxbytes == (small ? 524288u : 2u << 20));
     }
+    CHECK(!w.bad_search_point); /* the search keeps --calls and the whole buffers */
     weft_registry_free(shim);
     weft_registry_free(base);
     weft_tune_table_free(back);
@@ -1585,7 +1634,7 @@ static void test_expected(void) {
         for (int n = 2; n <= 4; n++) {
             for (size_t c = 1; c <= 5; c += 4) {
                 for (int ip = 0; ip < 2; ip++) {
-                    tune_point p = {co, n, ip, 0, 0, c};
+                    tune_point p = {.coll = co, .nranks = n, .inplace = ip, .count = c};
                     int big = co == WEFT_COLL_ALLGATHER || co == WEFT_COLL_ALLTOALL ||
                               co == WEFT_COLL_GATHER;
                     size_t outn = c * (big ? (size_t)n : 1);
@@ -1651,6 +1700,7 @@ int main(int argc, char **argv) {
     unsetenv("WEFT_TUNE_FILE");
     weft_env_reset();
     test_stats();
+    test_nccl_tests();
     test_expected();
     test_run_choice();
     test_ranks_agree();

@@ -36,6 +36,9 @@ typedef struct tune_opts {
     int check;         /* compare every candidate's result with NCCL's first */
     int verify;        /* time the table's choices through the shim's selection before writing */
     double verify_max; /* ... and drop one whose weft/NCCL time is above this beyond the noise */
+    /* the verification's calls per sample below 1 MB (compare_nccl.sh's --iters-small); from
+     * 1 MB it takes calls, as --iters there */
+    int verify_calls_small;
     int merge, plot, quiet;
     const char *plot_only; /* --plot-only TABLE: draw it, measure nothing */
 } tune_opts;
@@ -55,6 +58,12 @@ typedef struct tune_point {
     unsigned flags; /* WEFT_CALL_GRAPH, WEFT_CALL_REGISTERED */
     uint64_t bytes; /* as nccl-tests counts them */
     size_t count;   /* NCCL's count argument (floats) */
+    /* The verification's points are timed as compare_nccl.sh's nccl-tests run for their size
+     * times them (weft_nt_run_of): calls per sample (its -n) and the bound its -e puts on where
+     * a sample's calls are moved (weft_nt_shift; the buffers hold at least that). 0 while
+     * searching: --calls, and the buffers' whole size. */
+    int calls;
+    uint64_t maxbytes;
 } tune_point;
 
 /* Every function is collective (every rank calls it, in the same order) unless it says
@@ -75,8 +84,9 @@ typedef struct tune_backend {
      * cannot); the first capture's one-time costs are paid here, untimed. */
     int (*capture)(void *ctx, const tune_point *p, int impl, int n);
     /* One timed sample as nccl-tests takes it: one call completed, a barrier, then n calls (or a
-     * graph of n captured for the sample, launched once); *us = time per call on this rank,
-     * from the host's clock to the stream's end. */
+     * graph of n captured for the sample, launched once), call i's buffers moved by
+     * weft_nt_shift(footprint, p->maxbytes or the buffers' size, i); *us = time per call on this
+     * rank, from the host's clock to the stream's end. */
     int (*sample)(void *ctx, const tune_point *p, int impl, int n, double *us);
     /* Frees what capture made for the point, if anything. */
     void (*release)(void *ctx, const tune_point *p);
@@ -131,6 +141,11 @@ int tune_decide(const tune_stat *st, const int *ok, int nimpl, double margin);
 /* Verifying a choice: dropped when its ratio to NCCL through the shim is above max beyond the
  * noise (its whole 95% interval), kept otherwise. */
 int tune_verify_drops(const tune_stat *st, double max);
+/* The ratio a verified choice reads as, given NCCL's statistics st[0] and weft's st[1]: weft's
+ * median time over NCCL's, as compare_nccl.sh compares nccl-tests' runs (its medians' ratio per
+ * size and mode), not the median of the paired ratios the decision uses. The "worst ratio kept"
+ * is the largest of these. */
+double tune_verify_ratio(const tune_stat *st);
 
 /* The registry libweft_nccl.so builds with table t for a communicator of nranks ranks in nodes
  * of gpn GPUs (gpn == nranks: one node), made by the functions it uses: the folders of paths

@@ -4,6 +4,8 @@
  * scripted timings (tests/tune). */
 #include "tune.h"
 
+#include "nccl_tests.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,10 @@ int tune_decide(const tune_stat *st, const int *ok, int nimpl, double margin) {
 
 int tune_verify_drops(const tune_stat *st, double max) {
     return st->lo > max;
+}
+
+double tune_verify_ratio(const tune_stat *st) {
+    return st[0].us > 0 ? st[1].us / st[0].us : INFINITY;
 }
 
 /* ---- the plan ---------------------------------------------------------------------------- */
@@ -410,8 +416,9 @@ static weft_result measure(run *R, const plan_sec *s, const tune_point *p, doubl
                        "itself failed"));
     if (stage != 0) WEFT_FAIL(WEFT_ERR_INTERNAL);
     /* 3. calls per sample: a fixed count, as nccl-tests' -n (a sample of one call at a large
-     * size would charge the barrier's skew and the host's enqueue latency to that one call) */
-    int batch = o->calls > 0 ? o->calls : 20;
+     * size would charge the barrier's skew and the host's enqueue latency to that one call);
+     * the verification's, the -n of compare_nccl.sh's run for the size */
+    int batch = p->calls > 0 ? p->calls : o->calls > 0 ? o->calls : 20;
     /* 4. graph points: can each implementation be captured (every sample captures anew) */
     if (p->flags & WEFT_CALL_GRAPH) {
         BK(stage = prepare(R, p, impl, st, nimpl, b->capture, batch, "capturing",
@@ -598,12 +605,15 @@ fail:
 
 typedef struct verify_sum {
     int verified, dropped;
-    double worst; /* the largest median ratio kept; 0: none */
+    double worst; /* the largest tune_verify_ratio kept; 0: none */
 } verify_sum;
 
-/* The point a table row was measured at. */
+/* The point a table row was measured at, to be timed as compare_nccl.sh's nccl-tests run for
+ * its size times it (with this run's -b, -e and -f): that run's -n calls per sample, each moved
+ * within that run's -e. nccl-tests' size is the call's larger buffer. */
 static void row_point(const run *R, const weft_tune_section *s, const weft_tune_row *row,
                       tune_point *p) {
+    const tune_opts *o = R->o;
     uint64_t per = elem_bytes(s->coll, R->b->nranks);
     memset(p, 0, sizeof *p);
     p->coll = s->coll;
@@ -612,6 +622,11 @@ static void row_point(const run *R, const weft_tune_section *s, const weft_tune_
     p->flags = s->flags;
     p->count = (size_t)(row->bytes / per);
     p->bytes = row->bytes;
+    weft_nt_run nt =
+        weft_nt_run_of(buffer_bytes(p), o->minb, o->maxb, o->factor, o->calls > 0 ? o->calls : 20,
+                       o->verify_calls_small > 0 ? o->verify_calls_small : 200);
+    p->calls = nt.iters;
+    p->maxbytes = nt.maxbytes;
 }
 
 static int section_kind(const weft_tune_section *s) {
@@ -688,10 +703,11 @@ static weft_result verify_row(run *R, const weft_registry *vreg, const weft_tune
                              a->name, other);
     else {
         drop = tune_verify_drops(st, o->verify_max);
-        note = weft_asprintf("through the shim: '%s'%s %.2f us, NCCL %.2f us: %.3fx (95%% interval "
-                             "%.3f-%.3f, %d rounds), %s %g: %s",
-                             a->name, other, st->us, pr->st[0].us, st->ratio, st->lo, st->hi,
-                             pr->rounds, drop ? "above" : "not above", o->verify_max,
+        note = weft_asprintf("through the shim: '%s'%s %.2f us, NCCL %.2f us: %.3fx (per round "
+                             "%.3fx, 95%% interval %.3f-%.3f, %d rounds of %d calls), %s %g: %s",
+                             a->name, other, st->us, pr->st[0].us, tune_verify_ratio(pr->st),
+                             st->ratio, st->lo, st->hi, pr->rounds, p.calls,
+                             drop ? "above" : "not above", o->verify_max,
                              drop ? "dropped, NCCL serves this size" : "kept");
     }
     WEFT_CHECK_ALLOC(note);
@@ -703,7 +719,7 @@ static weft_result verify_row(run *R, const weft_registry *vreg, const weft_tune
         fprintf(R->progress, "[%s%d/%d] %s: NCCL %.2f us, %s through the shim", R->phase,
                 R->done + 1, R->total, pt, pr->st[0].us, a->name);
         if (pr->status[1] == WEFT_TUNE_OK)
-            fprintf(R->progress, " %.2f (%.2fx +-%.1f%%)", st->us, st->ratio,
+            fprintf(R->progress, " %.2f (%.2fx +-%.1f%%)", st->us, tune_verify_ratio(pr->st),
                     100 * (st->hi - st->lo) / 2);
         else
             fprintf(R->progress, " %s",
@@ -715,7 +731,8 @@ static weft_result verify_row(run *R, const weft_registry *vreg, const weft_tune
     if (drop) {
         WEFT_CHECK(drop_choice(R, &p, row, note, 1, sum));
     } else {
-        if (st->ratio > sum->worst) sum->worst = st->ratio;
+        double r = tune_verify_ratio(pr->st); /* what compare_nccl.sh will read */
+        if (r > sum->worst) sum->worst = r;
         WEFT_CHECK(weft_tune_add_note(row, note));
     }
 fail:
@@ -745,6 +762,7 @@ static weft_result verify_kind(run *R, const weft_registry *vreg, weft_tune_tabl
             if (ts->rows[j].choice < 0) continue;
             row_point(R, ts, &ts->rows[j], &p);
             if (buffer_bytes(&p) > most) most = buffer_bytes(&p);
+            if (p.maxbytes > most) most = p.maxbytes; /* nccl-tests' buffers hold its -e */
             here++;
         }
     }
@@ -820,9 +838,12 @@ static weft_result verify(run *R, weft_tune_table *t, point_result *pr) {
     if (R->progress) {
         fprintf(R->progress,
                 "weft tune: verifying the %d sizes the table gives to weft through the shim (the "
-                "table loaded as libweft_nccl.so loads it, each against NCCL again; above %gx "
-                "NCCL's time beyond the noise, NCCL serves that size)\n",
-                npts, o->verify_max);
+                "table loaded as libweft_nccl.so loads it, each against NCCL again, timed as "
+                "tools/compare_nccl.sh -b %llu -e %llu -f %g runs nccl-tests: -n %d below 1 MB, "
+                "%d from it; above %gx NCCL's time beyond the noise, NCCL serves that size)\n",
+                npts, (unsigned long long)o->minb, (unsigned long long)o->maxb, o->factor,
+                o->verify_calls_small > 0 ? o->verify_calls_small : 200,
+                o->calls > 0 ? o->calls : 20, o->verify_max);
         fflush(R->progress);
     }
     for (int kind = 0; kind < 2; kind++)

@@ -3,9 +3,13 @@
  * backend of tune.h over MPI, NCCL and the runtime's public API (weft_comm_attach and
  * weft_comm_launch with weft_call.algo naming each candidate), each sample timed as nccl-tests
  * times, then rank 0 writes the table. */
+#define _GNU_SOURCE /* dladdr */
 #include "tune.h"
 
+#include "nccl_tests.h"
+
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <mpi.h>
 #include <nccl.h>
 #include <stdio.h>
@@ -189,9 +193,11 @@ static int launch_at(gpu *g, const tune_point *p, int impl, unsigned flags, int 
     char *in, *out;
     size_t inb, outb;
     layout(g, p, &in, &out, &inb, &outb);
-    /* nccl-tests moves each call of a sample by its footprint while it fits the buffers */
-    size_t total = inb > outb ? inb : outb, room = (size_t)(g->bytes - 4096);
-    size_t steps = total ? room / total : 1, shift = steps ? total * ((size_t)iter % steps) : 0;
+    /* nccl-tests moves each call of a sample by its footprint within its -e: the verification's
+     * points say that run's -e (compare_nccl.sh's), the search's use the whole buffers */
+    size_t total = inb > outb ? inb : outb;
+    uint64_t room = p->maxbytes ? p->maxbytes : g->bytes - 4096;
+    size_t shift = (size_t)weft_nt_shift(total, room, iter);
     in += shift;
     out += shift;
     if (impl < 0) {
@@ -423,6 +429,23 @@ static int g_through(void *ctx, const weft_registry *reg, char *why, size_t len)
 
 /* ---- the program ------------------------------------------------------------------------- */
 
+/* What makes NCCL's time here differ from nccl-tests' in tools/compare_nccl.sh, said before
+ * measuring (rank 0): the libnccl this process loaded (the script puts PyTorch's first on
+ * LD_LIBRARY_PATH) and NCCL_NVLS_ENABLE (the script sets 0). */
+static void print_nccl_setup(void) {
+    Dl_info info;
+    int v = 0;
+    ncclGetVersion(&v);
+    const char *nvls = getenv("NCCL_NVLS_ENABLE");
+    fprintf(stderr,
+            "weft tune: NCCL %d.%d.%d from %s; NCCL_NVLS_ENABLE=%s (tools/compare_nccl.sh runs "
+            "nccl-tests with the NCCL tools/gpu_env.sh picks and NCCL_NVLS_ENABLE=0: tune under "
+            "the same for its verdicts to hold there)\n",
+            v / 10000, v / 100 % 100, v % 100,
+            dladdr((void *)ncclGetVersion, &info) && info.dli_fname ? info.dli_fname : "?",
+            nvls ? nvls : "(unset: NCCL's default)");
+}
+
 /* Problems loading the folder, without the `require`s that rule instances out on purpose
  * (SERVE, ANYN...: -D brings those in) and the notes that follow them. */
 static void print_load_diag(const weft_diag *d) {
@@ -524,7 +547,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "weft tune: rank %d: out of memory loading %s\n", rank, o.paths);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (rank == 0) print_load_diag(d);
+    if (rank == 0) {
+        print_load_diag(d);
+        if (!o.quiet) print_nccl_setup();
+    }
     weft_diag_clear(d);
     weft_comm *wc = NULL;
     if (weft_comm_attach(1, &comm, reg, &wc, d) != WEFT_OK) {

@@ -17,6 +17,7 @@ void tune_opts_default(tune_opts *o) {
     o->buffers = 3;
     o->iters = 200;
     o->calls = 20;
+    o->verify_calls_small = 200; /* compare_nccl.sh's -n below 1 MB */
     o->warmup = 20;
     o->precision = 0.01;
     o->max_factor = 4;
@@ -65,6 +66,7 @@ int tune_opts_parse(int argc, char **argv, tune_opts *o, FILE *err) {
         }
         case 'n': o->iters = (int)g.num; break;
         case TUNE_OPT_CALLS: o->calls = (int)g.num; break;
+        case TUNE_OPT_VERIFY_CALLS_SMALL: o->verify_calls_small = (int)g.num; break;
         case 'w': o->warmup = (int)g.num; break;
         case TUNE_OPT_PRECISION: o->precision = g.real; break;
         case TUNE_OPT_MAX_ROUNDS: o->max_factor = (int)g.num; break;

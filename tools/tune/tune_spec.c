@@ -65,6 +65,10 @@ static const weft_opt tune_opts_table[] = {
                   "the verification keeps a choice unless weft's time\n"
                   "through the shim is above R x NCCL's beyond the\n"
                   "noise (default 1.02)"),
+    WEFT_OPT_INT(TUNE_OPT_VERIFY_CALLS_SMALL, "verify-calls-small", "K", 1, 10000,
+                 "the verification's calls per sample below 1 MB,\n"
+                 "as compare_nccl.sh --iters-small (default 200;\n"
+                 "from 1 MB --calls, as its --iters)"),
     WEFT_OPT_FLAG(TUNE_OPT_NO_VERIFY, "no-verify",
                   "write the table as decided, without timing it\n"
                   "through the shim"),
@@ -83,16 +87,15 @@ static const weft_opt tune_opts_table[] = {
 const weft_cmd_spec weft_spec_tune = {
     .name = "tune",
     .summary = "measure which algorithm serves each size on this machine (under mpirun)",
-    .synopsis =
-        "-d PATHS -o TABLE [-C COLLS] [-b MIN -e MAX -f FACTOR]\n"
-        "                     [--modes out,in] [--launch eager,graph]\n"
-        "                     [--buffers unregistered,registered] [-D NAME=VALUE]... "
-        "[-n ITERS]\n"
-        "                     [--calls K] [-w WARMUP] [--precision P] [--max-rounds X] "
-        "[--margin M]\n"
-        "                     [--no-check] [--verify-max R] [--no-verify] [--merge] [--plot] "
-        "[-q]\n"
-        "--plot-only TABLE [-o PICTURE.svg]",
+    .synopsis = "-d PATHS -o TABLE [-C COLLS] [-b MIN -e MAX -f FACTOR]\n"
+                "                     [--modes out,in] [--launch eager,graph]\n"
+                "                     [--buffers unregistered,registered] [-D NAME=VALUE]... "
+                "[-n ITERS]\n"
+                "                     [--calls K] [-w WARMUP] [--precision P] [--max-rounds X] "
+                "[--margin M]\n"
+                "                     [--no-check] [--verify-max R] [--verify-calls-small K]\n"
+                "                     [--no-verify] [--merge] [--plot] [-q]\n"
+                "--plot-only TABLE [-o PICTURE.svg]",
     .description =
         "Measures, on this machine, which algorithm of PATHS serves each collective call\n"
         "fastest, and writes the answer as a tuning table that libweft_nccl.so follows\n"
@@ -107,8 +110,11 @@ const weft_cmd_spec weft_spec_tune = {
         "ratio to NCCL is known. A candidate serves a size only when it beats NCCL by more\n"
         "than that noise (and M); every rank decides from the same numbers. Before the table is\n"
         "written, each size it gives to weft is timed against NCCL again through the shim's\n"
-        "selection (the table loaded as libweft_nccl.so loads it); one slower than R x NCCL\n"
-        "beyond the noise goes back to NCCL. docs/tune.md.",
+        "selection (the table loaded as libweft_nccl.so loads it), each sample as\n"
+        "tools/compare_nccl.sh with the same -b, -e and -f runs nccl-tests for that size\n"
+        "(its -n, its buffers' offsets); one slower than R x NCCL beyond the noise goes back\n"
+        "to NCCL, and the worst ratio kept is weft's median time over NCCL's, as that\n"
+        "script reads it. docs/tune.md.",
     .opts = tune_opts_table,
     .exit_status = "0 ok, 1 measuring failed, 2 usage error.",
 };

@@ -17,7 +17,8 @@ enum {
     TUNE_OPT_PLOT,
     TUNE_OPT_PLOT_ONLY,
     TUNE_OPT_VERIFY_MAX,
-    TUNE_OPT_NO_VERIFY
+    TUNE_OPT_NO_VERIFY,
+    TUNE_OPT_VERIFY_CALLS_SMALL
 };
 
 extern const weft_cmd_spec weft_spec_tune;
