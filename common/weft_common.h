@@ -190,6 +190,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
     X(NCCL_COMM_BLOCKING, "NCCL_COMM_BLOCKING", NULL,                                              \
       "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)",    \
       WEFT_ENVK_FLAG)                                                                              \
+    X(NCCL_NVLS_ENABLE, "NCCL_NVLS_ENABLE", NULL,                                                  \
+      "read, not set: whether NCCL may use NVLink SHARP; weft tune prints it (compare_nccl.sh "     \
+      "runs nccl-tests with 0)",                                                                   \
+      WEFT_ENVK_FLAG)                                                                              \
     X(WORLD_RANK, "OMPI_COMM_WORLD_RANK", "PMI_RANK",                                              \
       "read, not set: this process's rank under mpirun (Open MPI; MPICH): weft tune's messages "   \
       "before MPI starts come from rank 0 alone",                                                  \

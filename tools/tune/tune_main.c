@@ -436,14 +436,14 @@ static void print_nccl_setup(void) {
     Dl_info info;
     int v = 0;
     ncclGetVersion(&v);
-    const char *nvls = getenv("NCCL_NVLS_ENABLE");
+    const char *nvls = weft_env_get(WEFT_ENV_NCCL_NVLS_ENABLE);
     fprintf(stderr,
             "weft tune: NCCL %d.%d.%d from %s; NCCL_NVLS_ENABLE=%s (tools/compare_nccl.sh runs "
             "nccl-tests with the NCCL tools/gpu_env.sh picks and NCCL_NVLS_ENABLE=0: tune under "
             "the same for its verdicts to hold there)\n",
             v / 10000, v / 100 % 100, v % 100,
             dladdr((void *)ncclGetVersion, &info) && info.dli_fname ? info.dli_fname : "?",
-            nvls ? nvls : "(unset: NCCL's default)");
+            *nvls ? nvls : "(unset: NCCL's default)");
 }
 
 /* Problems loading the folder, without the `require`s that rule instances out on purpose
