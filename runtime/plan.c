@@ -871,18 +871,34 @@ static int plan_order(const weft_algo *a, const weft_mode_plan *m, const weft_al
 /* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
  * destination of `re`, a fused `re`'s sources, a fold's local operands, every source of a
  * multi-peer send). */
+static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp,
+                         const weft_dstep *d, weft_buf b, int32_t o, int32_t n, int shifted);
 static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
                       weft_buf b, int32_t o, int32_t n) {
+    return step_reads_at(a, r, rp, d, b, o, n, 0);
+}
+
+/* Whether chunk ranges [o1, o1+n) of b1 and [o2, o2+n) of b2 meet on rank r: anywhere, or
+ * (shifted) only where they meet at different chunks. */
+static int ranges_meet(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
+                       int32_t o2, int32_t n, int shifted) {
+    return shifted ? mem_shifted(a, r, b1, o1, b2, o2, n) : may_overlap(a, r, b1, o1, b2, o2, n);
+}
+
+/* Whether step d reads any of [o, o+n) of b (shifted: any of it at a different chunk than the
+ * same memory has in d's own range). */
+static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp,
+                         const weft_dstep *d, weft_buf b, int32_t o, int32_t n, int shifted) {
     unsigned f = weft_step_flags((weft_step_type)d->type);
     if ((d->flags & WEFT_DSTEP_F_XCONN) && (f & WEFT_STEP_F_SEND))
         for (int32_t i = 0; i < d->nsend; i++) {
             const weft_drecv *e = &rp->xrecv[d->xsend + i];
-            if (may_overlap(a, r, (weft_buf)e->pbuf, e->poff, b, o, n)) return 1;
+            if (ranges_meet(a, r, (weft_buf)e->pbuf, e->poff, b, o, n, shifted)) return 1;
         }
     if (d->flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_SCATTER)) {
         for (int32_t i = 0; i < d->nrecv; i++) {
             const weft_drecv *e = &rp->xrecv[d->xrecv + i];
-            if (e->tb < 0 && may_overlap(a, r, (weft_buf)e->pbuf, e->poff, b, o, n)) return 1;
+            if (e->tb < 0 && ranges_meet(a, r, (weft_buf)e->pbuf, e->poff, b, o, n, shifted)) return 1;
         }
         return 0;
     }
@@ -890,13 +906,13 @@ static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, c
         if (d->nsrc > 1) {
             for (int32_t i = 0; i < d->nsrc; i++) {
                 const weft_dsrc *x = &rp->xsrc[d->xsrc + i];
-                if (may_overlap(a, r, (weft_buf)x->buf, x->off, b, o, n)) return 1;
+                if (ranges_meet(a, r, (weft_buf)x->buf, x->off, b, o, n, shifted)) return 1;
             }
-        } else if (may_overlap(a, r, (weft_buf)d->srcbuf, d->srcoff, b, o, n)) {
+        } else if (ranges_meet(a, r, (weft_buf)d->srcbuf, d->srcoff, b, o, n, shifted)) {
             return 1;
         }
     }
-    return d->type == WEFT_STEP_RE && may_overlap(a, r, (weft_buf)d->dstbuf, d->dstoff, b, o, n);
+    return d->type == WEFT_STEP_RE && ranges_meet(a, r, (weft_buf)d->dstbuf, d->dstoff, b, o, n, shifted);
 }
 
 /* Index of send (or receive) message `which` of step s among tb's, and how many tb has. */
@@ -1067,11 +1083,15 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
             msgs = x->type != WEFT_STEP_RE;
             for (; i1 < n; i1++) {
                 const weft_dstep *y = &tmp[i1];
-                /* the closing copy is written chunk by chunk with the fold: its destination
-                 * may meet neither the accumulator nor a local operand of a later chunk */
+                /* the closing copy is written chunk by chunk with the fold, each element after
+                 * every operand's same element was read by the same thread (the interpreter's
+                 * folds): its destination may meet neither the accumulator nor a local operand
+                 * at another chunk (of a later chunk, or shifted); the very same memory is
+                 * read first (the one-shot allreduce in place: the output over the input) */
                 int meets = 0;
                 for (int32_t k = i; k < i1 && !meets && y->type == WEFT_STEP_CPY; k++)
-                    meets = step_reads(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff, y->cnt);
+                    meets = step_reads_at(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff,
+                                          y->cnt, 1);
                 if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
                     y->srcoff == x->dstoff && y->nsrc <= 1 && !meets &&
                     !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,

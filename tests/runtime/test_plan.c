@@ -395,6 +395,64 @@ static weft_algo *unfusable3(void) {
     return a;
 }
 
+/* In place, a fold's closing copy writes the memory a local operand is read from, at the same
+ * chunk (the output over the input): the fold reads every element before the same thread writes
+ * it, so the copy still folds in (a second destination) instead of running as a step of its own
+ * after the fold (the library's one-shot allreduce in place, on ranks >= 2). */
+static void test_closing_copy_in_place(void) {
+    weft_algo *a = weft_algo_new("closing3", WEFT_COLL_ALLREDUCE, 3, 1);
+    a->proto = WEFT_PROTO_LL;
+    a->inplace = 1;
+    a->outofplace = 0;
+    for (int r = 0; r < 3; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = g->o_chunks = g->s_chunks = 1;
+        int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
+        step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
+             -1, -1, 1);
+        step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
+             -1, -1, 1);
+        step(weft_gpu_add_tb(g, -1, p1, 0), WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
+             0, 1, -1, -1, 1);
+        step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH, 0,
+             1, 2, 0, 1);
+        weft_tb *t = weft_gpu_add_tb(g, -1, -1, 0);
+        /* the copy overwrites the input both sends read: after them */
+        step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 0, 0, 0);
+        step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 1, 0, 0);
+        step(t, WEFT_STEP_RE, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 1, 3, 0, 0);
+        step(t, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+    }
+    a->nchannels = 1;
+    weft_diag *d = weft_diag_new();
+    CHECK(weft_ir_verify(a, NULL, d, NULL) == WEFT_OK);
+    weft_diag_print(d, stderr, WEFT_SEV_ERROR);
+    weft_diag_free(d);
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_algo_plan p;
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
+    weft_layout l;
+    weft_layout_init(&l, 3, 1);
+    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+    const weft_mode_plan *m = weft_plan_mode(&p, 1);
+    CHECK(m != NULL && m->collapsed);
+    if (m && m->collapsed) {
+        const weft_rank_plan *rp = &m->ranks[1];
+        const weft_dtb *t = &rp->tbs[rp->crun];
+        const weft_dstep *y = rp->steps + t->first;
+        /* one send to both peers, then the fold into scratch that also writes the output */
+        CHECK(t->nsteps == 2 && y[0].type == WEFT_STEP_SEND && y[0].nsend == 2);
+        CHECK((y[1].flags & WEFT_DSTEP_F_FOLD) && (y[1].flags & WEFT_DSTEP_F_DST2) &&
+              y[1].dst2buf == WEFT_BUF_OUTPUT && y[1].dst2off == 0);
+    }
+    weft_plan_free(&p);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+}
+
 /* Where collapsing pays: the longest chain of waits between a rank's thread blocks. */
 static void test_collapse_gain(void) {
     weft_rt_cfg c;
@@ -619,6 +677,7 @@ int main(void) {
     test_fusion();
     test_fused_receive();
     test_collapse_gain();
+    test_closing_copy_in_place();
     test_dep_late();
     test_geometry();
     test_eligibility();
