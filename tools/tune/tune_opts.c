@@ -8,23 +8,22 @@
 #include <string.h>
 
 void tune_opts_default(tune_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->minb = 8;
-    o->maxb = 256ull << 20;
-    o->factor = 2;
-    o->modes = 3;
-    o->launches = 3;
-    o->buffers = 3;
-    o->iters = 200;
-    o->calls = 20;
-    o->verify_calls_small = 200; /* compare_nccl.sh's -n below 1 MB */
-    o->warmup = 20;
-    o->precision = 0.01;
-    o->max_factor = 4;
-    o->margin = 0;
-    o->check = 1;
-    o->verify = 1;
-    o->verify_max = 1.02; /* the promise: preloaded, weft is never more than 2% slower */
+    *o = (tune_opts){.minb = 8,
+                     .maxb = 256ull << 20,
+                     .factor = 2,
+                     .modes = 3,
+                     .launches = 3,
+                     .buffers = 3,
+                     .iters = 200,
+                     .calls = 20,
+                     .verify_calls_small = 200, /* compare_nccl.sh's -n below 1 MB */
+                     .warmup = 20,
+                     .precision = 0.01,
+                     .max_factor = 4,
+                     .check = 1,
+                     .verify = 1,
+                     /* the promise: preloaded, weft is never more than 2% slower */
+                     .verify_max = 1.02};
 }
 
 int tune_opts_parse(int argc, char **argv, tune_opts *o, FILE *err) {
