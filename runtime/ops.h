@@ -45,24 +45,20 @@ inline float to_float(bf16 b) {
 inline bf16 to_bf16(float f) {
     return bf16{weft_float_to_bf16(f)};
 }
-inline f16 operator+(f16 a, f16 b) {
-    return to_f16(to_float(a) + to_float(b));
-}
-inline f16 operator*(f16 a, f16 b) {
-    return to_f16(to_float(a) * to_float(b));
-}
-inline bool operator<(f16 a, f16 b) {
-    return to_float(a) < to_float(b);
-}
-inline bf16 operator+(bf16 a, bf16 b) {
-    return to_bf16(to_float(a) + to_float(b));
-}
-inline bf16 operator*(bf16 a, bf16 b) {
-    return to_bf16(to_float(a) * to_float(b));
-}
-inline bool operator<(bf16 a, bf16 b) {
-    return to_float(a) < to_float(b);
-}
+/* Through float, rounded back, as the GPU's half and bfloat16 arithmetic. */
+#define WEFT_HOST_HALF_OPS_(T, TO)                                                                 \
+    inline T operator+(T a, T b) {                                                                 \
+        return TO(to_float(a) + to_float(b));                                                      \
+    }                                                                                              \
+    inline T operator*(T a, T b) {                                                                 \
+        return TO(to_float(a) * to_float(b));                                                      \
+    }                                                                                              \
+    inline bool operator<(T a, T b) {                                                              \
+        return to_float(a) < to_float(b);                                                          \
+    }
+WEFT_HOST_HALF_OPS_(f16, to_f16)
+WEFT_HOST_HALF_OPS_(bf16, to_bf16)
+#undef WEFT_HOST_HALF_OPS_
 #endif
 
 /* max/min: floats as NCCL (fmax/fmin), everything else by comparison. */
@@ -72,32 +68,21 @@ template <class T> WEFT_DEV T vmax(T a, T b) {
 template <class T> WEFT_DEV T vmin(T a, T b) {
     return b < a ? b : a;
 }
-template <> WEFT_DEV float vmax<float>(float a, float b) {
-    return fmaxf(a, b);
-}
-template <> WEFT_DEV float vmin<float>(float a, float b) {
-    return fminf(a, b);
-}
-template <> WEFT_DEV double vmax<double>(double a, double b) {
-    return fmax(a, b);
-}
-template <> WEFT_DEV double vmin<double>(double a, double b) {
-    return fmin(a, b);
-}
+/* A floating type's max and min through its own functions (NaN as NCCL treats it). */
+#define WEFT_VMINMAX_(T, MAX, MIN)                                                                 \
+    template <> WEFT_DEV T vmax<T>(T a, T b) {                                                     \
+        return MAX(a, b);                                                                          \
+    }                                                                                              \
+    template <> WEFT_DEV T vmin<T>(T a, T b) {                                                     \
+        return MIN(a, b);                                                                          \
+    }
+WEFT_VMINMAX_(float, fmaxf, fminf)
+WEFT_VMINMAX_(double, fmax, fmin)
 #if defined(__CUDACC__)
-template <> WEFT_DEV f16 vmax<f16>(f16 a, f16 b) {
-    return __hmax(a, b);
-}
-template <> WEFT_DEV f16 vmin<f16>(f16 a, f16 b) {
-    return __hmin(a, b);
-}
-template <> WEFT_DEV bf16 vmax<bf16>(bf16 a, bf16 b) {
-    return __hmax(a, b);
-}
-template <> WEFT_DEV bf16 vmin<bf16>(bf16 a, bf16 b) {
-    return __hmin(a, b);
-}
+WEFT_VMINMAX_(f16, __hmax, __hmin)
+WEFT_VMINMAX_(bf16, __hmax, __hmin)
 #endif
+#undef WEFT_VMINMAX_
 
 /* Functors. Sum and product of signed integers run on the unsigned type of the same width
  * (identical bits, no undefined overflow). */
