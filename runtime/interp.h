@@ -148,23 +148,28 @@ struct Line {
     uint32_t d0, f0, d1, f1;
 };
 
-/* Op element by element over the Ts packed in a word (a 16-byte Pack, an LL line's 8 bytes). */
-template <class T, class Op, class W> WEFT_DEV W reduce_word(W a, W b) {
-    constexpr int V = sizeof(W) / sizeof(T);
+template <class T, class Op> WEFT_DEV Pack reduce_pack(Pack a, Pack b) {
+    constexpr int V = 16 / sizeof(T);
     T x[V], y[V];
-    memcpy(x, &a, sizeof(W));
-    memcpy(y, &b, sizeof(W));
+    memcpy(x, &a, 16);
+    memcpy(y, &b, 16);
     WEFT_UNROLL
     for (int i = 0; i < V; i++)
         x[i] = Op::template apply<T>(x[i], y[i]);
-    memcpy(&a, x, sizeof(W));
+    memcpy(&a, x, 16);
     return a;
 }
-template <class T, class Op> WEFT_DEV Pack reduce_pack(Pack a, Pack b) {
-    return reduce_word<T, Op, Pack>(a, b);
-}
+
 template <class T, class Op> WEFT_DEV uint64_t reduce_u64(uint64_t a, uint64_t b) {
-    return reduce_word<T, Op, uint64_t>(a, b);
+    constexpr int V = 8 / sizeof(T);
+    T x[V], y[V];
+    memcpy(x, &a, 8);
+    memcpy(y, &b, 8);
+    WEFT_UNROLL
+    for (int i = 0; i < V; i++)
+        x[i] = Op::template apply<T>(x[i], y[i]);
+    memcpy(&a, x, 8);
+    return a;
 }
 
 /* What a collapsed rank's runner keeps in shared memory for the whole call, loaded once at its
@@ -614,22 +619,6 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         }
     }
 
-    /* Lines l0, l0 + nt, ... (LU of them, below nl) of an LL step, every load issued before
-     * anything waits for one: the source's (rd; first, as its address does not wait for the
-     * slot's) into x, the message's (lines: its slot, or NULL) into w. */
-    WEFT_DEV void ll_loads(int64_t l0, int64_t nl, bool rd, const char *rsrc, int64_t lim,
-                           const char *lines, Line *w, uint64_t *x) const {
-        const int nt = p.nthreads();
-        WEFT_UNROLL
-        for (int u = 0; u < LU; u++) {
-            int64_t l = l0 + (int64_t)u * nt;
-            if (l < nl) {
-                if (rd) x[u] = ll_read(rsrc, lim, l);
-                if (lines) w[u] = P::ll_ld(lines + l * 16);
-            }
-        }
-    }
-
     /* Waits for one LL line of this message (slow path: the first look missed it). */
     WEFT_DEV bool wait_line(const char *line, uint32_t flag, const weft_dstep &st, Line &out) {
         return wait_line_on(line, flag, st, rc.peer, rc.chan, out);
@@ -673,7 +662,14 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         const char *rsrc = recv ? q.red0 : q.in;
         Line w[LU];
         uint64_t v[LU] = {};
-        ll_loads(tid, nl, rd, rsrc, q.lim, recv ? islot : nullptr, w, v);
+        WEFT_UNROLL
+        for (int u = 0; u < LU; u++) {
+            int64_t l = tid + (int64_t)u * nt;
+            if (l < nl) {
+                if (rd) v[u] = ll_read(rsrc, q.lim, l);
+                if (recv) w[u] = P::ll_ld(islot + l * 16);
+            }
+        }
         WEFT_UNROLL
         for (int u = 0; u < LU; u++) {
             int64_t l = tid + (int64_t)u * nt;
@@ -734,7 +730,15 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
                 /* All loads of LU lines first, then the flags: latency overlaps. */
                 Line w[LU];
                 uint64_t x[LU] = {};
-                ll_loads(l0, nl, rd, rsrc, slim, ilines, w, x);
+                WEFT_UNROLL
+                for (int u = 0; u < LU; u++) {
+                    int64_t l = l0 + (int64_t)u * nt;
+                    if (l < nl) {
+                        /* The source first: its address does not wait for the slot's. */
+                        if (rd) x[u] = ll_read(rsrc, slim, l);
+                        if (recv) w[u] = P::ll_ld(ilines + l * 16);
+                    }
+                }
                 WEFT_UNROLL
                 for (int u = 0; u < LU; u++) {
                     int64_t l = l0 + (int64_t)u * nt;
@@ -809,9 +813,26 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         return b + (weft_chunk_start(c.count, c.k, c.C, x.poff + jj) + e0) * SZ;
     }
 
-    /* fn(entry, its connection end, its message, read in place) for this thread's entries of st
-     * that are messages (thread i takes entry i), while fn returns true; false when it did not. */
-    template <class Fn> WEFT_DEV bool each_message(const weft_dstep &st, Fn fn) {
+    /* Simple: thread i waits for the message of entry i (its tail or ready word). */
+    WEFT_DEV bool xwait(const weft_dstep &st) {
+        bool ok = true;
+        for (int i = p.tid(); i < st.nrecv && ok; i += p.nthreads()) {
+            const weft_drecv &x = xent(st.xrecv + i);
+            if (x.tb < 0) continue;
+            weft_dconn e;
+            uint64_t msg;
+            bool dir;
+            msg_end(x, false, e, msg, dir);
+            const uint64_t *w = dir ? e.ready : e.tail;
+            uint64_t want = dir ? (tag() | (msg + 1)) : msg + 1;
+            ok = spin([&] { return reached(P::ld_acq_sys(w), want); }, [&] { return P::ld_rlx(w); },
+                      WEFT_RT_WAIT_DATA, st, e.peer, e.chan, want);
+        }
+        return !p.sync_or(!ok);
+    }
+
+    /* Every message read: FIFO slots (or the senders' buffers) go back. */
+    WEFT_DEV void xdone(const weft_dstep &st) {
         for (int i = p.tid(); i < st.nrecv; i += p.nthreads()) {
             const weft_drecv &x = xent(st.xrecv + i);
             if (x.tb < 0) continue;
@@ -819,35 +840,14 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             uint64_t msg;
             bool dir;
             msg_end(x, false, e, msg, dir);
-            if (!fn(x, e, msg, dir)) return false;
-        }
-        return true;
-    }
-
-    /* Simple: thread i waits for the message of entry i (its tail or ready word). */
-    WEFT_DEV bool xwait(const weft_dstep &st) {
-        const bool ok = each_message(st, [&](const weft_drecv &, const weft_dconn &e, uint64_t msg,
-                                             bool dir) {
-            const uint64_t *w = dir ? e.ready : e.tail;
-            const uint64_t want = dir ? (tag() | (msg + 1)) : msg + 1;
-            return spin([&] { return reached(P::ld_acq_sys(w), want); },
-                        [&] { return P::ld_rlx(w); }, WEFT_RT_WAIT_DATA, st, e.peer, e.chan, want);
-        });
-        return !p.sync_or(!ok);
-    }
-
-    /* Every message read: FIFO slots (or the senders' buffers) go back. */
-    WEFT_DEV void xdone(const weft_dstep &st) {
-        each_message(st, [&](const weft_drecv &x, const weft_dconn &e, uint64_t msg, bool dir) {
-            if (x.ord & WEFT_XENT_NOTLAST) return true;
+            if (x.ord & WEFT_XENT_NOTLAST) continue;
             if (dir)
                 P::st_rel_sys(e.done, tag() | (msg + 1));
             else if (is_ll())
                 P::st_rlx(e.head, msg + 1);
             else
                 P::st_rel_sys(e.head, msg + 1);
-            return true;
-        });
+        }
         /* A fold of the plan as written took its last message on this tb's own connection. */
         if (!(st.flags & WEFT_DSTEP_F_XCONN)) {
             if (rdir)
@@ -967,43 +967,10 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         return true;
     }
 
-    /* Line l of entries i0 .. i0 + B - 1 of a fold or scatter (xchunk's sr) into x: every
-     * entry's line loaded before any flag is looked at, so that the messages' latencies overlap;
-     * a local chunk read as far as lim_of(i) elements, a message's line waited for where its
-     * flag was not there yet. False: the call stops (the watchdog). */
-    template <int B, class Lim>
-    WEFT_DEV bool xlines(const weft_dstep &st, int i0, int64_t l, Lim lim_of, uint64_t *x) {
-        const char **sr = p.sred();
-        const int m = st.nrecv;
-        Line w[B];
-        WEFT_UNROLL
-        for (int u = 0; u < B; u++) {
-            const int i = i0 + u;
-            if (i >= m) continue;
-            if ((uintptr_t)sr[F + i] & 2u)
-                w[u] = P::ll_ld(sr[i] + l * 16);
-            else
-                x[u] = ll_read(sr[i], lim_of(i), l);
-        }
-        WEFT_UNROLL
-        for (int u = 0; u < B; u++) {
-            const int i = i0 + u;
-            const uintptr_t fw = i < m ? (uintptr_t)sr[F + i] : 0u;
-            if (!(fw & 2u)) continue;
-            const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
-            if ((w[u].f0 != fin || w[u].f1 != fin) && !wait_xline(sr[i] + l * 16, fin, st, i, w[u]))
-                return false;
-            x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
-        }
-        return true;
-    }
-
-    /* LL folds and scatters: every thread takes its lines of every entry, loading a few entries'
-     * lines before it looks at any flag (xlines), so that the messages' latencies overlap; a
-     * fold combines them in its order into its destinations, a scatter writes each to its own. */
-    WEFT_DEV bool xmove_ll(const weft_dstep &st, int64_t e0, int64_t en) {
+    /* LL: every thread takes its lines of every operand, loading a few operands' lines before
+     * it looks at any flag, so that the messages' latencies overlap. */
+    WEFT_DEV bool fold_ll(const weft_dstep &st, int64_t e0, int64_t en) {
         constexpr int B = 4;
-        const bool scat = st.flags & WEFT_DSTEP_F_SCATTER;
         const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
         const int64_t nl = (en * SZ + 7) / 8;
@@ -1012,33 +979,45 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             char *dst, *dst2;
             int64_t l1, l2;
             const int64_t lim = xchunk(st, jj, e0, en, &dst, &dst2, &l1, &l2);
-            if (!scat && traced() && tid == 0)
+            if (traced() && tid == 0)
                 trace_bytes<P>(a.trace, tbi,
                                (dst && dst2 ? (l1 < l2 ? l1 : l2)
                                 : dst       ? l1
                                 : dst2      ? l2
                                             : lim) *
                                    SZ);
-            /* a scatter's entry holds its own limit (its source's and destination's least) */
-            auto lim_of = [&](int i) { return scat ? (int64_t)(uintptr_t)sr[3 * F + i] : lim; };
             for (int64_t l = tid; ok && l < nl; l += nt) {
                 uint64_t v = 0;
                 for (int i0 = 0; i0 < m && ok; i0 += B) {
+                    Line w[B];
                     uint64_t x[B];
-                    if (!(ok = xlines<B>(st, i0, l, lim_of, x))) break;
                     WEFT_UNROLL
                     for (int u = 0; u < B; u++) {
                         const int i = i0 + u;
                         if (i >= m) continue;
-                        if (scat)
-                            ll_write((char *)sr[2 * F + i], lim_of(i), l, x[u]);
+                        if ((uintptr_t)sr[F + i] & 2u)
+                            w[u] = P::ll_ld(sr[i] + l * 16);
                         else
-                            v = i == 0                        ? x[u]
-                                : ((uintptr_t)sr[F + i] & 1u) ? reduce_u64<T, Op>(v, x[u])
-                                                              : reduce_u64<T, Op>(x[u], v);
+                            x[u] = ll_read(sr[i], lim, l);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m || !ok) continue;
+                        const uintptr_t fw = (uintptr_t)sr[F + i];
+                        if (fw & 2u) {
+                            const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
+                            if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                                !(ok = wait_xline(sr[i] + l * 16, fin, st, i, w[u])))
+                                continue;
+                            x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+                        }
+                        v = i == 0      ? x[u]
+                            : (fw & 1u) ? reduce_u64<T, Op>(v, x[u])
+                                        : reduce_u64<T, Op>(x[u], v);
                     }
                 }
-                if (ok && !scat) {
+                if (ok) {
                     if (dst) ll_write(dst, l1, l, v);
                     if (dst2) ll_write(dst2, l2, l, v);
                 }
@@ -1051,18 +1030,53 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
 
     /* A scatter: every entry's data to its own destination in one pass. */
     WEFT_DEV bool scatter(const weft_dstep &st, int64_t e0, int64_t en) {
-        if (is_ll()) return xmove_ll(st, e0, en);
-        if (!xwait(st)) return false;
+        constexpr int B = 4;
+        const bool ll = is_ll();
+        if (!ll && !xwait(st)) return false;
+        const int m = st.nrecv, nt = p.nthreads(), tid = p.tid();
         const char **sr = p.sred();
-        for (int jj = 0; jj < st.cnt; jj++) {
+        const int64_t nl = (en * SZ + 7) / 8;
+        bool ok = true;
+        for (int jj = 0; jj < st.cnt && ok; jj++) {
             char *d0, *d1;
             int64_t l1, l2;
             xchunk(st, jj, e0, en, &d0, &d1, &l1, &l2);
-            for (int i = 0; i < st.nrecv; i++)
-                move((int64_t)(uintptr_t)sr[3 * F + i], sr[i], 0, nullptr, nullptr,
-                     (char *)sr[2 * F + i], nullptr);
+            if (!ll) {
+                for (int i = 0; i < m; i++)
+                    move((int64_t)(uintptr_t)sr[3 * F + i], sr[i], 0, nullptr, nullptr,
+                         (char *)sr[2 * F + i], nullptr);
+                continue;
+            }
+            for (int64_t l = tid; ok && l < nl; l += nt)
+                for (int i0 = 0; i0 < m && ok; i0 += B) {
+                    Line w[B];
+                    uint64_t x[B];
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m) continue;
+                        if ((uintptr_t)sr[F + i] & 2u)
+                            w[u] = P::ll_ld(sr[i] + l * 16);
+                        else
+                            x[u] = ll_read(sr[i], (int64_t)(uintptr_t)sr[3 * F + i], l);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int i = i0 + u;
+                        if (i >= m || !ok) continue;
+                        const uintptr_t fw = (uintptr_t)sr[F + i];
+                        if (fw & 2u) {
+                            const uint32_t fin = (uint32_t)((uint64_t)fw >> 32);
+                            if ((w[u].f0 != fin || w[u].f1 != fin) &&
+                                !(ok = wait_xline(sr[i] + l * 16, fin, st, i, w[u])))
+                                continue;
+                            x[u] = (uint64_t)w[u].d0 | (uint64_t)w[u].d1 << 32;
+                        }
+                        ll_write((char *)sr[2 * F + i], (int64_t)(uintptr_t)sr[3 * F + i], l, x[u]);
+                    }
+                }
         }
-        p.sync();
+        if (p.sync_or(!ok)) return false;
         xdone(st);
         return true;
     }
@@ -1190,7 +1204,7 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             else
                 rpos++;
         } else if (st.flags & WEFT_DSTEP_F_FOLD) {
-            if (!(is_ll() ? xmove_ll(st, e0, en) : fold_simple(st, e0, en))) return false;
+            if (!(is_ll() ? fold_ll(st, e0, en) : fold_simple(st, e0, en))) return false;
         } else if (st.flags & WEFT_DSTEP_F_SCATTER) {
             if (!scatter(st, e0, en)) return false;
         } else if (st.nsend > 1 || (st.nsend == 1 && st.type == WEFT_STEP_SEND)) {
