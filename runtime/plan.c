@@ -662,12 +662,10 @@ typedef struct sim {
     int32_t *to;           /* the receiving tb of a tb's sends */
 } sim;
 
+/* pos, prog, sent and taken are one allocation (pos's). */
 static void sim_free(sim *x) {
     free(x->base);
     free(x->pos);
-    free(x->prog);
-    free(x->sent);
-    free(x->taken);
     free(x->to);
 }
 
@@ -680,13 +678,13 @@ static int sim_init(sim *x, const weft_algo *a, const weft_mode_plan *m, int32_t
     for (int32_t r = 0; r < nr; r++)
         x->base[r + 1] = x->base[r] + m->ranks[r].nrec;
     size_t ntb = (size_t)x->base[nr];
-    x->pos = calloc(ntb, sizeof *x->pos), x->prog = calloc(ntb, sizeof *x->prog);
-    x->sent = calloc(ntb, sizeof *x->sent), x->taken = calloc(ntb, sizeof *x->taken);
-    x->to = malloc(ntb * sizeof *x->to);
-    if (!x->pos || !x->prog || !x->sent || !x->taken || !x->to) {
+    x->pos = calloc(4 * ntb + 1, sizeof *x->pos);
+    x->to = malloc((ntb + 1) * sizeof *x->to);
+    if (!x->pos || !x->to) {
         sim_free(x);
         return 0;
     }
+    x->prog = x->pos + ntb, x->sent = x->prog + ntb, x->taken = x->sent + ntb;
     for (int32_t r = 0; r < nr; r++) {
         for (int32_t t = 0; t < m->ranks[r].nrec; t++)
             x->to[x->base[r] + t] = -1;
