@@ -191,7 +191,7 @@ WEFT_API const char *weft_severity_str(weft_severity s);
       "read, not set: NCCL's default config.blocking (weft leaves non-blocking comms to NCCL)",    \
       WEFT_ENVK_FLAG)                                                                              \
     X(NCCL_NVLS_ENABLE, "NCCL_NVLS_ENABLE", NULL,                                                  \
-      "read, not set: whether NCCL may use NVLink SHARP; weft tune prints it (compare_nccl.sh "     \
+      "read, not set: whether NCCL may use NVLink SHARP; weft tune prints it (compare_nccl.sh "    \
       "runs nccl-tests with 0)",                                                                   \
       WEFT_ENVK_FLAG)                                                                              \
     X(WORLD_RANK, "OMPI_COMM_WORLD_RANK", "PMI_RANK",                                              \

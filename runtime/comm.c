@@ -1238,8 +1238,12 @@ int weft_rt_algo_eligible(const weft_comm *c, int ai) {
     return c && ai >= 0 && (size_t)ai < c->nalgos && c->plans[ai].algo != NULL;
 }
 
-const weft_registry *weft_rt_registry(const weft_comm *c) { return c->reg; }
-const unsigned char *weft_rt_usable(const weft_comm *c) { return c->usable; }
+const weft_registry *weft_rt_registry(const weft_comm *c) {
+    return c->reg;
+}
+const unsigned char *weft_rt_usable(const weft_comm *c) {
+    return c->usable;
+}
 
 int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
     weft_call_geom g;

@@ -896,7 +896,8 @@ static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp
     if (d->flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_SCATTER)) {
         for (int32_t i = 0; i < d->nrecv; i++) {
             const weft_drecv *e = &rp->xrecv[d->xrecv + i];
-            if (e->tb < 0 && ranges_meet(a, r, (weft_buf)e->pbuf, e->poff, b, o, n, shifted)) return 1;
+            if (e->tb < 0 && ranges_meet(a, r, (weft_buf)e->pbuf, e->poff, b, o, n, shifted))
+                return 1;
         }
         return 0;
     }
@@ -910,7 +911,8 @@ static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp
             return 1;
         }
     }
-    return d->type == WEFT_STEP_RE && ranges_meet(a, r, (weft_buf)d->dstbuf, d->dstoff, b, o, n, shifted);
+    return d->type == WEFT_STEP_RE &&
+           ranges_meet(a, r, (weft_buf)d->dstbuf, d->dstoff, b, o, n, shifted);
 }
 
 /* Index of send (or receive) message `which` of step s among tb's, and how many tb has. */
@@ -1088,8 +1090,8 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
                  * read first (the one-shot allreduce in place: the output over the input) */
                 int meets = 0;
                 for (int32_t k = i; k < i1 && !meets && y->type == WEFT_STEP_CPY; k++)
-                    meets = step_reads_at(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff,
-                                          y->cnt, 1);
+                    meets =
+                        step_reads_at(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff, y->cnt, 1);
                 if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
                     y->srcoff == x->dstoff && y->nsrc <= 1 && !meets &&
                     !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,

@@ -613,7 +613,8 @@ fail:
 weft_result weft_trace_read_file(weft_trace *t, const char *path, weft_diag *d) {
     char *data = NULL;
     size_t len = 0;
-    weft_result res = weft_read_file_max(path, WEFT_READ_MAX_BYTES, WEFT_READ_STDIN, &data, &len, d);
+    weft_result res =
+        weft_read_file_max(path, WEFT_READ_MAX_BYTES, WEFT_READ_STDIN, &data, &len, d);
     if (res != WEFT_OK) return res;
     res = weft_trace_read_memory(t, data, len, path, d);
     free(data);
