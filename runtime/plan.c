@@ -866,16 +866,6 @@ static int plan_order(const weft_algo *a, const weft_mode_plan *m, const weft_al
  * is folded in. The order is the one a simulation of every rank ran the tbs' steps in, and the
  * collapsed plan is kept only if a simulation of it completes too. */
 
-/* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
- * destination of `re`, a fused `re`'s sources, a fold's local operands, every source of a
- * multi-peer send). */
-static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp,
-                         const weft_dstep *d, weft_buf b, int32_t o, int32_t n, int shifted);
-static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
-                      weft_buf b, int32_t o, int32_t n) {
-    return step_reads_at(a, r, rp, d, b, o, n, 0);
-}
-
 /* Whether chunk ranges [o1, o1+n) of b1 and [o2, o2+n) of b2 meet on rank r: anywhere, or
  * (shifted) only where they meet at different chunks. */
 static int ranges_meet(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
@@ -883,10 +873,12 @@ static int ranges_meet(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, w
     return shifted ? mem_shifted(a, r, b1, o1, b2, o2, n) : may_overlap(a, r, b1, o1, b2, o2, n);
 }
 
-/* Whether step d reads any of [o, o+n) of b (shifted: any of it at a different chunk than the
- * same memory has in d's own range). */
-static int step_reads_at(const weft_algo *a, int32_t r, const weft_rank_plan *rp,
-                         const weft_dstep *d, weft_buf b, int32_t o, int32_t n, int shifted) {
+/* Whether chunks [o, o + n) of buffer b are read by step d of rank r (its source, the
+ * destination of `re`, a fused `re`'s sources, a fold's local operands, every source of a
+ * multi-peer send); shifted: only where d reads that memory at another chunk than [o, o + n)
+ * names it. */
+static int step_reads(const weft_algo *a, int32_t r, const weft_rank_plan *rp, const weft_dstep *d,
+                      weft_buf b, int32_t o, int32_t n, int shifted) {
     unsigned f = weft_step_flags((weft_step_type)d->type);
     if ((d->flags & WEFT_DSTEP_F_XCONN) && (f & WEFT_STEP_F_SEND))
         for (int32_t i = 0; i < d->nsend; i++) {
@@ -975,7 +967,7 @@ static weft_dstep *emit_fold(const weft_algo *a, int32_t r, weft_rank_plan *rp,
     if (x->dstbuf == WEFT_BUF_SCRATCH) {
         int live = 0;
         for (int32_t i = i1; i < nin && !live; i++)
-            live = step_reads(a, r, rp, &in[i], WEFT_BUF_SCRATCH, x->dstoff, x->cnt);
+            live = step_reads(a, r, rp, &in[i], WEFT_BUF_SCRATCH, x->dstoff, x->cnt, 0);
         if (!live) f.flags |= WEFT_DSTEP_F_NODST;
     }
     *out = f;
@@ -1091,7 +1083,7 @@ static int collapse_rank(const weft_algo *a, int32_t r, weft_rank_plan *rp, cons
                 int meets = 0;
                 for (int32_t k = i; k < i1 && !meets && y->type == WEFT_STEP_CPY; k++)
                     meets =
-                        step_reads_at(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff, y->cnt, 1);
+                        step_reads(a, r, rp, &tmp[k], (weft_buf)y->dstbuf, y->dstoff, y->cnt, 1);
                 if (y->type == WEFT_STEP_CPY && y->cnt == x->cnt && y->srcbuf == x->dstbuf &&
                     y->srcoff == x->dstoff && y->nsrc <= 1 && !meets &&
                     !may_overlap(a, r, (weft_buf)y->dstbuf, y->dstoff, (weft_buf)x->dstbuf,
