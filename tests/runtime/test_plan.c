@@ -279,6 +279,21 @@ static void test_fusion(void) {
     weft_algo_free(a);
 }
 
+/* Schedule a verified, then prepared and built for its rank count on a layout of its own
+ * (FIFOs of 8 messages), as attach does. */
+static void verified_plan(const weft_algo *a, const weft_rt_cfg *c, weft_algo_plan *p,
+                          weft_layout *l) {
+    weft_diag *d = weft_diag_new();
+    CHECK(weft_ir_verify(a, NULL, d, NULL) == WEFT_OK);
+    weft_diag_print(d, stderr, WEFT_SEV_ERROR);
+    weft_diag_free(d);
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, a->ngpus, 64, p, why, sizeof why) == WEFT_OK);
+    weft_layout_init(l, a->ngpus, 1);
+    CHECK(weft_layout_add(l, 0, p) == WEFT_OK && weft_layout_finish(l, c) == WEFT_OK);
+    CHECK(weft_plan_build(p, l, 8) == WEFT_OK);
+}
+
 /* A one-shot allreduce on 3 ranks: each rank receives from both peers, the second receive
  * reducing into what the first wrote. The chain becomes one fused receive on the second tb; the
  * first keeps a marker that waits for it. */
@@ -305,18 +320,12 @@ static weft_algo *oneshot3(void) {
 
 static void test_fused_receive(void) {
     weft_algo *a = oneshot3();
-    weft_diag *d = weft_diag_new();
-    CHECK(weft_ir_verify(a, NULL, d, NULL) == WEFT_OK);
-    weft_diag_free(d);
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
     weft_algo_plan p;
     char why[256] = "";
-    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
     weft_layout l;
-    weft_layout_init(&l, 3, 1);
-    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
-    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+    verified_plan(a, &c, &p, &l);
     CHECK(p.mode[0].fused == 3); /* one chain per rank */
     const weft_rank_plan *rp = &p.mode[0].ranks[1];
     const weft_dstep *x1 = rp->steps + rp->tbs[2].first, *x2 = rp->steps + rp->tbs[3].first;
@@ -369,25 +378,31 @@ static void test_fused_receive(void) {
 }
 
 /* A one-shot allreduce on 3 ranks whose chain cannot fuse (a plain receive into scratch starts
- * it, the local operand comes last, then the copy out): tb 3 waits on tb 2, tb 4 on tb 3. */
-static weft_algo *unfusable3(void) {
+ * it, the local operand comes last, then the copy out): tb 3 waits on tb 2, tb 4 on tb 3. In
+ * place (inplace: the only mode), the copy overwrites the input both sends read, so tb 4 first
+ * waits for them. */
+static weft_algo *unfusable3(int inplace) {
     weft_algo *a = weft_algo_new("unfusable3", WEFT_COLL_ALLREDUCE, 3, 1);
     a->proto = WEFT_PROTO_LL;
-    a->inplace = 0;
-    a->outofplace = 1;
+    a->inplace = inplace;
+    a->outofplace = !inplace;
     for (int r = 0; r < 3; r++) {
         weft_gpu *g = &a->gpus[r];
         g->i_chunks = g->o_chunks = g->s_chunks = 1;
         int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
         step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
-             -1, -1, 0);
+             -1, -1, inplace);
         step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
-             -1, -1, 0);
+             -1, -1, inplace);
         step(weft_gpu_add_tb(g, -1, p1, 0), WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
              0, 1, -1, -1, 1);
         step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH, 0,
              1, 2, 0, 1);
         weft_tb *t = weft_gpu_add_tb(g, -1, -1, 0);
+        if (inplace) {
+            step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 0, 0, 0);
+            step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 1, 0, 0);
+        }
         step(t, WEFT_STEP_RE, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 1, 3, 0, 0);
         step(t, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
     }
@@ -400,43 +415,12 @@ static weft_algo *unfusable3(void) {
  * it, so the copy still folds in (a second destination) instead of running as a step of its own
  * after the fold (the library's one-shot allreduce in place, on ranks >= 2). */
 static void test_closing_copy_in_place(void) {
-    weft_algo *a = weft_algo_new("closing3", WEFT_COLL_ALLREDUCE, 3, 1);
-    a->proto = WEFT_PROTO_LL;
-    a->inplace = 1;
-    a->outofplace = 0;
-    for (int r = 0; r < 3; r++) {
-        weft_gpu *g = &a->gpus[r];
-        g->i_chunks = g->o_chunks = g->s_chunks = 1;
-        int p1 = (r + 1) % 3, p2 = (r + 2) % 3;
-        step(weft_gpu_add_tb(g, p1, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
-             -1, -1, 1);
-        step(weft_gpu_add_tb(g, p2, -1, 0), WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1,
-             -1, -1, 1);
-        step(weft_gpu_add_tb(g, -1, p1, 0), WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH,
-             0, 1, -1, -1, 1);
-        step(weft_gpu_add_tb(g, -1, p2, 0), WEFT_STEP_RRC, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH, 0,
-             1, 2, 0, 1);
-        weft_tb *t = weft_gpu_add_tb(g, -1, -1, 0);
-        /* the copy overwrites the input both sends read: after them */
-        step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 0, 0, 0);
-        step(t, WEFT_STEP_NOP, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 0, 1, 0, 0);
-        step(t, WEFT_STEP_RE, WEFT_BUF_INPUT, 0, WEFT_BUF_SCRATCH, 0, 1, 3, 0, 0);
-        step(t, WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
-    }
-    a->nchannels = 1;
-    weft_diag *d = weft_diag_new();
-    CHECK(weft_ir_verify(a, NULL, d, NULL) == WEFT_OK);
-    weft_diag_print(d, stderr, WEFT_SEV_ERROR);
-    weft_diag_free(d);
+    weft_algo *a = unfusable3(1);
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
     weft_algo_plan p;
-    char why[256] = "";
-    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
     weft_layout l;
-    weft_layout_init(&l, 3, 1);
-    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
-    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK);
+    verified_plan(a, &c, &p, &l);
     const weft_mode_plan *m = weft_plan_mode(&p, 1);
     CHECK(m != NULL && m->collapsed);
     if (m && m->collapsed) {
@@ -457,7 +441,7 @@ static void test_closing_copy_in_place(void) {
 static void test_collapse_gain(void) {
     weft_rt_cfg c;
     weft_rt_cfg_default(&c);
-    weft_algo *u = unfusable3();
+    weft_algo *u = unfusable3(0);
     weft_diag *d = weft_diag_new();
     CHECK(weft_ir_verify(u, NULL, d, NULL) == WEFT_OK);
     weft_diag_free(d);
