@@ -25,8 +25,9 @@
  * g of a tb only waits for member g of another tb (they run the same iterations).
  * Memory ordering (both protocols): data stores by all threads, CTA barrier, then one thread
  * publishes with a release at system scope; the consumer's thread 0 acquires, a CTA barrier
- * follows, then all threads read through the L2 (ld_pack). LL carries a flag in every 8 bytes
- * and needs no fence.
+ * follows, then all threads read through the L2 (ld_pack); after its last barrier the consumer
+ * returns the slot with a plain store (the values were used, no load is in flight). LL carries a
+ * flag in every 8 bytes and needs no fence.
  * Direct transfers (Simple, buffers registered on every rank, connections whose messages all
  * come from `s` steps of user buffers, algorithms the verifier proved safe for zero-copy
  * transfers in the call's mode): a send only raises the receiver's ready word; the receiver
@@ -573,11 +574,16 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         }
         p.sync();
         if (p.tid() == 0) {
+            /* The data goes out with a release; a slot (or a sender's buffer read in place)
+             * goes back with a plain store, as NCCL's Simple returns its slots: every thread
+             * used the values it loaded before the barrier, so no load is in flight, and no
+             * fence waits for this step's own stores to land (2 x H200, the library's Simple
+             * allreduce and reducescatter at 4-64 MB: 2-6% faster; docs/runtime-perf.md). */
             if (send) P::st_rel_sys(sc.tail, spos + 1);
             if (recv && rdir)
-                P::st_rel_sys(rc.done, tag() | (rcount + 1));
+                P::st_rlx(rc.done, tag() | (rcount + 1));
             else if (recv)
-                P::st_rel_sys(rc.head, rpos + 1);
+                P::st_rlx(rc.head, rpos + 1);
         }
         spos += send;
         if (recv && rdir)
@@ -841,12 +847,11 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             bool dir;
             msg_end(x, false, e, msg, dir);
             if (x.ord & WEFT_XENT_NOTLAST) continue;
+            /* plain stores after the caller's barrier, as simple_step's */
             if (dir)
-                P::st_rel_sys(e.done, tag() | (msg + 1));
-            else if (is_ll())
-                P::st_rlx(e.head, msg + 1);
+                P::st_rlx(e.done, tag() | (msg + 1));
             else
-                P::st_rel_sys(e.head, msg + 1);
+                P::st_rlx(e.head, msg + 1);
         }
         /* A fold of the plan as written took its last message on this tb's own connection. */
         if (!(st.flags & WEFT_DSTEP_F_XCONN)) {
@@ -933,12 +938,21 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
                 }
                 for (int r = 1; r < m; r++) {
                     const bool ord = ((uintptr_t)sr[F + r] & 1u) != 0;
+                    /* The operand's U loads all in flight before the first reduce waits for one
+                     * (loaded and reduced pack by pack, they took a round trip each: loopback,
+                     * 8 MB two-shot, 256 -> 165 us at N = 4, 958 -> 480 at N = 8) */
+                    Pack x[U];
                     WEFT_UNROLL
                     for (int u = 0; u < U; u++) {
                         int64_t i = i0 + (int64_t)u * nt + tid;
-                        if (i >= npk) continue;
-                        Pack x = P::ld_pack(sr[r] + i * 16);
-                        v[u] = ord ? reduce_pack<T, Op>(v[u], x) : reduce_pack<T, Op>(x, v[u]);
+                        if (i < npk) x[u] = P::ld_pack(sr[r] + i * 16);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < U; u++) {
+                        int64_t i = i0 + (int64_t)u * nt + tid;
+                        if (i < npk)
+                            v[u] = ord ? reduce_pack<T, Op>(v[u], x[u])
+                                       : reduce_pack<T, Op>(x[u], v[u]);
                     }
                 }
                 WEFT_UNROLL
