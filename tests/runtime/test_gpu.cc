@@ -1611,9 +1611,12 @@ static void run_watchdog() {
         for (int l = 0; l < nlocal; l++) {
             char msg[1024];
             weft_result r = weft_comm_status(wc3[l], msg, sizeof msg);
+            /* Each rank names its stalled step: its own timeout, or (when a peer's watchdog
+             * fired first and stopped it: the ranks start at different times) the peer that
+             * gave up; both name the step. */
             int ok = r == WEFT_ERR_TIMEOUT && el < 5.0 &&
                      strstr(msg, "tb 0 step 0 (deadlock.xml:11)") &&
-                     strstr(msg, "waiting for data from rank");
+                     (strstr(msg, "waiting for data from rank") || strstr(msg, " gave up"));
             if (!ok) bad = 1;
             say("[%d] watchdog (NCCL) rank %d: %.2f s, \"%s\" %s\n", prank, L[l].rank, el, msg,
                 ok ? "ok" : "FAILED");
