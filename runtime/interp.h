@@ -578,7 +578,8 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
              * goes back with a plain store, as NCCL's Simple returns its slots: every thread
              * used the values it loaded before the barrier, so no load is in flight, and no
              * fence waits for this step's own stores to land (2 x H200, the library's Simple
-             * allreduce and reducescatter at 4-64 MB: 2-6% faster; docs/runtime-perf.md). */
+             * allreduce and reducescatter at 4-64 MB: 2-6% faster with this alone, 0-4% beside
+             * the fold's loads below; docs/runtime-perf.md). */
             if (send) P::st_rel_sys(sc.tail, spos + 1);
             if (recv && rdir)
                 P::st_rlx(rc.done, tag() | (rcount + 1));
