@@ -18,18 +18,22 @@ extern "C" {
  * of every 16 bytes of a FIFO slot, how many carry data (LL: lines of 8 data and 8 flag bytes;
  * Simple: all, one flag per message); the runtime's default FIFO (slots per connection member
  * and bytes per slot, WEFT_FIFO overrides) and the chunk bytes up to which a call runs a rank's
- * thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured: docs/runtime.md). The
+ * thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured: docs/runtime.md); the
+ * data of one chunk below which a call's slice does not shrink to spread over more of a thread
+ * block's CTAs (Simple: a slice pays a handshake; LL: 256 threads' lines, one line a thread,
+ * because on 4 x H200 a second and third line a thread cost more than another CTA: allreduce
+ * one-shot 32 KB 18.6 us in 16 KB slices, 8.1 us in 2 KB ones; docs/runtime-perf.md). The
  * runtime (runtime/plan.c, cfg.c, call_geom.c), the trace model (tools/trace/sim.c), weft
  * estimate and the trace summary read the row; a protocol is its row plus its device code
  * (runtime/interp.h).
- * X(id, xml name, runs as, data bytes per 16, slots, slot bytes, collapse bytes) */
+ * X(id, xml name, runs as, data bytes per 16, slots, slot bytes, collapse bytes, least slice) */
 #define WEFT_PROTOS(X)                                                                             \
-    X(SIMPLE, "Simple", SIMPLE, 16, 8, 128 << 10, 0)                                               \
-    X(LL, "LL", LL, 8, 8, 32 << 10, 256 << 10)                                                     \
-    X(LL128, "LL128", LL, 8, 8, 32 << 10, 256 << 10)
+    X(SIMPLE, "Simple", SIMPLE, 16, 8, 128 << 10, 0, 16 << 10)                                     \
+    X(LL, "LL", LL, 8, 8, 32 << 10, 256 << 10, 2 << 10)                                            \
+    X(LL128, "LL128", LL, 8, 8, 32 << 10, 256 << 10, 2 << 10)
 
 typedef enum weft_proto {
-#define WEFT_X_(id, n, as, d, ns, sb, cb) WEFT_PROTO_##id,
+#define WEFT_X_(id, n, as, d, ns, sb, cb, ms) WEFT_PROTO_##id,
     WEFT_PROTOS(WEFT_X_)
 #undef WEFT_X_
         WEFT_PROTO_COUNT
@@ -39,14 +43,14 @@ typedef enum weft_proto {
 typedef struct weft_proto_row {
     weft_proto runs_as;
     int32_t data16, slots, slot_bytes;
-    int64_t collapse_bytes;
+    int64_t collapse_bytes, min_slice;
 } weft_proto_row;
 static inline weft_proto_row weft_proto_row_of(weft_proto p) {
-    weft_proto_row r = {WEFT_PROTO_SIMPLE, 16, 0, 0, 0}; /* not a protocol */
+    weft_proto_row r = {WEFT_PROTO_SIMPLE, 16, 0, 0, 0, 0}; /* not a protocol */
     switch (p) {
-#define WEFT_X_(id, n, as, d, ns, sb, cb)                                                          \
+#define WEFT_X_(id, n, as, d, ns, sb, cb, ms)                                                      \
     case WEFT_PROTO_##id: {                                                                        \
-        weft_proto_row x = {WEFT_PROTO_##as, d, ns, sb, cb};                                       \
+        weft_proto_row x = {WEFT_PROTO_##as, d, ns, sb, cb, ms};                                   \
         r = x;                                                                                     \
         break;                                                                                     \
     }
@@ -73,6 +77,10 @@ static inline void weft_proto_defaults(weft_proto p, int32_t *slots, int32_t *sl
                                        int64_t *collapse_bytes) {
     weft_proto_row r = weft_proto_row_of(weft_proto_runs_as(p));
     *slots = r.slots, *slot_bytes = r.slot_bytes, *collapse_bytes = r.collapse_bytes;
+}
+/* The data bytes of one chunk below which a call of protocol p keeps its slice (see the table). */
+static inline int64_t weft_proto_min_slice(weft_proto p) {
+    return weft_proto_row_of(weft_proto_runs_as(p)).min_slice;
 }
 
 /* How a call reaches weft (weft extension, <algo launch="...">): eager or captured into a CUDA

@@ -4,10 +4,6 @@
 
 #include <string.h>
 
-/* Data of one chunk below which a group does not grow: a member's slice should carry enough
- * to pay for its handshakes. */
-#define WEFT_RT_MIN_SLICE (16 << 10)
-
 weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, int inplace,
                                size_t count, int32_t dtype_bytes, int reduces, int direct,
                                weft_call_geom *g) {
@@ -31,12 +27,13 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     g->direct = direct && m->direct && !sliced;
     int64_t cv = (g->C + V - 1) / V * V;
     /* The slice: a slot's worth (or the /SLICE cap); smaller when that leaves members idle,
-     * but not below WEFT_RT_MIN_SLICE of data per chunk. */
+     * but not below the protocol's least slice of data per chunk (weft_proto_min_slice: what
+     * pays for a Simple member's handshakes; one LL line a thread). */
     int64_t E = cv < emax ? cv : emax;
     int64_t cap = cfg->slice_bytes[p->proto] / ke;
     cap -= cap % V;
     if (cap >= V && E > cap) E = cap;
-    int64_t minE = WEFT_RT_MIN_SLICE / ke;
+    int64_t minE = weft_proto_min_slice((weft_proto)p->proto) / ke;
     minE = minE < V ? V : minE - minE % V;
     int64_t per = (g->C + p->kmax - 1) / p->kmax;
     per = (per + V - 1) / V * V;

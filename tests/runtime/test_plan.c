@@ -566,7 +566,8 @@ static void test_geometry(void) {
     CHECK(weft_call_geometry(&q, &c, 0, 0, 4, 0, 0, &m) == WEFT_ERR_UNSUPPORTED);
     CHECK(m.K == 0);
     /* Groups: members split the iterations; a chunk that fits one slot is cut so that every
-     * member has a slice, but not below 16 KB of data. */
+     * member has a slice, but not below the protocol's least slice: 16 KB of data in Simple,
+     * 2 KB (one line a thread) in LL. */
     weft_plan_free(&p);
     prep(a, 8, &p);
     CHECK(p.kmax == 8);
@@ -578,6 +579,18 @@ static void test_geometry(void) {
     CHECK(m.E == 500 && m.niter == 1 && m.K == 1);
     CHECK(weft_call_geometry(&p, &c, 1, 20000, 4, 1, 0, &m) == WEFT_OK);
     CHECK(m.C == 10000 && m.E == 4096 && m.niter == 3 && m.K == 3);
+    weft_plan_free(&q);
+    prep(g, 8, &q);
+    CHECK(q.kmax == 8);
+    /* 32 KB a rank: eight members of 4 KB (in Simple's 16 KB, two) */
+    CHECK(weft_call_geometry(&q, &c, 0, 8192, 4, 0, 0, &m) == WEFT_OK);
+    CHECK(m.C == 32768 && m.E == 4096 && m.niter == 8 && m.K == 8 && m.niter0 == 1);
+    /* 8 KB: four members of the least slice, 2 KB, and not eight of 1 KB */
+    CHECK(weft_call_geometry(&q, &c, 0, 2048, 4, 0, 0, &m) == WEFT_OK);
+    CHECK(m.C == 8192 && m.E == 2048 && m.niter == 4 && m.K == 4);
+    /* a chunk below the least slice stays whole */
+    CHECK(weft_call_geometry(&q, &c, 0, 300, 4, 0, 0, &m) == WEFT_OK);
+    CHECK(m.E == 1200 && m.niter == 1 && m.K == 1);
     weft_plan_free(&p);
     weft_plan_free(&q);
     weft_algo_free(a);

@@ -2,8 +2,9 @@
 # run_estimate.sh — `weft estimate` (the timing model of tools/trace/sim.h) pinned on a few
 # library files (golden/estimate.txt: per-size estimates, critical paths, the parameters, usage
 # errors), its SVG timeline, and its calibration: against the recorded 2-GPU times of the
-# library's allreduce files (docs/estimate.md) every estimate is within 25% and the fastest
-# direct file per size is the measured one at 11 of 13 sizes or more.
+# library's allreduce files (docs/estimate.md) every estimate is within 25%, and at each of 13
+# sizes the model's fastest file is the measured fastest (below 2 MB either LL file: they were
+# equal within the measurement's noise).
 #   run_estimate.sh WEFT ALGORITHMS_DIR      (WEFT_UPDATE_GOLDEN=1 rewrites the golden file)
 set -u
 weft=$1
@@ -70,33 +71,34 @@ ms=$((($(date +%s%N) - start) / 1000000))
 grep -q '^<svg ' "$tmp/t.svg" && grep -q 'allreduce_direct_ll_wide: 32 KB on 2 ranks' "$tmp/t.svg" &&
   grep -q 'critical path' "$tmp/t.svg" && tail -n1 "$tmp/t.svg" | grep -q '</svg>' ||
   { echo "estimate --svg: not a complete timeline"; fail=1; }
-# the calibration (docs/estimate.md): file size measured-us
-cal="allreduce_direct_ll 8 6.44
-allreduce_direct_ll_wide 32K 7.01
-allreduce_direct_ll_wide 128K 7.98
-allreduce_direct_ll_wide 512K 12.94
-allreduce_direct_simple 1M 14.42
-allreduce_direct_simple 2M 17.2
-allreduce_direct_simple 4M 24.63
-allreduce_direct_simple 8M 40.7
-allreduce_direct_simple 16M 65.24
-allreduce_direct_simple 32M 120.1
-allreduce_direct_simple 64M 207.7
-allreduce_direct_simple 128M 445.6"
+# the calibration (docs/estimate.md): file size measured-us (2 x H200, weft_bench, eager, out of
+# place, 2026-11-28)
+cal="allreduce_direct_ll 8 5.82
+allreduce_direct_ll_wide 32K 5.56
+allreduce_direct_ll_wide 128K 5.61
+allreduce_direct_ll_wide 512K 10.20
+allreduce_direct_simple 1M 14.28
+allreduce_direct_simple 2M 18.84
+allreduce_direct_simple 4M 28.35
+allreduce_direct_simple 8M 47.43
+allreduce_direct_simple 16M 75.64
+allreduce_direct_simple 32M 130.33
+allreduce_direct_simple 64M 238.06
+allreduce_direct_simple 128M 455.37"
 est() { "$weft" estimate "$a/$1.weft" --sizes "$2" 2>/dev/null | awk 'NR == 4 { print $3 }'; }
 while read -r f s m; do
   e=$(est "$f" "$s")
   awk -v e="$e" -v m="$m" 'BEGIN { d = (e - m) / m; exit !(e != "" && d < 0.25 && d > -0.25) }' ||
     { echo "calibration: $f at $s estimated '$e' us, measured $m (over 25% off)"; fail=1; }
 done <<<"$cal"
-# weft tune on 2 x H200 chose _ll below 32 KB and at 128-512 KB, _ll_wide at 32 KB, _simple from 2 MB
+# the same run measured every file at 13 sizes: _simple fastest from 2 MB; below, _ll and
+# _ll_wide within 10% of each other (its noise), either counts
 agree=0
 for s in 8 32 128 512 2K 8K 32K 128K 512K 2M 8M 32M 128M; do
-  case $s in 32K) want=allreduce_direct_ll_wide ;; 2M | 8M | 32M | 128M) want=allreduce_direct_simple ;;
-  *) want=allreduce_direct_ll ;; esac
+  case $s in 2M | 8M | 32M | 128M) want=allreduce_direct_simple ;; *) want=allreduce_direct_ll ;; esac
   best=$(for f in allreduce_direct_ll allreduce_direct_ll_wide allreduce_direct_simple; do
     echo "$(est $f $s) $f"; done | sort -g | head -n1 | cut -d' ' -f2)
-  [ "$best" = "$want" ] && agree=$((agree + 1))
+  [ "${best%_wide}" = "$want" ] && agree=$((agree + 1))
 done
-[ "$agree" -ge 11 ] || { echo "ranking: the model picks the measured file at only $agree of 13 sizes"; fail=1; }
+[ "$agree" -ge 13 ] || { echo "ranking: the model picks a measured-fastest file at only $agree of 13 sizes"; fail=1; }
 exit $fail

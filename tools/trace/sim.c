@@ -12,17 +12,17 @@ void weft_sim_model_default(weft_sim_model *m) {
     m->slots = 8;
     m->late_rank = -1;
     /* Calibrated against the 2-GPU measurements of docs/estimate.md (the library's allreduce
-     * files on NVLink, 8 B - 512 MB); each figure's source is there. */
-    m->launch_ns = 3540;
-    m->cta_ns = 27;
+     * files on NVLink, 8 B - 128 MB); each figure's source is there. */
+    m->launch_ns = 3040;
+    m->cta_ns = 3; /* more CTAs cost close to nothing measurable (docs/estimate.md) */
     m->sig_ns = 450;
     m->tb_stagger_ns = 0;
     m->step_gap_ns = 0;
     m->link_Bpns = 336;
     m->gpu_Bpns = 336; /* 2 GPUs: one peer, the ports are the link */
     m->max_ctas = 128;
-    m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 36.4, 1.0};
-    m->proto[WEFT_PROTO_LL] = (weft_sim_proto){1210, 600, 11.25, 0.5};
+    m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 7.17, 1.0};
+    m->proto[WEFT_PROTO_LL] = (weft_sim_proto){1620, 211, 25.35, 0.5};
     /* a protocol the runtime runs as another is priced as that one */
     for (int p = 0; p < WEFT_PROTO_COUNT; p++)
         m->proto[p] = m->proto[weft_proto_runs_as((weft_proto)p)];
@@ -57,9 +57,10 @@ static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, 
 }
 
 /* The runtime's cut of a call (runtime/call_geom.c, weft_call_geometry): slices of a FIFO slot's
- * data (LL carries 8 data bytes per 16), not below 16 KB per chunk when that leaves a tb's CTAs
- * idle; a tb runs on up to max_ctas / tbs CTAs (at most 32), each taking every K-th slice. The
- * model runs a tb's K slices at once: *niter rounds of *slice elements, K x one CTA's bandwidth. */
+ * data (LL carries 8 data bytes per 16), not below the protocol's least slice per chunk
+ * (weft_proto_min_slice) when that leaves a tb's CTAs idle; a tb runs on up to max_ctas / tbs CTAs
+ * (at most 32), each taking every K-th slice. The model runs a tb's K slices at once: *niter rounds
+ * of *slice elements, K x one CTA's bandwidth. */
 static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, int32_t *niter,
                         int64_t *slice, int32_t *group) {
     int32_t esz = weft_dtype_size((weft_dtype)m->dtype);
@@ -85,7 +86,7 @@ static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, 
     if (emax < V) emax = V;
     int64_t cv = (Cb + V - 1) / V * V;
     int64_t E = cv < emax ? cv : emax;
-    int64_t minE = (16 << 10) / ke;
+    int64_t minE = weft_proto_min_slice(a->proto) / ke;
     minE = minE < V ? V : minE - minE % V;
     int64_t per = (Cb + kmax - 1) / kmax;
     per = (per + V - 1) / V * V;
