@@ -13,16 +13,16 @@ void weft_sim_model_default(weft_sim_model *m) {
     m->late_rank = -1;
     /* Calibrated against the 2-GPU measurements of docs/estimate.md (the library's allreduce
      * files on NVLink, 8 B - 128 MB); each figure's source is there. */
-    m->launch_ns = 3040;
-    m->cta_ns = 3; /* more CTAs cost close to nothing measurable (docs/estimate.md) */
+    m->launch_ns = 4578;
+    m->cta_ns = 4; /* more CTAs cost close to nothing measurable (docs/estimate.md) */
     m->sig_ns = 450;
     m->tb_stagger_ns = 0;
     m->step_gap_ns = 0;
     m->link_Bpns = 336;
     m->gpu_Bpns = 336; /* 2 GPUs: one peer, the ports are the link */
     m->max_ctas = 128;
-    m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 7.17, 1.0};
-    m->proto[WEFT_PROTO_LL] = (weft_sim_proto){1620, 211, 25.35, 0.5};
+    m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 20.0, 1.0};
+    m->proto[WEFT_PROTO_LL] = (weft_sim_proto){446, 55, 233.2, 0.5};
     /* a protocol the runtime runs as another is priced as that one */
     for (int p = 0; p < WEFT_PROTO_COUNT; p++)
         m->proto[p] = m->proto[weft_proto_runs_as((weft_proto)p)];
