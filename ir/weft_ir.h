@@ -82,6 +82,23 @@ static inline void weft_proto_defaults(weft_proto p, int32_t *slots, int32_t *sl
 static inline int64_t weft_proto_min_slice(weft_proto p) {
     return weft_proto_row_of(weft_proto_runs_as(p)).min_slice;
 }
+/* The slice of a chunk of c units of ke bytes (ke: 1, 2, 4, 8 or 16) in protocol p: a slot's
+ * worth (emax units) or the cap (0: none), smaller when that leaves some of a thread block's kmax
+ * CTAs idle, but not below the protocol's least slice; in whole 16-byte packs. The runtime's cut
+ * (runtime/call_geom.c) and the trace model's (tools/trace/sim.c) both ask it. */
+static inline int64_t weft_proto_slice(weft_proto p, int64_t c, int64_t ke, int64_t emax,
+                                       int64_t cap, int64_t kmax) {
+    int64_t V = 16 / ke, cv = (c + V - 1) / V * V;
+    int64_t E = cv < emax ? cv : emax;
+    cap -= cap % V;
+    if (cap >= V && E > cap) E = cap;
+    int64_t minE = weft_proto_min_slice(p) / ke;
+    minE = minE < V ? V : minE - minE % V;
+    int64_t per = (c + kmax - 1) / kmax;
+    per = (per + V - 1) / V * V;
+    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
+    return E;
+}
 
 /* How a call reaches weft (weft extension, <algo launch="...">): eager or captured into a CUDA
  * graph, on plain buffers or on buffers registered as symmetric windows (where NCCL runs its

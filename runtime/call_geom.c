@@ -25,20 +25,10 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
      * rank: its peers could not find it at their own offset. */
     int sliced = inplace && weft_coll_inplace_sliced(p->algo->coll);
     g->direct = direct && m->direct && !sliced;
-    int64_t cv = (g->C + V - 1) / V * V;
-    /* The slice: a slot's worth (or the /SLICE cap); smaller when that leaves members idle,
-     * but not below the protocol's least slice of data per chunk (weft_proto_min_slice: what
-     * pays for a Simple member's handshakes; one LL line a thread). */
-    int64_t E = cv < emax ? cv : emax;
-    int64_t cap = cfg->slice_bytes[p->proto] / ke;
-    cap -= cap % V;
-    if (cap >= V && E > cap) E = cap;
-    int64_t minE = weft_proto_min_slice((weft_proto)p->proto) / ke;
-    minE = minE < V ? V : minE - minE % V;
-    int64_t per = (g->C + p->kmax - 1) / p->kmax;
-    per = (per + V - 1) / V * V;
-    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
-    g->E = E;
+    /* The slice: a slot's worth (or the /SLICE cap), spread over the members down to the
+     * protocol's least slice (weft_proto_slice). */
+    g->E = weft_proto_slice((weft_proto)p->proto, g->C, ke, emax, cfg->slice_bytes[p->proto] / ke,
+                            p->kmax);
     int64_t niter = (g->C + g->E - 1) / g->E;
     /* Progress values count iterations x steps in 32 bits (the epoch takes the upper half). */
     if (niter * (m->maxsteps + 1) >= ((int64_t)1 << 31)) return WEFT_ERR_UNSUPPORTED;

@@ -57,10 +57,9 @@ static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, 
 }
 
 /* The runtime's cut of a call (runtime/call_geom.c, weft_call_geometry): slices of a FIFO slot's
- * data (LL carries 8 data bytes per 16), not below the protocol's least slice per chunk
- * (weft_proto_min_slice) when that leaves a tb's CTAs idle; a tb runs on up to max_ctas / tbs CTAs
- * (at most 32), each taking every K-th slice. The model runs a tb's K slices at once: *niter rounds
- * of *slice elements, K x one CTA's bandwidth. */
+ * data (LL carries 8 data bytes per 16) as weft_proto_slice cuts them; a tb runs on up to
+ * max_ctas / tbs CTAs (at most 32), each taking every K-th slice. The model runs a tb's K slices at
+ * once: *niter rounds of *slice elements, K x one CTA's bandwidth. */
 static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, int32_t *niter,
                         int64_t *slice, int32_t *group) {
     int32_t esz = weft_dtype_size((weft_dtype)m->dtype);
@@ -84,13 +83,7 @@ static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, 
     int64_t emax = data / ((int64_t)maxcnt * ke);
     emax -= emax % V;
     if (emax < V) emax = V;
-    int64_t cv = (Cb + V - 1) / V * V;
-    int64_t E = cv < emax ? cv : emax;
-    int64_t minE = weft_proto_min_slice(a->proto) / ke;
-    minE = minE < V ? V : minE - minE % V;
-    int64_t per = (Cb + kmax - 1) / kmax;
-    per = (per + V - 1) / V * V;
-    if (per < E) E = per > minE ? per : (minE < E ? minE : E);
+    int64_t E = weft_proto_slice(a->proto, Cb, ke, emax, 0, kmax);
     int64_t n = (Cb + E - 1) / E;
     int64_t K = n < kmax ? n : kmax;
     *group = (int32_t)K;
