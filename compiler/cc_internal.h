@@ -96,6 +96,7 @@ struct weft_cc_program {
     uint8_t inplace, outofplace;
     uint8_t launch;               /* launch modes served (weft_algo.launch) */
     int64_t min_bytes, max_bytes; /* max 0 = unbounded */
+    int64_t graph_max_bytes;      /* captured calls' bound (weft_algo.graph_max_bytes); 0 none */
     weft_lang_loc coll_loc, header_loc;
     int32_t in_chunks, out_chunks; /* per rank, one instance */
     cc_scratch *scratch;

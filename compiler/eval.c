@@ -844,6 +844,7 @@ static void exec_block(evaluator *e, const weft_lang_node *b) {
     X(INSTANCES, "instances", 1)                                                                   \
     X(MINBYTES, "minbytes", 1)                                                                     \
     X(MAXBYTES, "maxbytes", 1)                                                                     \
+    X(GRAPHMAXBYTES, "graphmaxbytes", 1)                                                           \
     X(ROOT, "root", 1)                                                                             \
     X(EAGER, "eager", 2)                                                                           \
     X(GRAPH, "graph", 2)                                                                           \
@@ -896,8 +897,8 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         if (k < 0) {
             err(e, f->loc,
                 "unknown header field '%s' (expected collective, ranks, chunks, "
-                "protocol, inplace, outofplace, instances, minbytes, maxbytes, root, eager, "
-                "graph, registered or unregistered)",
+                "protocol, inplace, outofplace, instances, minbytes, maxbytes, graphmaxbytes, "
+                "root, eager, graph, registered or unregistered)",
                 f->name);
             continue;
         }
@@ -991,6 +992,21 @@ static void exec_header(evaluator *e, const weft_lang_node *n) {
         if (v < p->min_bytes)
             err(e, given[F_MAXBYTES]->a->loc, "maxbytes (%lld) is below minbytes (%lld)",
                 (long long)v, (long long)p->min_bytes);
+    }
+    /* captured calls' own bound: where NCCL's captured kernels overtake the algorithm at sizes
+     * its eager calls still win (the library's figures are in its files) */
+    if (given[F_GRAPHMAXBYTES] && field_int(e, given[F_GRAPHMAXBYTES], 1, INT64_MAX, &v) == 0) {
+        p->graph_max_bytes = v;
+        if (v < p->min_bytes)
+            err(e, given[F_GRAPHMAXBYTES]->a->loc, "graphmaxbytes (%lld) is below minbytes (%lld)",
+                (long long)v, (long long)p->min_bytes);
+        else if (p->max_bytes != 0 && v > p->max_bytes)
+            err(e, given[F_GRAPHMAXBYTES]->a->loc, "graphmaxbytes (%lld) is above maxbytes (%lld)",
+                (long long)v, (long long)p->max_bytes);
+        else if (!graph)
+            err(e, given[F_GRAPHMAXBYTES]->a->loc,
+                "graphmaxbytes bounds calls captured in CUDA graphs, which this algorithm does "
+                "not serve ('eager' alone)");
     }
     if (given[F_ROOT]) {
         if (coll_ok && !weft_coll_rooted(p->coll))

@@ -985,6 +985,7 @@ static weft_result build(lowerer *L, weft_algo **out) {
     a->launch = p->launch;
     a->min_bytes = p->min_bytes;
     a->max_bytes = p->max_bytes;
+    a->graph_max_bytes = p->graph_max_bytes;
     a->root = weft_coll_rooted(p->coll) ? p->root : 0;
     a->file = weft_strdup(weft_lang_source_path(p->src->sources, 0));
 

@@ -209,7 +209,9 @@ int weft_algo_equal(const weft_algo *a, const weft_algo *b, char *why, size_t wh
     if (a->nchunksperloop != b->nchunksperloop) DIFF("nchunksperloop differs");
     if (a->ngpus != b->ngpus) DIFF("ngpus differs");
     if (a->inplace != b->inplace || a->outofplace != b->outofplace) DIFF("buffer modes differ");
-    if (a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes) DIFF("size range differs");
+    if (a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes ||
+        a->graph_max_bytes != b->graph_max_bytes)
+        DIFF("size range differs");
     if (weft_coll_rooted(a->coll) && a->root != b->root) DIFF("root differs");
     if (a->launch != b->launch) DIFF("launch modes differ");
     for (int32_t r = 0; r < a->ngpus; r++) {

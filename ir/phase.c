@@ -340,6 +340,7 @@ static weft_algo *new_like(const weft_algo *a, const char *name) {
     n->outofplace = a->outofplace;
     n->min_bytes = a->min_bytes;
     n->max_bytes = a->max_bytes;
+    n->graph_max_bytes = a->graph_max_bytes;
     n->root = a->root;
     n->line = a->line;
     if (a->file && (n->file = weft_strdup(a->file)) == NULL) {

@@ -86,9 +86,12 @@ static int show_summary(const weft_algo *a, FILE *out) {
             a->inplace && a->outofplace ? ", " : "", a->outofplace ? "out-of-place" : "");
     fprintf(out, "  sizes:    %lld bytes .. ", (long long)a->min_bytes);
     if (a->max_bytes)
-        fprintf(out, "%lld bytes\n", (long long)a->max_bytes);
+        fprintf(out, "%lld bytes", (long long)a->max_bytes);
     else
-        fprintf(out, "unbounded\n");
+        fprintf(out, "unbounded");
+    if (a->graph_max_bytes)
+        fprintf(out, " (in CUDA graphs up to %lld bytes)", (long long)a->graph_max_bytes);
+    fprintf(out, "\n");
     fprintf(out, "  ranks:    %d\n", a->ngpus);
     fprintf(out, "  chunks:   nchunksperloop %d (%d per segment)\n", a->nchunksperloop,
             weft_algo_chunks_per_seg(a));

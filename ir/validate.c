@@ -101,6 +101,12 @@ static void check_algo(vctx *v) {
         vreport(v, WEFT_SEV_ERROR, a->line, -1, -1, -1,
                 "minBytes=\"%lld\" is larger than maxBytes=\"%lld\"", (long long)a->min_bytes,
                 (long long)a->max_bytes);
+    if (a->graph_max_bytes < 0 ||
+        (a->graph_max_bytes != 0 && (a->graph_max_bytes < a->min_bytes ||
+                                     (a->max_bytes != 0 && a->graph_max_bytes > a->max_bytes))))
+        vreport(v, WEFT_SEV_ERROR, a->line, -1, -1, -1,
+                "graphMaxBytes=\"%lld\" is outside [minBytes, maxBytes] = [%lld, %lld]",
+                (long long)a->graph_max_bytes, (long long)a->min_bytes, (long long)a->max_bytes);
     if (weft_coll_rooted(a->coll) && (a->root < 0 || a->root >= a->ngpus))
         vreport(v, WEFT_SEV_ERROR, a->line, -1, -1, -1, "root=\"%d\" is out of range (ngpus is %d)",
                 a->root, a->ngpus);

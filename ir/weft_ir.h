@@ -220,6 +220,10 @@ typedef struct weft_algo {
     /* weft extension (attribute `launch`, written only when not every mode): the launch modes
      * (bits 1 << weft_launch) it serves; WEFT_LAUNCH_ALL by default. */
     uint8_t launch;
+    /* weft extension (attribute `graphMaxBytes`, written only when set): calls captured in a
+     * CUDA graph are served only up to it (eager calls up to max_bytes), where NCCL's captured
+     * kernels overtake the algorithm at sizes its eager calls still win; 0 = max_bytes. */
+    int64_t graph_max_bytes;
     uint8_t legacy; /* the file lacked outofplace/minBytes/maxBytes; defaults were applied */
     int32_t line;
     weft_gpu *gpus; /* ngpus entries, indexed by rank */

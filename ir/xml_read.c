@@ -139,7 +139,7 @@ static long crowded_tag(const char *p, size_t len) {
 
 /* ---- attributes --------------------------------------------------------------------------- */
 
-enum { MAX_ATTRS = 12 };
+enum { MAX_ATTRS = 16 };
 
 typedef struct attrs {
     const char *elem; /* "step" */
@@ -149,9 +149,9 @@ typedef struct attrs {
     long line;
 } attrs;
 
-static const char *const algo_attrs[] = {"name",     "proto",    "nchannels", "nchunksperloop",
-                                         "ngpus",    "coll",     "inplace",   "outofplace",
-                                         "minBytes", "maxBytes", "root",      "launch"};
+static const char *const algo_attrs[] = {
+    "name",       "proto",    "nchannels", "nchunksperloop", "ngpus",  "coll",         "inplace",
+    "outofplace", "minBytes", "maxBytes",  "root",           "launch", "graphMaxBytes"};
 enum {
     A_NAME,
     A_PROTO,
@@ -165,6 +165,7 @@ enum {
     A_MAXBYTES,
     A_ROOT,
     A_LAUNCH,
+    A_GRAPHMAX,
     A_COUNT
 };
 static const char *const gpu_attrs[] = {"id", "i_chunks", "o_chunks", "s_chunks"};
@@ -534,6 +535,8 @@ static void algo_start(sax *x, int nattrs, const xmlChar **av) {
     }
     unsigned launch = WEFT_LAUNCH_ALL;
     if (attr_present(&at, A_LAUNCH) && get_launch(r, &at, A_LAUNCH, &launch) != 0) bad = 1;
+    int64_t graphmax = 0;
+    if (attr_present(&at, A_GRAPHMAX)) bad |= get_int(r, &at, A_GRAPHMAX, 0, INT64_MAX, &graphmax);
     x->abad = bad;
     x->legacy = legacy;
     x->aline = at.line;
@@ -554,6 +557,7 @@ static void algo_start(sax *x, int nattrs, const xmlChar **av) {
         a->max_bytes = maxb;
         a->root = weft_coll_rooted(a->coll) ? root_rank : 0;
         a->launch = (uint8_t)launch;
+        a->graph_max_bytes = graphmax;
         a->legacy = (uint8_t)legacy;
         a->line = (int32_t)(at.line < INT32_MAX ? at.line : 0);
         for (int32_t g = 0; g < ngpus; g++)

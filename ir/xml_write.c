@@ -77,6 +77,8 @@ static void write_algo(const weft_algo *a, weft_sb *b) {
         char m[96];
         weft_sb_printf(b, " launch=\"%s\"", weft_launch_mask_str(a->launch, m, sizeof m));
     }
+    if (a->graph_max_bytes)
+        weft_sb_printf(b, " graphMaxBytes=\"%lld\"", (long long)a->graph_max_bytes);
     weft_sb_printf(b, ">\n");
     for (int32_t r = 0; r < a->ngpus; r++) {
         const weft_gpu *g = &a->gpus[r];

@@ -412,6 +412,7 @@ static int64_t comm_hash(const weft_comm *c) {
         MIXIN(pl->mode[0].dropped), MIXIN(pl->mode[1].dropped);
         MIXIN(a->coll), MIXIN(a->proto), MIXIN(a->nchunksperloop), MIXIN(a->inplace);
         MIXIN(a->outofplace), MIXIN(a->min_bytes), MIXIN(a->max_bytes), MIXIN(a->root);
+        MIXIN(a->graph_max_bytes);
         for (int32_t r = 0; r < a->ngpus; r++) {
             const weft_gpu *g = &a->gpus[r];
             MIXIN(g->i_chunks), MIXIN(g->o_chunks), MIXIN(g->s_chunks), MIXIN(g->ntbs);

@@ -1087,7 +1087,9 @@ const weft_phased *weft_registry_phases(const weft_registry *r, size_t i) {
     X(MODE, "no algorithm for this buffer mode (in-place or out-of-place; rooted collectives "     \
             "need an algorithm declaring both)")                                                   \
     X(LAUNCH, "no algorithm for this launch mode (CUDA graph or not, registered buffers or not: "  \
-              "each file serves the modes where it was measured faster than NCCL)")
+              "each file serves the modes where it was measured faster than NCCL)")                \
+    X(GRAPHBYTES, "message size above the CUDA-graph bound (graphMaxBytes) of every fitting "      \
+                  "algorithm: captured calls that large were measured faster in NCCL")
 
 enum {
 #define WEFT_X_(id, s) STAGE_##id,
@@ -1146,6 +1148,11 @@ static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
                                   : !(c->inplace ? a->inplace : a->outofplace))
         return STAGE_MODE;
     if (!(a->launch & (1u << call_launch(c)))) return STAGE_LAUNCH;
+    /* a captured call: the file's own bound for graphs, where NCCL's captured kernels overtake
+     * it at sizes its eager calls still win */
+    if (with_bytes && (c->flags & WEFT_CALL_GRAPH) && a->graph_max_bytes != 0 &&
+        call_bytes(c, a) > (uint64_t)a->graph_max_bytes)
+        return STAGE_GRAPHBYTES;
     return STAGE_COUNT;
 }
 
@@ -1501,6 +1508,12 @@ weft_result weft_registry_explain(const weft_registry *base, const weft_registry
                                     weft_launch_name(call_launch(c)));
                 break;
             }
+            case STAGE_GRAPHBYTES:
+                weft_tune_bytes_str((uint64_t)best->graph_max_bytes, hi, sizeof hi);
+                why = weft_asprintf("serves calls captured in CUDA graphs up to %s; this call is "
+                                    "%llu B",
+                                    hi, (unsigned long long)call_bytes(c, best));
+                break;
             default: why = weft_strdup(stage_why[furthest < 0 ? 0 : furthest]); break;
             }
         }

@@ -2,15 +2,18 @@
 # check_library_select.sh — which algorithm of the library (../../algorithms, instantiated for the
 # communicator size as libweft_nccl.so does) `weft select` picks for every nccl-tests size of
 # allreduce, allgather, reducescatter, alltoall and broadcast (root 0) on 2, 4 and 8 ranks, in both
-# buffer modes, condensed into size ranges, and how many files each communicator size rules
+# buffer modes, eager and captured in a CUDA graph, condensed into size ranges, and how many files each communicator size rules
 # out, against library_select.golden (run in tests/registry; WEFT_BIN is
 # the weft binary). Regenerate: WEFT_BIN=... sh check_library_select.sh --print > library_select.golden
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for n in 2 4 8; do
     for c in allreduce allgather reducescatter alltoall broadcast; do
-        "$WEFT_BIN" select -d ../../algorithms "$c" --ranks "$n" --sweep --both 2>/dev/null ||
-            echo "weft select $c --ranks $n: exit $?"
+        for g in "" --graph; do
+            # shellcheck disable=SC2086
+            "$WEFT_BIN" select -d ../../algorithms "$c" --ranks "$n" --sweep --both $g 2>/dev/null ||
+                echo "weft select $c --ranks $n $g: exit $?"
+        done
     done
 done | awk '
 # one line per size and mode: "COLL, N ranks, B B (...), ..., MODE -> weft '\''NAME'\'' (FILE)" or
@@ -38,7 +41,9 @@ function flush(k) {
     } else {
         sub(/:.*/, "", what)
     }
-    k = f[1] " on " r " ranks, " f[n]
+    mode = f[n]
+    if (mode == "unregistered") mode = f[n - 2] ", graph"
+    k = f[1] " on " r " ranks, " mode
     if (!(k in cur)) keys[++nk] = k
     else if (cur[k] == what) { last[k] = bytes; next }
     flush(k)
@@ -47,7 +52,7 @@ function flush(k) {
     next
 }
 # "N COLL files are ruled out on R ranks (...)": kept, at the end, one per collective and size
-/ ruled out on / { sub(/ \(a require.*$/, ""); ruled[++nr] = $0; next }
+/ ruled out on / { sub(/ \(a require.*$/, ""); if (!($0 in seen)) { seen[$0] = 1; ruled[++nr] = $0 }; next }
 { print "unexpected: " $0 }
 END {
     for (i = 1; i <= nk; i++) { flush(keys[i]); printf "%s:\n%s", keys[i], out[keys[i]] }

@@ -719,6 +719,49 @@ static void test_launch(void) {
     weft_registry_free(base);
 }
 
+/* A CUDA-graph bound (<algo graphMaxBytes>): captured calls are served only up to it, eager
+ * ones up to maxBytes; a table (which measures each mode apart) is not bounded by it. */
+static void test_graph_bound(void) {
+    weft_registry *base = load(algos_dir, NULL), *r = NULL;
+    CHECK(weft_registry_new(&r) == WEFT_OK);
+    weft_algo *ar = NULL;
+    for (size_t i = 0; i < weft_registry_size(base); i++)
+        if (strcmp(weft_registry_get(base, i)->name, "ar2_small") == 0)
+            ar = weft_algo_clone(weft_registry_get(base, i));
+    CHECK(ar != NULL);
+    if (ar) {
+        ar->min_bytes = 0, ar->max_bytes = 1 << 20, ar->graph_max_bytes = 64;
+        CHECK(weft_registry_add(r, ar, NULL) == WEFT_OK);
+        weft_call c = call(WEFT_COLL_ALLREDUCE, WEFT_DTYPE_FLOAT, 16, 0); /* 64 B */
+        c.flags = WEFT_CALL_GRAPH;
+        CHECK_STR(selected(r, c), "ar2_small");
+        c.count = 17; /* 68 B: eager yes, captured no */
+        c.flags = 0;
+        CHECK_STR(selected(r, c), "ar2_small");
+        c.flags = WEFT_CALL_GRAPH;
+        CHECK_STR(selected(r, c), "-");
+        CHECK(strstr(why(r, c), "CUDA-graph bound") != NULL);
+        c.count = 1 << 18; /* 1 MB: the eager bound holds */
+        c.flags = 0;
+        CHECK_STR(selected(r, c), "ar2_small");
+        c.count = (1 << 18) + 1;
+        CHECK_STR(selected(r, c), "-");
+        /* the bound survives the writer and the reader */
+        char *x = NULL;
+        weft_algo *back = NULL;
+        CHECK(weft_ir_write_string(ar, &x) == WEFT_OK);
+        CHECK(x && strstr(x, " graphMaxBytes=\"64\"") != NULL);
+        CHECK(x && weft_ir_read_memory(x, strlen(x), "ar", &back, NULL) == WEFT_OK);
+        CHECK(back && back->graph_max_bytes == 64 && weft_algo_equal(ar, back, NULL, 0));
+        if (back) back->graph_max_bytes = 128;
+        CHECK(back && !weft_algo_equal(ar, back, NULL, 0));
+        weft_algo_free(back);
+        free(x);
+    }
+    weft_registry_free(r);
+    weft_registry_free(base);
+}
+
 /* A 2-rank ring shaped like msccl-tools' (send, then receive-reduce-and-forward): it needs 2
  * messages buffered per connection. */
 static const char ring2_xml[] =
@@ -879,6 +922,7 @@ int main(int argc, char **argv) {
     test_table_shape();
     test_add();
     test_launch();
+    test_graph_bound();
     test_nccl_versions();
     test_twice_loaded();
     CHECK_DONE();
