@@ -87,12 +87,16 @@ static void log_diag(const weft_diag *d) {
 static void log_algos(const weft_registry *reg, const char *what) {
     for (size_t i = 0; i < weft_registry_size(reg); i++) {
         const weft_algo *a = weft_registry_get(reg, i);
-        char range[64];
+        char range[96];
+        int o;
         if (a->max_bytes)
-            snprintf(range, sizeof range, "[%lld, %lld]", (long long)a->min_bytes,
-                     (long long)a->max_bytes);
+            o = snprintf(range, sizeof range, "[%lld, %lld]", (long long)a->min_bytes,
+                         (long long)a->max_bytes);
         else
-            snprintf(range, sizeof range, "[%lld, unbounded]", (long long)a->min_bytes);
+            o = snprintf(range, sizeof range, "[%lld, unbounded]", (long long)a->min_bytes);
+        if (a->graph_max_bytes && o > 0 && o < (int)sizeof range)
+            snprintf(range + o, sizeof range - (size_t)o, ", in CUDA graphs up to %lld",
+                     (long long)a->graph_max_bytes);
         WEFT_INFO(WEFT_SUBSYS_INIT,
                   "%salgorithm %zu: '%s' %s on %d ranks, %s, %s%s%s, bytes %s (%s)", what, i,
                   a->name, weft_coll_name(a->coll), (int)a->ngpus, weft_proto_name(a->proto),
