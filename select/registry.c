@@ -1089,7 +1089,7 @@ const weft_phased *weft_registry_phases(const weft_registry *r, size_t i) {
     X(LAUNCH, "no algorithm for this launch mode (CUDA graph or not, registered buffers or not: "  \
               "each file serves the modes where it was measured faster than NCCL)")                \
     X(GRAPHBYTES, "message size above the CUDA-graph bound (graphMaxBytes) of every fitting "      \
-                  "algorithm: captured calls that large were measured faster in NCCL")
+                  "algorithm (its captured calls that large go to NCCL)")
 
 enum {
 #define WEFT_X_(id, s) STAGE_##id,
