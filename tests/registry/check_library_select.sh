@@ -2,14 +2,15 @@
 # check_library_select.sh — which algorithm of the library (../../algorithms, instantiated for the
 # communicator size as libweft_nccl.so does) `weft select` picks for every nccl-tests size of
 # allreduce, allgather, reducescatter, alltoall and broadcast (root 0) on 2, 4 and 8 ranks, in both
-# buffer modes, eager and captured in a CUDA graph, condensed into size ranges, and how many files each communicator size rules
+# buffer modes and all four launch modes (eager or captured in a CUDA graph, on plain or registered
+# buffers), condensed into size ranges, and how many files each communicator size rules
 # out, against library_select.golden (run in tests/registry; WEFT_BIN is
 # the weft binary). Regenerate: WEFT_BIN=... sh check_library_select.sh --print > library_select.golden
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for n in 2 4 8; do
     for c in allreduce allgather reducescatter alltoall broadcast; do
-        for g in "" --graph; do
+        for g in "" --graph --registered "--graph --registered"; do
             # shellcheck disable=SC2086
             "$WEFT_BIN" select -d ../../algorithms "$c" --ranks "$n" --sweep --both $g 2>/dev/null ||
                 echo "weft select $c --ranks $n $g: exit $?"
@@ -43,6 +44,7 @@ function flush(k) {
     }
     mode = f[n]
     if (mode == "unregistered") mode = f[n - 2] ", graph"
+    else if (mode == "registered") mode = f[n - 2] ", " f[n - 1] ", registered"
     k = f[1] " on " r " ranks, " mode
     if (!(k in cur)) keys[++nk] = k
     else if (cur[k] == what) { last[k] = bytes; next }
