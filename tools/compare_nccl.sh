@@ -2,8 +2,8 @@
 # compare_nccl.sh — weft through libweft_nccl.so against stock NCCL, the way users check it:
 # nccl-tests without the shim, with it (weft serving) and with it disabled (the control: the shim
 # loaded, WEFT_DISABLE=1), alternating runs, every collective and launch mode; per size the
-# times, weft/NCCL, control/NCCL and #wrong, a verdict line per collective and mode and one
-# summary line. --torch adds PyTorch's own CUDA-graph capture (tests/gpu/torch_graph.py).
+# times, weft/NCCL, control/NCCL, #wrong and who served it, a verdict line per collective and
+# mode and one summary line. --torch adds PyTorch's own CUDA-graph capture (tests/gpu/torch_graph.py).
 # Skips, saying why, where there is no GPU. Every performance claim in README comes from it.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,8 +17,10 @@ Runs nccl-tests (one process per GPU under mpirun) three ways, alternating in ro
 stock NCCL; LD_PRELOAD=libweft_nccl.so WEFT_ALGO_DIR=ALGOS (weft); and the shim loaded with
 WEFT_DISABLE=1 (the control: NCCL serves every call, so control/NCCL is what run-to-run noise and
 the shim's pass-through read as). Per collective and launch mode, per size: the median times,
-weft/NCCL and control/NCCL out of place and in place, weft's #wrong; a verdict line (the largest
-weft/NCCL, how many sizes are slower than both --limit and the control); then one summary line.
+weft/NCCL and control/NCCL out of place and in place, weft's #wrong and who served the size (the
+algorithm or NCCL, from one untimed weft run with WEFT_REPORT=1, whose bookkeeping would cost the
+timed runs host time); a verdict line (the largest weft/NCCL, how many sizes are slower than both
+--limit and the control, and how many of those weft served); then one summary line.
 Sizes below 1 MB run with --iters-small iterations (nccl-tests' own noise is 10-30% at -n 20).
 Exit 0 when every run finished with #wrong 0 (a slow size is reported, not an error), 1
 otherwise, 2 on a usage error.
@@ -223,12 +225,33 @@ for kind in "${kinds[@]}"; do
         mv "$out/$c.$kname.$way.$i.log.all" "$out/$c.$kname.$way.$i.log"
       done
     done
+    # who served each size: one untimed weft run with the shim's report (its bookkeeping costs
+    # every call some host time, so the timed runs go without it)
+    served=()
+    if [ "$kname" != torch-graph ]; then
+      : >"$out/$c.$kname.served.log"
+      rc_timed=$rc
+      for ri in "${!ranges[@]}"; do
+        # shellcheck disable=SC2086 # the range and kflags are lists of options
+        run "$c.$kname.served.part$ri" "$weft_env WEFT_REPORT=1" "$c" "$kname" ${ranges[$ri]} \
+          -n 1 -w 0 -c 0 $kflags
+        cat "$out/$c.$kname.served.part$ri.log" >>"$out/$c.$kname.served.log"
+        rm -f "$out/$c.$kname.served.part$ri.log"
+      done
+      if [ "$rc" -eq "$rc_timed" ]; then
+        served=(--served "$out/$c.$kname.served.log")
+      else
+        # the timed weft runs judge weft; without its report the table only lacks a column
+        echo "compare_nccl: the untimed run for who served $c $kname failed; that column is left out"
+        rc=$rc_timed
+      fi
+    fi
     echo
     echo "== $c, $kname"
     groups=("$out/$c.$kname".stock.*.log -- "$out/$c.$kname".weft.*.log)
     [ $control -eq 1 ] && groups+=(-- "$out/$c.$kname".control.*.log)
     python3 "$root/tests/gpu/nccl_tests_ratio.py" --name "$c $kname" --limit "$limit" \
-      "${groups[@]}" | tee "$out/$c.$kname.ratio"
+      "${served[@]}" "${groups[@]}" | tee "$out/$c.$kname.ratio"
     if ! grep -q "#wrong 0 (weft), 0 (NCCL)" "$out/$c.$kname.ratio"; then rc=1; fi
   done
 done
@@ -240,11 +263,14 @@ python3 - "$out" "$limit" "$np" "$(gpu_names)" "$control" <<'EOF'
 import glob, re, sys
 out, limit, np_, names = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 ctl_word = " and the control" if sys.argv[5] == "1" else ""
-worst, slow, total, wrong, lo, hi = None, 0, 0, 0, None, None
+worst, slow, total, wrong, lo, hi, slow_weft = None, 0, 0, 0, None, None, None
 for p in sorted(glob.glob(out + "/*.ratio")):
     for line in open(p, errors="replace"):
         m = re.match(r"verdict (\S+ \S+): max weft/NCCL ([0-9.]+) \(([^)]*)\); (\d+) of (\d+)"
                      r" sizes[^;]*(?:; control ([0-9.]+)-([0-9.]+))?; #wrong (\d+)", line)
+        w = re.search(r"\((\d+) of them served by weft\)", line)
+        if w:
+            slow_weft = (slow_weft or 0) + int(w.group(1))
         if not m:
             continue
         r = float(m.group(2))
@@ -262,6 +288,7 @@ else:
     band = f", control/NCCL {lo:.2f}-{hi:.2f}" if lo is not None else ""
     print(f"summary ({np_} x {names.split(' x ', 1)[-1].strip()}): worst weft/NCCL {worst[0]:.2f}"
           f" ({worst[1]}, {worst[2]}); {slow} of {total} sizes slower than {limit:g}{ctl_word}"
+          f"{'' if slow_weft is None else f' ({slow_weft} of them served by weft)'}"
           f"{band}; #wrong {wrong}")
 EOF
 if [ $keep -eq 1 ]; then echo "logs: $out"; else rm -rf "$out"; fi

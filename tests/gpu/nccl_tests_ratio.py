@@ -6,14 +6,24 @@ of place and in place, B/A and C/A, B's #wrong, and a verdict line: the largest 
 sizes are slower than both the limit and the control (B/A > max(limit, C/A)).
 tools/compare_nccl.sh and tests/gpu/shim_device.sh print it.
 
-  python3 nccl_tests_ratio.py [--name NAME] [--limit 1.03] A.log... -- B.log... [-- C.log...]
+  python3 nccl_tests_ratio.py [--name NAME] [--limit 1.03] [--served LOG]... A.log... -- B.log...
+                             [-- C.log...]
   python3 nccl_tests_ratio.py --medians A.log...     (size, out-of-place us, in-place us)
+
+--served: a weft run's log with the shim's WEFT_REPORT tables (an untimed run: the report's
+bookkeeping costs every call some host time). Each size then says who served it (the algorithm,
+or NCCL), and the verdict how many of the slow sizes weft served.
 
 A log may also be a PyTorch benchmark's (tests/gpu/torch_graph.py): the same row shape, out of
 place only.
 """
+import re
 import statistics
 import sys
+
+# a WEFT_REPORT row of calls weft served: "... weft REPORT   allgather  graph  20  4096 .. 8192
+# weft 'NAME'" (shim/report.c)
+REPORT_WEFT = re.compile(r"weft REPORT\s+\S+\s+\S+\s+\d+\s+(\d+)(?:\s+\.\.\s+(\d+))?\s+weft '([^']*)'")
 
 
 def num(s):
@@ -40,6 +50,30 @@ def rows(path):
             if r:
                 out[int(p[0])] = r
     return out
+
+
+def served_ranges(paths):
+    """[(lo, hi, algorithm)] of the sizes weft served in the logs' WEFT_REPORT tables, or None
+    when they hold no report at all."""
+    out, seen = [], False
+    for p in paths:
+        with open(p, errors="replace") as f:
+            for line in f:
+                if " weft REPORT " in line:
+                    seen = True
+                m = REPORT_WEFT.search(line)
+                if m:
+                    lo = int(m.group(1))
+                    out.append((lo, int(m.group(2)) if m.group(2) else lo, m.group(3)))
+    return out if seen else None
+
+
+def served_by(ranges, size):
+    """The algorithm that served calls of size bytes, or "NCCL"."""
+    for lo, hi, name in ranges:
+        if lo <= size <= hi:
+            return name
+    return "NCCL"
 
 
 def human(n):
@@ -73,8 +107,9 @@ def ratio(x, y):
     return x / y if x is not None and y else None
 
 
-def compare(name, limit, a, b, c):
-    """The table and the verdict line; returns (worst B/A or None, sizes above, sizes, #wrong B)."""
+def compare(name, limit, a, b, c, served=None):
+    """The table and the verdict line; returns (worst B/A or None, sizes above, sizes, #wrong B).
+    served: served_ranges() of an untimed weft run, or None."""
     sizes = sorted(set().union(*a, *b)) if a and b else []
     head = "| size | NCCL us | weft us | weft/NCCL |"
     if c:
@@ -83,9 +118,11 @@ def compare(name, limit, a, b, c):
     if c:
         head += " control/NCCL in-place |"
     head += " weft #wrong | runs |"
+    if served is not None:
+        head += " served by |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
-    worst, above, total, wrong_a, wrong_b, ctl = None, 0, 0, 0, 0, []
+    worst, above, total, wrong_a, wrong_b, ctl, above_weft = None, 0, 0, 0, 0, [], 0
     for s in sizes:
         ta, na = med(a, s, "oop", 0)
         tb, nb = med(b, s, "oop", 0)
@@ -116,6 +153,8 @@ def compare(name, limit, a, b, c):
             if worst is None or r > worst[0]:
                 worst = (r, s, where, cr)
         above += slow
+        by = served_by(served, s) if served is not None and s > 0 else None
+        above_weft += slow and by is not None and by != "NCCL"
         line = f"| {human(s)} | {fmt(ta, '.2f')} | {fmt(tb, '.2f')} | {fmt(ro, '.3f')} |"
         if c:
             line += f" {fmt(co, '.3f')} |"
@@ -124,6 +163,8 @@ def compare(name, limit, a, b, c):
             line += f" {fmt(ci, '.3f')} |"
         runs = f"{na}/{nb}/{nc}" if c else f"{na}/{nb}"
         line += f" {wb}{' slower' if slow else ''} | {runs} |"
+        if served is not None:
+            line += f" {by or '-'} |"
         print(line)
     label = f"verdict {name}" if name else "verdict"
     if worst is None:
@@ -131,20 +172,23 @@ def compare(name, limit, a, b, c):
         return None, 0, 0, wrong_b
     spread = f"; control {min(ctl):.3f}-{max(ctl):.3f}" if ctl else ""
     wc = f" at control {worst[3]:.3f}" if worst[3] is not None else ""
+    of_weft = f" ({above_weft} of them served by weft)" if served is not None else ""
     print(f"{label}: max weft/NCCL {worst[0]:.3f} ({human(worst[1])}, {worst[2]}{wc}); "
           f"{above} of {total} sizes slower than {limit:g}{' and the control' if c else ''}"
-          f"{spread}; "
+          f"{of_weft}{spread}; "
           f"#wrong {wrong_b} (weft), {wrong_a} (NCCL)")
     return worst[0], above, total, wrong_b
 
 
 def main(argv):
-    name, limit = "", 1.03
-    while argv and argv[0] in ("--name", "--limit"):
+    name, limit, served_logs = "", 1.03, []
+    while argv and argv[0] in ("--name", "--limit", "--served"):
         if len(argv) < 2:
             sys.exit(__doc__)
         if argv[0] == "--name":
             name = argv[1]
+        elif argv[0] == "--served":
+            served_logs.append(argv[1])
         else:
             limit = float(argv[1])
         argv = argv[2:]
@@ -168,7 +212,8 @@ def main(argv):
     a = [rows(p) for p in groups[0]]
     b = [rows(p) for p in groups[1]]
     c = [rows(p) for p in groups[2]] if len(groups) == 3 else []
-    worst, _, _, _ = compare(name, limit, a, b, c)
+    served = served_ranges(served_logs) if served_logs else None
+    worst, _, _, _ = compare(name, limit, a, b, c, served)
     return 0 if worst is not None else 1
 
 
