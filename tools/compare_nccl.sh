@@ -193,6 +193,20 @@ run() {
     rc=1
   fi
 }
+# every size range of one way, out/NAME.log: NAME ENV COLL KIND OPTIONS... (nccl-tests options
+# after the range's own: a later -n or -w wins)
+run_ranges() {
+  local name=$1 envs=$2 coll=$3 kname=$4 ri
+  shift 4
+  : >"$out/$name.log.all"
+  for ri in "${!ranges[@]}"; do
+    # shellcheck disable=SC2086 # the range is a list of options
+    run "$name.part$ri" "$envs" "$coll" "$kname" ${ranges[$ri]} "$@"
+    cat "$out/$name.part$ri.log" >>"$out/$name.log.all"
+    rm -f "$out/$name.part$ri.log"
+  done
+  mv "$out/$name.log.all" "$out/$name.log"
+}
 weft_env="LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos $extra_env"
 control_env="LD_PRELOAD=$lib WEFT_ALGO_DIR=$algos WEFT_DISABLE=1"
 for kind in "${kinds[@]}"; do
@@ -214,30 +228,17 @@ for kind in "${kinds[@]}"; do
           run "$c.$kname.$way.$i" "$envs" "$c" "$kname"
           continue
         fi
-        : >"$out/$c.$kname.$way.$i.log.all"
-        for ri in "${!ranges[@]}"; do
-          # shellcheck disable=SC2086 # the range and kflags are lists of options
-          run "$c.$kname.$way.$i.part$ri" "$envs" "$c" "$kname" ${ranges[$ri]} -w "$warmup" -c 1 \
-            $kflags
-          cat "$out/$c.$kname.$way.$i.part$ri.log" >>"$out/$c.$kname.$way.$i.log.all"
-          rm -f "$out/$c.$kname.$way.$i.part$ri.log"
-        done
-        mv "$out/$c.$kname.$way.$i.log.all" "$out/$c.$kname.$way.$i.log"
+        # shellcheck disable=SC2086 # kflags is a list of options
+        run_ranges "$c.$kname.$way.$i" "$envs" "$c" "$kname" -w "$warmup" -c 1 $kflags
       done
     done
     # who served each size: one untimed weft run with the shim's report (its bookkeeping costs
     # every call some host time, so the timed runs go without it)
     served=()
     if [ "$kname" != torch-graph ]; then
-      : >"$out/$c.$kname.served.log"
       rc_timed=$rc
-      for ri in "${!ranges[@]}"; do
-        # shellcheck disable=SC2086 # the range and kflags are lists of options
-        run "$c.$kname.served.part$ri" "$weft_env WEFT_REPORT=1" "$c" "$kname" ${ranges[$ri]} \
-          -n 1 -w 0 -c 0 $kflags
-        cat "$out/$c.$kname.served.part$ri.log" >>"$out/$c.$kname.served.log"
-        rm -f "$out/$c.$kname.served.part$ri.log"
-      done
+      # shellcheck disable=SC2086 # kflags is a list of options
+      run_ranges "$c.$kname.served" "$weft_env WEFT_REPORT=1" "$c" "$kname" -n 1 -w 0 -c 0 $kflags
       if [ "$rc" -eq "$rc_timed" ]; then
         served=(--served "$out/$c.$kname.served.log")
       else
