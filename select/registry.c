@@ -1138,12 +1138,10 @@ static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
     if (a->coll != c->coll) return STAGE_COLL;
     if (a->ngpus != c->nranks) return STAGE_RANKS;
     if (weft_coll_rooted(c->coll) && a->root != c->root) return STAGE_ROOT;
-    if (with_bytes) {
-        uint64_t bytes = call_bytes(c, a);
-        if (bytes == 0 || bytes < (uint64_t)a->min_bytes ||
-            (a->max_bytes != 0 && bytes > (uint64_t)a->max_bytes))
-            return STAGE_BYTES;
-    }
+    const uint64_t bytes = with_bytes ? call_bytes(c, a) : 0;
+    if (with_bytes && (bytes == 0 || bytes < (uint64_t)a->min_bytes ||
+                       (a->max_bytes != 0 && bytes > (uint64_t)a->max_bytes)))
+        return STAGE_BYTES;
     if (weft_coll_rooted(c->coll) ? !(a->inplace && a->outofplace)
                                   : !(c->inplace ? a->inplace : a->outofplace))
         return STAGE_MODE;
@@ -1151,7 +1149,7 @@ static int fit(const weft_algo *a, const weft_call *c, int with_bytes) {
     /* a captured call: the file's own bound for graphs, where NCCL's captured kernels overtake
      * it at sizes its eager calls still win */
     if (with_bytes && (c->flags & WEFT_CALL_GRAPH) && a->graph_max_bytes != 0 &&
-        call_bytes(c, a) > (uint64_t)a->graph_max_bytes)
+        bytes > (uint64_t)a->graph_max_bytes)
         return STAGE_GRAPHBYTES;
     return STAGE_COUNT;
 }
