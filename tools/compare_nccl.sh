@@ -240,7 +240,7 @@ for kind in "${kinds[@]}"; do
       # shellcheck disable=SC2086 # kflags is a list of options
       run_ranges "$c.$kname.served" "$weft_env WEFT_REPORT=1" "$c" "$kname" -n 1 -w 0 -c 0 $kflags
       if [ "$rc" -eq "$rc_timed" ]; then
-        served=(--served "$out/$c.$kname.served.log")
+        served=(--served "$out/$c.$kname.served.log" --launch "$kname")
       else
         # the timed weft runs judge weft; without its report the table only lacks a column
         echo "compare_nccl: the untimed run for who served $c $kname failed; that column is left out"

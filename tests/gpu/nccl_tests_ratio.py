@@ -6,13 +6,16 @@ of place and in place, B/A and C/A, B's #wrong, and a verdict line: the largest 
 sizes are slower than both the limit and the control (B/A > max(limit, C/A)).
 tools/compare_nccl.sh and tests/gpu/shim_device.sh print it.
 
-  python3 nccl_tests_ratio.py [--name NAME] [--limit 1.03] [--served LOG]... A.log... -- B.log...
-                             [-- C.log...]
+  python3 nccl_tests_ratio.py [--name NAME] [--limit 1.03] [--served LOG]... [--launch MODE]
+                             A.log... -- B.log... [-- C.log...]
   python3 nccl_tests_ratio.py --medians A.log...     (size, out-of-place us, in-place us)
 
 --served: a weft run's log with the shim's WEFT_REPORT tables (an untimed run: the report's
 bookkeeping costs every call some host time). Each size then says who served it (the algorithm,
-or NCCL), and the verdict how many of the slow sizes weft served.
+or NCCL), and the verdict how many of the slow sizes weft served. --launch: only the report's rows
+of that launch mode (eager, graph, registered, registered-graph) count: nccl-tests -G warms up
+with eager calls before it captures, so a graph run's report holds eager rows too, and those may
+be served where the captured calls are not.
 
 A log may also be a PyTorch benchmark's (tests/gpu/torch_graph.py): the same row shape, out of
 place only.
@@ -22,8 +25,9 @@ import statistics
 import sys
 
 # a WEFT_REPORT row of calls weft served: "... weft REPORT   allgather  graph  20  4096 .. 8192
-# weft 'NAME'" (shim/report.c)
-REPORT_WEFT = re.compile(r"weft REPORT\s+\S+\s+\S+\s+\d+\s+(\d+)(?:\s+\.\.\s+(\d+))?\s+weft '([^']*)'")
+# weft 'NAME'" (shim/report.c): its launch mode, sizes and algorithm
+REPORT_WEFT = re.compile(
+    r"weft REPORT\s+\S+\s+(\S+)\s+\d+\s+(\d+)(?:\s+\.\.\s+(\d+))?\s+weft '([^']*)'")
 
 
 def num(s):
@@ -52,9 +56,9 @@ def rows(path):
     return out
 
 
-def served_ranges(paths):
-    """[(lo, hi, algorithm)] of the sizes weft served in the logs' WEFT_REPORT tables, or None
-    when they hold no report at all."""
+def served_ranges(paths, launch=None):
+    """[(lo, hi, algorithm)] of the sizes weft served in the logs' WEFT_REPORT tables (only
+    calls of launch mode `launch` when given), or None when they hold no report at all."""
     out, seen = [], False
     for p in paths:
         with open(p, errors="replace") as f:
@@ -62,9 +66,9 @@ def served_ranges(paths):
                 if " weft REPORT " in line:
                     seen = True
                 m = REPORT_WEFT.search(line)
-                if m:
-                    lo = int(m.group(1))
-                    out.append((lo, int(m.group(2)) if m.group(2) else lo, m.group(3)))
+                if m and (launch is None or m.group(1) == launch):
+                    lo = int(m.group(2))
+                    out.append((lo, int(m.group(3)) if m.group(3) else lo, m.group(4)))
     return out if seen else None
 
 
@@ -181,14 +185,16 @@ def compare(name, limit, a, b, c, served=None):
 
 
 def main(argv):
-    name, limit, served_logs = "", 1.03, []
-    while argv and argv[0] in ("--name", "--limit", "--served"):
+    name, limit, served_logs, launch = "", 1.03, [], None
+    while argv and argv[0] in ("--name", "--limit", "--served", "--launch"):
         if len(argv) < 2:
             sys.exit(__doc__)
         if argv[0] == "--name":
             name = argv[1]
         elif argv[0] == "--served":
             served_logs.append(argv[1])
+        elif argv[0] == "--launch":
+            launch = argv[1]
         else:
             limit = float(argv[1])
         argv = argv[2:]
@@ -212,7 +218,7 @@ def main(argv):
     a = [rows(p) for p in groups[0]]
     b = [rows(p) for p in groups[1]]
     c = [rows(p) for p in groups[2]] if len(groups) == 3 else []
-    served = served_ranges(served_logs) if served_logs else None
+    served = served_ranges(served_logs, launch) if served_logs else None
     worst, _, _, _ = compare(name, limit, a, b, c, served)
     return 0 if worst is not None else 1
 
