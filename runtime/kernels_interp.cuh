@@ -77,9 +77,13 @@ struct DevPlat {
     }
     /* Programmatic dependent launch: this kernel may have started before the previous kernel
      * of the stream ended; wait here until it has, and its memory is visible. A no-op when the
-     * launch was not programmatic. */
+     * launch was not programmatic. Only then may the stream's next launch start its own CTAs
+     * (once every CTA of this one is past here): triggered at the kernel's start, each launch of
+     * a captured chain let the next one start at once, so that a graph of back-to-back calls
+     * had many launches' CTAs resident and waiting. */
     static __device__ __forceinline__ void grid_wait() {
         asm volatile("griddepcontrol.wait;" ::: "memory");
+        asm volatile("griddepcontrol.launch_dependents;");
     }
     static __device__ __forceinline__ uint64_t now_ns() {
         uint64_t t;
@@ -166,9 +170,6 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, LLK ? 1 : 2)
     while (s + 1 < ka.nsub && b >= ka.cta_base[s + 1])
         s++;
     b -= ka.cta_base[s];
-    /* Once every CTA of this launch is running, the stream's next weft launch may start its
-     * own (it waits in grid_wait until this one has ended). */
-    asm volatile("griddepcontrol.launch_dependents;");
     int t = b / ka.c.K, g = b - t * ka.c.K, tbi = ka.r[s].tb0 + t;
     __shared__ const char *sred[4 * WEFT_RT_MAX_FUSE];
     __shared__ weft_rt::RunSmem rsm;
