@@ -188,7 +188,11 @@ run() {
     r=$?
   fi
   if [ $r -ne 0 ]; then
-    echo "compare_nccl: $name failed (rc $r): $out/$name.log"
+    # a size range's run is named for the log it joins (run_ranges: shown_log), which outlives
+    # this run only with --out
+    local where=${shown_log:-$out/$name.log}
+    [ $keep -eq 1 ] || where="$(basename "$where") (--out DIR keeps the logs)"
+    echo "compare_nccl: $name failed (rc $r): $where"
     tail -3 "$out/$name.log" | sed 's/^/  /'
     rc=1
   fi
@@ -197,6 +201,7 @@ run() {
 # after the range's own: a later -n or -w wins)
 run_ranges() {
   local name=$1 envs=$2 coll=$3 kname=$4 ri
+  local shown_log=$out/$name.log # read by run
   shift 4
   : >"$out/$name.log.all"
   for ri in "${!ranges[@]}"; do
