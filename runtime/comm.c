@@ -351,18 +351,19 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
         }
         WEFT_CHECK(res);
         const weft_algo_plan *p = &c->plans[i];
-        WEFT_INFO(WEFT_SUBSYS_PLAN,
-                  "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
-                  "place: %s",
-                  algos[i]->name, p->kmax,
-                  !p->mode[0].sched   ? "-"
-                  : p->mode[0].direct ? "direct"
-                                      : "staged",
-                  p->mode[0].dropped ? " (dependencies that only guard in-place aliasing dropped)"
-                                     : "",
-                  !p->mode[1].sched   ? "-"
-                  : p->mode[1].direct ? "direct"
-                                      : "staged");
+        WEFT_INFO(
+            WEFT_SUBSYS_PLAN,
+            "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
+            "place: %s%s",
+            algos[i]->name, p->kmax,
+            !p->mode[0].sched   ? "-"
+            : p->mode[0].direct ? "direct"
+                                : "staged",
+            p->mode[0].dropped ? " (dependencies that only guard in-place aliasing dropped)" : "",
+            !p->mode[1].sched   ? "-"
+            : p->mode[1].direct ? "direct"
+                                : "staged",
+            p->mode[1].skipped ? " (copies onto themselves skipped, and the waits for them)" : "");
         stage = "window layout";
         WEFT_CHECK(weft_layout_add(&c->lay, (int32_t)i, p));
     }
@@ -409,7 +410,7 @@ static int64_t comm_hash(const weft_comm *c) {
         MIXIN(pl->algo != NULL);
         if (!pl->algo) continue;
         MIXIN(pl->kmax), MIXIN(pl->mode[0].direct), MIXIN(pl->mode[1].direct);
-        MIXIN(pl->mode[0].dropped), MIXIN(pl->mode[1].dropped);
+        MIXIN(pl->mode[0].dropped), MIXIN(pl->mode[1].dropped), MIXIN(pl->mode[1].skipped);
         MIXIN(a->coll), MIXIN(a->proto), MIXIN(a->nchunksperloop), MIXIN(a->inplace);
         MIXIN(a->outofplace), MIXIN(a->min_bytes), MIXIN(a->max_bytes), MIXIN(a->root);
         MIXIN(a->graph_max_bytes);

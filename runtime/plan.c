@@ -165,16 +165,35 @@ static int steps_conflict(const weft_step *x, const weft_step *y) {
     return 0;
 }
 
+/* A copy of a declaring only one buffer mode, or NULL when out of memory. */
+static weft_algo *clone_in_mode(const weft_algo *a, int inplace) {
+    weft_algo *c = weft_algo_clone(a);
+    if (c == NULL) return NULL;
+    c->inplace = (uint8_t)(inplace != 0);
+    c->outofplace = (uint8_t)(inplace == 0);
+    return c;
+}
+
+/* hasdep after dependencies were dropped: only steps something still waits for. */
+static void mark_awaited(weft_gpu *g) {
+    for (int32_t t = 0; t < g->ntbs; t++)
+        for (int32_t s = 0; s < g->tbs[t].nsteps; s++)
+            g->tbs[t].steps[s].hasdep = 0;
+    for (int32_t t = 0; t < g->ntbs; t++)
+        for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
+            const weft_step *st = &g->tbs[t].steps[s];
+            if (st->depid >= 0) g->tbs[st->depid].steps[st->deps].hasdep = 1;
+        }
+}
+
 /* A copy of a with only the out-of-place mode and without the dependencies that guard nothing
  * there: a dependency whose waiting step (or, for a nop, the next step of its tb that does
  * something) touches no memory the awaited step touches. The verifier decides whether the copy
  * is still right; NULL when nothing would be dropped. */
 static weft_algo *trim_out_of_place(const weft_algo *a, int32_t *dropped) {
     *dropped = 0;
-    weft_algo *c = weft_algo_clone(a);
+    weft_algo *c = clone_in_mode(a, 0);
     if (c == NULL) return NULL;
-    c->inplace = 0;
-    c->outofplace = 1;
     for (int32_t r = 0; r < c->ngpus; r++) {
         weft_gpu *g = &c->gpus[r];
         for (int32_t t = 0; t < g->ntbs; t++) {
@@ -193,15 +212,7 @@ static weft_algo *trim_out_of_place(const weft_algo *a, int32_t *dropped) {
                 (*dropped)++;
             }
         }
-        /* hasdep: only steps something still waits for */
-        for (int32_t t = 0; t < g->ntbs; t++)
-            for (int32_t s = 0; s < g->tbs[t].nsteps; s++)
-                g->tbs[t].steps[s].hasdep = 0;
-        for (int32_t t = 0; t < g->ntbs; t++)
-            for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
-                const weft_step *st = &g->tbs[t].steps[s];
-                if (st->depid >= 0) g->tbs[st->depid].steps[st->deps].hasdep = 1;
-            }
+        mark_awaited(g);
     }
     if (*dropped == 0) {
         weft_algo_free(c);
@@ -210,14 +221,94 @@ static weft_algo *trim_out_of_place(const weft_algo *a, int32_t *dropped) {
     return c;
 }
 
+/* Whether step x of rank r copies chunks onto themselves in place: a `cpy` whose source and
+ * destination are the same memory once input and output alias (allgather's and alltoall's own
+ * block in place). It moves nothing. */
+static int self_copy(const weft_algo *a, int32_t r, const weft_step *x) {
+    if (x->type != WEFT_STEP_CPY || x->cnt <= 0) return 0;
+    int32_t s1, s2, k = weft_algo_chunks_per_seg(a);
+    return weft_buf_mem(a->coll, 1, r, x->srcbuf, &s1) ==
+               weft_buf_mem(a->coll, 1, r, x->dstbuf, &s2) &&
+           x->srcoff + s1 * k == x->dstoff + s2 * k;
+}
+
+/* Whether x and y (steps of rank r) touch the same memory in place, one of them writing it. */
+static int steps_conflict_in_place(const weft_algo *a, int32_t r, const weft_step *x,
+                                   const weft_step *y) {
+    weft_access ax[2], ay[2];
+    int nx = weft_step_accesses(x, ax), ny = weft_step_accesses(y, ay);
+    int32_t k = weft_algo_chunks_per_seg(a);
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) {
+            int32_t s1, s2;
+            if (!(ax[i].write || ay[j].write) || ax[i].cnt <= 0 || ay[j].cnt <= 0 ||
+                weft_buf_mem(a->coll, 1, r, (weft_buf)ax[i].buf, &s1) !=
+                    weft_buf_mem(a->coll, 1, r, (weft_buf)ay[j].buf, &s2))
+                continue;
+            int32_t o1 = ax[i].off + s1 * k, o2 = ay[j].off + s2 * k;
+            if (o1 < o2 + ay[j].cnt && o2 < o1 + ax[i].cnt) return 1;
+        }
+    return 0;
+}
+
+/* A copy of a with only the in-place mode, its copies onto themselves (self_copy) made nops and
+ * the dependencies on them that guard nothing dropped: the wait orders the step after the
+ * awaited tb's steps up to the copy, so it goes only where none of those touches memory that
+ * the waiting step or the rest of its tb touches, and none of them waits for anything (which
+ * the wait would pass on). The verifier decides whether the copy is still right; NULL when no
+ * step copies onto itself. *skipped: those copies; *dropped: the dependencies. */
+static weft_algo *trim_in_place(const weft_algo *a, int32_t *skipped, int32_t *dropped) {
+    *skipped = *dropped = 0;
+    for (int32_t r = 0; r < a->ngpus && *skipped == 0; r++)
+        for (int32_t t = 0; t < a->gpus[r].ntbs && *skipped == 0; t++)
+            for (int32_t s = 0; s < a->gpus[r].tbs[t].nsteps && *skipped == 0; s++)
+                *skipped += self_copy(a, r, &a->gpus[r].tbs[t].steps[s]);
+    if (*skipped == 0) return NULL;
+    *skipped = 0;
+    weft_algo *c = clone_in_mode(a, 1);
+    if (c == NULL) return NULL;
+    for (int32_t r = 0; r < c->ngpus; r++) {
+        weft_gpu *g = &c->gpus[r];
+        for (int32_t t = 0; t < g->ntbs; t++)
+            for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
+                weft_step *st = &g->tbs[t].steps[s];
+                if (!self_copy(c, r, st)) continue;
+                st->type = WEFT_STEP_NOP;
+                st->cnt = 0;
+                st->srcoff = st->dstoff = -1;
+                (*skipped)++;
+            }
+        for (int32_t t = 0; t < g->ntbs; t++) {
+            weft_tb *tb = &g->tbs[t];
+            for (int32_t s = 0; s < tb->nsteps; s++) {
+                weft_step *st = &tb->steps[s];
+                if (st->depid < 0) continue;
+                const weft_tb *x = &g->tbs[st->depid];
+                const weft_step *w = &x->steps[st->deps];
+                const weft_step *orig = &a->gpus[r].tbs[st->depid].steps[st->deps];
+                if (w->type != WEFT_STEP_NOP || orig->type != WEFT_STEP_CPY) continue;
+                int keep = 0;
+                for (int32_t d = 0; d <= st->deps && !keep; d++) {
+                    keep = x->steps[d].depid >= 0;
+                    for (int32_t n = s; n < tb->nsteps && !keep; n++)
+                        keep = steps_conflict_in_place(c, r, &x->steps[d], &tb->steps[n]);
+                }
+                if (keep) continue;
+                st->depid = st->deps = -1;
+                (*dropped)++;
+            }
+        }
+        mark_awaited(g);
+    }
+    return c;
+}
+
 /* x verified in one mode (a copy declaring only that mode when a declares both). */
 static int verifies(const weft_algo *x, int inplace, int direct) {
     weft_algo *one = NULL;
     if (x->inplace && x->outofplace) {
-        one = weft_algo_clone(x);
+        one = clone_in_mode(x, inplace);
         if (one == NULL) return 0;
-        one->inplace = (uint8_t)(inplace != 0);
-        one->outofplace = (uint8_t)(inplace == 0);
         x = one;
     }
     weft_verify_opts o;
@@ -230,10 +321,13 @@ static int verifies(const weft_algo *x, int inplace, int direct) {
 }
 
 /* The schedule one call mode runs: the first of (trimmed, direct), (as written, direct),
- * (trimmed), (as written) that the verifier proves; direct only for Simple. */
+ * (trimmed), (as written) that the verifier proves; direct only for Simple. Trimmed: out of
+ * place without the guards of in-place aliasing (trim_out_of_place), in place without copies
+ * onto themselves and the waits for them (trim_in_place). */
 static weft_result prepare_mode(const weft_algo *a, int inplace, weft_mode_plan *m) {
-    int32_t dropped = 0;
-    weft_algo *trim = inplace ? NULL : trim_out_of_place(a, &dropped);
+    int32_t dropped = 0, skipped = 0;
+    weft_algo *trim =
+        inplace ? trim_in_place(a, &skipped, &dropped) : trim_out_of_place(a, &dropped);
     int simple = weft_plan_proto(a) == WEFT_RT_PROTO_SIMPLE;
     const weft_algo *cand[4] = {trim, a, trim, a};
     const int dir[4] = {1, 1, 0, 0};
@@ -250,6 +344,7 @@ static weft_result prepare_mode(const weft_algo *a, int inplace, weft_mode_plan 
     if (m->sched == trim && trim) {
         m->own = trim;
         m->dropped = dropped;
+        m->skipped = skipped;
     } else {
         weft_algo_free(trim);
     }

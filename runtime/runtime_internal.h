@@ -438,13 +438,15 @@ typedef struct weft_rank_plan {
 } weft_rank_plan;
 
 /* An algorithm in one call mode: the schedule run (a copy without the dependencies that only
- * guard in-place aliasing when the mode is out of place, checked by the verifier), whether its
+ * guard in-place aliasing when the mode is out of place, or without copies onto themselves and
+ * the waits for them in place, checked by the verifier), whether its
  * transfers may run direct, and the per-rank tables. */
 typedef struct weft_mode_plan {
     weft_algo *own;         /* the copy (owned), or NULL when the schedule is the algorithm's */
     const weft_algo *sched; /* what runs; NULL: the algorithm does not declare this mode */
     int32_t direct;         /* verified safe for direct (zero-copy) transfers in this mode */
     int32_t dropped;        /* dependencies dropped */
+    int32_t skipped;        /* in place: copies onto themselves made nops (trim_in_place) */
     int32_t fused;          /* receive chains run as fused receives (weft_plan_build) */
     int32_t collapsed;      /* every rank has a runner (weft_plan_build) */
     /* The longest chain of waits between thread blocks of one rank as written (fused) is

@@ -221,6 +221,78 @@ static void step(weft_tb *t, weft_step_type ty, weft_buf sb, int so, weft_buf db
     weft_tb_add_step(t, &s);
 }
 
+/* The library's direct all-gather on n ranks as compiled: tb 0 copies the rank's block into its
+ * place in the output, then sends it to the first peer; the other sends wait for that copy (in
+ * place it writes what they read). */
+static weft_algo *ag_direct(int n) {
+    weft_algo *a = weft_algo_new("ag", WEFT_COLL_ALLGATHER, n, n);
+    a->inplace = a->outofplace = 1;
+    a->nchannels = 1;
+    for (int r = 0; r < n; r++) {
+        weft_gpu *g = &a->gpus[r];
+        g->i_chunks = 1, g->o_chunks = n;
+        int first = 1;
+        for (int q = 0; q < n; q++) {
+            if (q == r) continue;
+            weft_tb *ts = weft_gpu_add_tb(g, q, -1, 0);
+            if (first) step(ts, WEFT_STEP_CPY, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
+            step(ts, WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 1, first ? -1 : 0,
+                 first ? -1 : 0, 0);
+            first = 0;
+            weft_tb *tr = weft_gpu_add_tb(g, -1, q, 0);
+            step(tr, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, q, 1, -1, -1, 0);
+        }
+    }
+    return a;
+}
+
+/* In place, a copy onto itself is a nop and the sends no longer wait for it (the verifier
+ * agrees); out of place the same waits guard nothing either. Where the awaited tb did something
+ * before the copy that the waiting step's memory meets, the wait stays. */
+static void test_in_place_self_copy(void) {
+    const int n = 3;
+    weft_algo *a = ag_direct(n);
+    weft_algo_plan p;
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, n, 64, &p, why, sizeof why) == WEFT_OK);
+    if (why[0]) fprintf(stderr, "why: %s\n", why);
+    const weft_mode_plan *ip = &p.mode[1], *op = &p.mode[0];
+    CHECK(ip->own != NULL && ip->sched == ip->own && ip->skipped == n &&
+          ip->dropped == n * (n - 2));
+    CHECK(op->skipped == 0 && op->dropped == n * (n - 2));
+    for (int r = 0; r < n; r++) {
+        const weft_gpu *g = &ip->sched->gpus[r];
+        CHECK(g->tbs[0].steps[0].type == WEFT_STEP_NOP && g->tbs[0].steps[0].cnt == 0);
+        for (int t = 0; t < g->ntbs; t++)
+            for (int s = 0; s < g->tbs[t].nsteps; s++)
+                CHECK(g->tbs[t].steps[s].depid < 0 && !g->tbs[t].steps[s].hasdep);
+        /* out of place the copy moves the block */
+        CHECK(op->sched->gpus[r].tbs[0].steps[0].type == WEFT_STEP_CPY);
+    }
+    weft_plan_free(&p);
+    /* an all-to-all in place: tb 0 sends the peer's block before its copy of its own block onto
+     * itself, and the receive into the peer's block waits for the copy, so also for the send
+     * that reads what it overwrites: its wait is kept */
+    weft_algo *b = weft_algo_new("keep", WEFT_COLL_ALLTOALL, 2, 2);
+    b->inplace = 1;
+    b->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        weft_gpu *g = &b->gpus[r];
+        g->i_chunks = g->o_chunks = 2;
+        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, -1, 0);
+        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 1 - r, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+        step(t0, WEFT_STEP_CPY, WEFT_BUF_INPUT, r, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
+        weft_tb *t1 = weft_gpu_add_tb(g, -1, 1 - r, 0);
+        step(t1, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 1 - r, 1, 0, 1, 0);
+    }
+    CHECK(weft_plan_prepare(b, 2, 64, &p, why, sizeof why) == WEFT_OK);
+    CHECK(p.mode[1].skipped == 2 && p.mode[1].dropped == 0);
+    CHECK(p.mode[1].sched->gpus[0].tbs[1].steps[0].depid == 0);
+    weft_plan_free(&p);
+    weft_algo_free(b);
+    weft_algo_free(a);
+}
+
 /* Runs of `re` into one destination become one multi-source step; dependencies keep their
  * original step numbering. */
 static void test_fusion(void) {
@@ -671,6 +743,7 @@ int main(void) {
     test_layout_and_conns();
     test_groups();
     test_modes();
+    test_in_place_self_copy();
     test_fusion();
     test_fused_receive();
     test_collapse_gain();
