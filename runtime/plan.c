@@ -251,13 +251,15 @@ static int steps_conflict_in_place(const weft_algo *a, int32_t r, const weft_ste
     return 0;
 }
 
-/* A copy of a with only the in-place mode, its copies onto themselves (self_copy) made nops and
- * the dependencies on them that guard nothing dropped: the wait orders the step after the
- * awaited tb's steps up to the copy, so it goes only where none of those touches memory that
- * the waiting step or the rest of its tb touches, and none of them waits for anything (which
- * the wait would pass on). The verifier decides whether the copy is still right; NULL when no
- * step copies onto itself. *skipped: those copies; *dropped: the dependencies. */
-static weft_algo *trim_in_place(const weft_algo *a, int32_t *skipped, int32_t *dropped) {
+/* A copy of a with only the in-place mode and its copies onto themselves (self_copy) made nops;
+ * with drop_waits, also without the dependencies on them that guard nothing: the wait orders
+ * the step after the awaited tb's steps up to the copy, so it goes only where none of those
+ * touches memory that the waiting step or the rest of its tb touches, and none of them waits
+ * for anything as written (which the wait would pass on). The verifier decides whether the copy
+ * is still right; NULL when no step copies onto itself. *skipped: those copies; *dropped: the
+ * dependencies. */
+static weft_algo *trim_in_place(const weft_algo *a, int drop_waits, int32_t *skipped,
+                                int32_t *dropped) {
     *skipped = *dropped = 0;
     for (int32_t r = 0; r < a->ngpus && *skipped == 0; r++)
         for (int32_t t = 0; t < a->gpus[r].ntbs && *skipped == 0; t++)
@@ -287,9 +289,11 @@ static weft_algo *trim_in_place(const weft_algo *a, int32_t *skipped, int32_t *d
                 const weft_step *w = &x->steps[st->deps];
                 const weft_step *orig = &a->gpus[r].tbs[st->depid].steps[st->deps];
                 if (w->type != WEFT_STEP_NOP || orig->type != WEFT_STEP_CPY) continue;
-                int keep = 0;
+                /* the prefix's own waits as written: this pass may have dropped some */
+                const weft_tb *xa = &a->gpus[r].tbs[st->depid];
+                int keep = !drop_waits;
                 for (int32_t d = 0; d <= st->deps && !keep; d++) {
-                    keep = x->steps[d].depid >= 0;
+                    keep = xa->steps[d].depid >= 0;
                     for (int32_t n = s; n < tb->nsteps && !keep; n++)
                         keep = steps_conflict_in_place(c, r, &x->steps[d], &tb->steps[n]);
                 }
@@ -320,33 +324,43 @@ static int verifies(const weft_algo *x, int inplace, int direct) {
     return ok;
 }
 
-/* The schedule one call mode runs: the first of (trimmed, direct), (as written, direct),
- * (trimmed), (as written) that the verifier proves; direct only for Simple. Trimmed: out of
- * place without the guards of in-place aliasing (trim_out_of_place), in place without copies
- * onto themselves and the waits for them (trim_in_place). */
+/* The schedule one call mode runs: the first of its trimmed forms, then the schedule as
+ * written, that the verifier proves with direct transfers (Simple only), then the same without;
+ * as written, staged, at last. Trimmed: out of place without the guards of in-place aliasing
+ * (trim_out_of_place); in place without copies onto themselves and the waits for them, or,
+ * where the verifier does not prove that, without the copies alone (trim_in_place). */
 static weft_result prepare_mode(const weft_algo *a, int inplace, weft_mode_plan *m) {
-    int32_t dropped = 0, skipped = 0;
-    weft_algo *trim =
-        inplace ? trim_in_place(a, &skipped, &dropped) : trim_out_of_place(a, &dropped);
+    int32_t dropped[2] = {0, 0}, skipped[2] = {0, 0};
+    weft_algo *trim[2] = {NULL, NULL};
+    if (!inplace) {
+        trim[0] = trim_out_of_place(a, &dropped[0]);
+    } else {
+        trim[0] = trim_in_place(a, 1, &skipped[0], &dropped[0]);
+        if (trim[0] && dropped[0] > 0) trim[1] = trim_in_place(a, 0, &skipped[1], &dropped[1]);
+    }
+    const weft_algo *cand[3] = {trim[0], trim[1], a};
     int simple = weft_plan_proto(a) == WEFT_RT_PROTO_SIMPLE;
-    const weft_algo *cand[4] = {trim, a, trim, a};
-    const int dir[4] = {1, 1, 0, 0};
     m->sched = a;
     m->direct = 0;
-    for (int i = 0; i < 4; i++) {
-        if (cand[i] == NULL || (dir[i] && !simple)) continue;
-        if (i == 3 || verifies(cand[i], inplace, dir[i])) {
+    int found = 0;
+    for (int dir = simple; dir >= 0 && !found; dir--)
+        for (int i = 0; i < 3 && !found; i++) {
+            /* as written, staged: the fallback, taken unproven (the registry proves what it loads)
+             */
+            if (cand[i] == NULL || (!(i == 2 && dir == 0) && !verifies(cand[i], inplace, dir)))
+                continue;
             m->sched = cand[i];
-            m->direct = dir[i];
-            break;
+            m->direct = dir;
+            found = 1;
         }
-    }
-    if (m->sched == trim && trim) {
-        m->own = trim;
-        m->dropped = dropped;
-        m->skipped = skipped;
-    } else {
-        weft_algo_free(trim);
+    for (int i = 0; i < 2; i++) {
+        if (trim[i] && m->sched == trim[i]) {
+            m->own = trim[i];
+            m->dropped = dropped[i];
+            m->skipped = skipped[i];
+        } else {
+            weft_algo_free(trim[i]);
+        }
     }
     m->maxsteps = 1;
     for (int32_t r = 0; r < m->sched->ngpus; r++)

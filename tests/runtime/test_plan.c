@@ -290,6 +290,29 @@ static void test_in_place_self_copy(void) {
     CHECK(p.mode[1].sched->gpus[0].tbs[1].steps[0].depid == 0);
     weft_plan_free(&p);
     weft_algo_free(b);
+    /* the same with the receive behind a nop of another tb that waits for the copy: that wait
+     * guards nothing of its own tb, but the receive's order behind the send rests on it, so the
+     * verifier refuses the schedule without it and the copies alone are skipped */
+    b = weft_algo_new("pass_on", WEFT_COLL_ALLTOALL, 2, 2);
+    b->inplace = 1;
+    b->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        weft_gpu *g = &b->gpus[r];
+        g->i_chunks = g->o_chunks = 2;
+        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, -1, 0);
+        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 1 - r, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+        step(t0, WEFT_STEP_CPY, WEFT_BUF_INPUT, r, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
+        weft_tb *t1 = weft_gpu_add_tb(g, -1, -1, 0);
+        step(t1, WEFT_STEP_NOP, WEFT_BUF_INPUT, -1, WEFT_BUF_INPUT, -1, 0, 0, 1, 1);
+        weft_tb *t2 = weft_gpu_add_tb(g, -1, 1 - r, 0);
+        step(t2, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 1 - r, 1, 1, 0, 0);
+    }
+    CHECK(weft_plan_prepare(b, 2, 64, &p, why, sizeof why) == WEFT_OK);
+    CHECK(p.mode[1].own != NULL && p.mode[1].skipped == 2 && p.mode[1].dropped == 0);
+    CHECK(p.mode[1].sched->gpus[0].tbs[0].steps[1].type == WEFT_STEP_NOP &&
+          p.mode[1].sched->gpus[0].tbs[1].steps[0].depid == 0);
+    weft_plan_free(&p);
+    weft_algo_free(b);
     weft_algo_free(a);
 }
 
