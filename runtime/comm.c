@@ -351,19 +351,21 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
         }
         WEFT_CHECK(res);
         const weft_algo_plan *p = &c->plans[i];
-        WEFT_INFO(
-            WEFT_SUBSYS_PLAN,
-            "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
-            "place: %s%s",
-            algos[i]->name, p->kmax,
-            !p->mode[0].sched   ? "-"
-            : p->mode[0].direct ? "direct"
-                                : "staged",
-            p->mode[0].dropped ? " (dependencies that only guard in-place aliasing dropped)" : "",
-            !p->mode[1].sched   ? "-"
-            : p->mode[1].direct ? "direct"
-                                : "staged",
-            p->mode[1].skipped ? " (copies onto themselves skipped, and the waits for them)" : "");
+        WEFT_INFO(WEFT_SUBSYS_PLAN,
+                  "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
+                  "place: %s%s",
+                  algos[i]->name, p->kmax,
+                  !p->mode[0].sched   ? "-"
+                  : p->mode[0].direct ? "direct"
+                                      : "staged",
+                  p->mode[0].dropped ? " (dependencies that only guard in-place aliasing dropped)"
+                                     : "",
+                  !p->mode[1].sched   ? "-"
+                  : p->mode[1].direct ? "direct"
+                                      : "staged",
+                  !p->mode[1].skipped  ? ""
+                  : p->mode[1].dropped ? " (copies onto themselves skipped, and the waits for them)"
+                                       : " (copies onto themselves skipped)");
         stage = "window layout";
         WEFT_CHECK(weft_layout_add(&c->lay, (int32_t)i, p));
     }
