@@ -24,6 +24,9 @@ import re
 import statistics
 import sys
 
+# the launch modes a WEFT_REPORT row names (weft_launch_name, ir/weft_ir.h)
+LAUNCHES = ("eager", "graph", "registered", "registered-graph")
+
 # a WEFT_REPORT row of calls weft served: "... weft REPORT   allgather  graph  20  4096 .. 8192
 # weft 'NAME'" (shim/report.c): its launch mode, sizes and algorithm
 REPORT_WEFT = re.compile(
@@ -195,6 +198,8 @@ def main(argv):
             served_logs.append(argv[1])
         elif argv[0] == "--launch":
             launch = argv[1]
+            if launch not in LAUNCHES:
+                sys.exit(f"nccl_tests_ratio: --launch {launch}: expected one of {', '.join(LAUNCHES)}")
         else:
             limit = float(argv[1])
         argv = argv[2:]
