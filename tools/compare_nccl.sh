@@ -179,7 +179,7 @@ run() {
     # shellcheck disable=SC2086 # envs is a list of assignments
     env $envs timeout -s KILL "$run_timeout" torchrun --standalone --nproc_per_node="$np" \
       "$root/tests/gpu/torch_graph.py" --coll "$coll" --smallest "$lo" --largest "$hi" --step "$factor" \
-      >"$out/$name.log" 2>&1
+      "$@" >"$out/$name.log" 2>&1
     r=$?
   else
     for e in $envs; do x+=(-x "$e"); done
@@ -240,17 +240,22 @@ for kind in "${kinds[@]}"; do
     # who served each size: one untimed weft run with the shim's report (its bookkeeping costs
     # every call some host time, so the timed runs go without it)
     served=()
-    if [ "$kname" != torch-graph ]; then
-      rc_timed=$rc
+    rc_timed=$rc
+    if [ "$kname" = torch-graph ]; then
+      # PyTorch's captured calls are the report's graph rows (it warms up eagerly first)
+      run "$c.$kname.served" "$weft_env WEFT_REPORT=1" "$c" "$kname" --replays 1 --rounds 1
+      launch=graph
+    else
       # shellcheck disable=SC2086 # kflags is a list of options
       run_ranges "$c.$kname.served" "$weft_env WEFT_REPORT=1" "$c" "$kname" -n 1 -w 0 -c 0 $kflags
-      if [ "$rc" -eq "$rc_timed" ]; then
-        served=(--served "$out/$c.$kname.served.log" --launch "$kname")
-      else
-        # the timed weft runs judge weft; without its report the table only lacks a column
-        echo "compare_nccl: the untimed run for who served $c $kname failed; that column is left out"
-        rc=$rc_timed
-      fi
+      launch=$kname
+    fi
+    if [ "$rc" -eq "$rc_timed" ]; then
+      served=(--served "$out/$c.$kname.served.log" --launch "$launch")
+    else
+      # the timed weft runs judge weft; without its report the table only lacks a column
+      echo "compare_nccl: the untimed run for who served $c $kname failed; that column is left out"
+      rc=$rc_timed
     fi
     echo
     echo "== $c, $kname"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run_compare.sh — tools/compare_nccl.sh end to end without GPUs: stub nvidia-smi, mpirun and
-# nccl-tests (compare_stub/) run its three ways, rounds and modes and the untimed served-by run;
+# run_compare.sh — tools/compare_nccl.sh end to end without GPUs: stub nvidia-smi, mpirun,
+# nccl-tests and torchrun (compare_stub/) run its three ways, rounds and modes (PyTorch's capture
+# among them) and the untimed served-by runs;
 # the tables, verdicts and summary must equal compare_stub/expected.txt. Regenerate:
 # run_compare.sh --print > compare_stub/expected.txt. Then a served-by run that fails: the
 # comparison still passes, without that column, and the message names the log the run joins.
@@ -15,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 cc -shared -o "$tmp/libnothing.so" -x c /dev/null || exit 1
 out=$(PATH="$stub/bin:$PATH" bash "$here/../../tools/compare_nccl.sh" --nccl-tests "$stub/nt" \
   --lib "$tmp/libnothing.so" --np 2 --colls all_gather --min 64 --max 64M --factor 64 \
-  --modes eager,graph --rounds 2 2>&1)
+  --modes eager,graph,torch-graph --rounds 2 2>&1)
 rc=$?
 # the header names this machine's paths
 out=$(printf '%s\n' "$out" | grep -v '^   weft: \|^   nccl-tests \|NCCL from ')
