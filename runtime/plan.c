@@ -139,16 +139,27 @@ int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t why
 }
 
 /* ---- preparing: call modes, group size ------------------------------------------------- */
-/* Whether chunk ranges [o1, o1+cnt) of b1 and [o2, o2+cnt) of b2 can be the same memory on
- * rank r in a buffer mode the algorithm declares (in-place aliases input and output). */
+/* Which memory chunk o of buffer b is on rank r in a's buffer mode (in place, when a declares
+ * it: input and output alias), and in *at the chunk's index there. */
+static int mem_of(const weft_algo *a, int32_t r, weft_buf b, int32_t o, int32_t *at) {
+    int32_t s;
+    int m = weft_buf_mem(a->coll, a->inplace, r, b, &s);
+    *at = o + s * weft_algo_chunks_per_seg(a);
+    return m;
+}
+
+/* Whether chunk ranges [o1, o1+n1) of b1 and [o2, o2+n2) of b2 can be the same memory on rank r
+ * in a buffer mode the algorithm declares. */
+static int spans_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, int32_t n1,
+                         weft_buf b2, int32_t o2, int32_t n2) {
+    int32_t x1, x2;
+    return mem_of(a, r, b1, o1, &x1) == mem_of(a, r, b2, o2, &x2) && x1 < x2 + n2 && x2 < x1 + n1;
+}
+
+/* The same for two ranges of cnt chunks. */
 static int may_overlap(const weft_algo *a, int32_t r, weft_buf b1, int32_t o1, weft_buf b2,
                        int32_t o2, int32_t cnt) {
-    int32_t s1, s2, k = weft_algo_chunks_per_seg(a);
-    if (weft_buf_mem(a->coll, a->inplace, r, b1, &s1) !=
-        weft_buf_mem(a->coll, a->inplace, r, b2, &s2))
-        return 0;
-    o1 += s1 * k, o2 += s2 * k;
-    return o1 < o2 + cnt && o2 < o1 + cnt;
+    return spans_overlap(a, r, b1, o1, cnt, b2, o2, cnt);
 }
 
 /* Whether x and y touch the same memory, one of them writing it, out of place (no buffer
@@ -221,33 +232,28 @@ static weft_algo *trim_out_of_place(const weft_algo *a, int32_t *dropped) {
     return c;
 }
 
-/* Whether step x of rank r copies chunks onto themselves in place: a `cpy` whose source and
- * destination are the same memory once input and output alias (allgather's and alltoall's own
- * block in place). It moves nothing. */
+/* Whether step x of rank r copies chunks onto themselves in a, which declares only the in-place
+ * mode: a `cpy` whose source and destination are the same memory once input and output alias
+ * (allgather's and alltoall's own block in place). It moves nothing. */
 static int self_copy(const weft_algo *a, int32_t r, const weft_step *x) {
-    if (x->type != WEFT_STEP_CPY || x->cnt <= 0) return 0;
-    int32_t s1, s2, k = weft_algo_chunks_per_seg(a);
-    return weft_buf_mem(a->coll, 1, r, x->srcbuf, &s1) ==
-               weft_buf_mem(a->coll, 1, r, x->dstbuf, &s2) &&
-           x->srcoff + s1 * k == x->dstoff + s2 * k;
+    int32_t x1, x2;
+    return x->type == WEFT_STEP_CPY && x->cnt > 0 &&
+           mem_of(a, r, x->srcbuf, x->srcoff, &x1) == mem_of(a, r, x->dstbuf, x->dstoff, &x2) &&
+           x1 == x2;
 }
 
-/* Whether x and y (steps of rank r) touch the same memory in place, one of them writing it. */
+/* Whether x and y (steps of rank r of a, which declares only the in-place mode) touch the same
+ * memory, one of them writing it. */
 static int steps_conflict_in_place(const weft_algo *a, int32_t r, const weft_step *x,
                                    const weft_step *y) {
     weft_access ax[2], ay[2];
     int nx = weft_step_accesses(x, ax), ny = weft_step_accesses(y, ay);
-    int32_t k = weft_algo_chunks_per_seg(a);
     for (int i = 0; i < nx; i++)
-        for (int j = 0; j < ny; j++) {
-            int32_t s1, s2;
-            if (!(ax[i].write || ay[j].write) || ax[i].cnt <= 0 || ay[j].cnt <= 0 ||
-                weft_buf_mem(a->coll, 1, r, (weft_buf)ax[i].buf, &s1) !=
-                    weft_buf_mem(a->coll, 1, r, (weft_buf)ay[j].buf, &s2))
-                continue;
-            int32_t o1 = ax[i].off + s1 * k, o2 = ay[j].off + s2 * k;
-            if (o1 < o2 + ay[j].cnt && o2 < o1 + ax[i].cnt) return 1;
-        }
+        for (int j = 0; j < ny; j++)
+            if ((ax[i].write || ay[j].write) && ax[i].cnt > 0 && ay[j].cnt > 0 &&
+                spans_overlap(a, r, (weft_buf)ax[i].buf, ax[i].off, ax[i].cnt, (weft_buf)ay[j].buf,
+                              ay[j].off, ay[j].cnt))
+                return 1;
     return 0;
 }
 
@@ -261,12 +267,6 @@ static int steps_conflict_in_place(const weft_algo *a, int32_t r, const weft_ste
 static weft_algo *trim_in_place(const weft_algo *a, int drop_waits, int32_t *skipped,
                                 int32_t *dropped) {
     *skipped = *dropped = 0;
-    for (int32_t r = 0; r < a->ngpus && *skipped == 0; r++)
-        for (int32_t t = 0; t < a->gpus[r].ntbs && *skipped == 0; t++)
-            for (int32_t s = 0; s < a->gpus[r].tbs[t].nsteps && *skipped == 0; s++)
-                *skipped += self_copy(a, r, &a->gpus[r].tbs[t].steps[s]);
-    if (*skipped == 0) return NULL;
-    *skipped = 0;
     weft_algo *c = clone_in_mode(a, 1);
     if (c == NULL) return NULL;
     for (int32_t r = 0; r < c->ngpus; r++) {
@@ -303,6 +303,10 @@ static weft_algo *trim_in_place(const weft_algo *a, int drop_waits, int32_t *ski
             }
         }
         mark_awaited(g);
+    }
+    if (*skipped == 0) {
+        weft_algo_free(c);
+        return NULL;
     }
     return c;
 }
