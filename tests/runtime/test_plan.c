@@ -246,6 +246,30 @@ static weft_algo *ag_direct(int n) {
     return a;
 }
 
+/* A 2-rank all-to-all, in place only: tb 0 sends the peer's block, then copies the rank's own
+ * block onto itself; the receive into the peer's block waits for that copy, directly or (via_nop)
+ * behind a nop of a tb of its own that waits for it. */
+static weft_algo *a2a_in_place(const char *name, int via_nop) {
+    weft_algo *b = weft_algo_new(name, WEFT_COLL_ALLTOALL, 2, 2);
+    b->inplace = 1;
+    b->nchannels = 1;
+    for (int r = 0; r < 2; r++) {
+        weft_gpu *g = &b->gpus[r];
+        g->i_chunks = g->o_chunks = 2;
+        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, -1, 0);
+        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 1 - r, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
+        step(t0, WEFT_STEP_CPY, WEFT_BUF_INPUT, r, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
+        if (via_nop) {
+            weft_tb *t1 = weft_gpu_add_tb(g, -1, -1, 0);
+            step(t1, WEFT_STEP_NOP, WEFT_BUF_INPUT, -1, WEFT_BUF_INPUT, -1, 0, 0, 1, 1);
+        }
+        weft_tb *tr = weft_gpu_add_tb(g, -1, 1 - r, 0);
+        step(tr, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 1 - r, 1, via_nop ? 1 : 0,
+             via_nop ? 0 : 1, 0);
+    }
+    return b;
+}
+
 /* In place, a copy onto itself is a nop and the sends no longer wait for it (the verifier
  * agrees); out of place the same waits guard nothing either. Where the awaited tb did something
  * before the copy that the waiting step's memory meets, the wait stays. */
@@ -273,18 +297,7 @@ static void test_in_place_self_copy(void) {
     /* an all-to-all in place: tb 0 sends the peer's block before its copy of its own block onto
      * itself, and the receive into the peer's block waits for the copy, so also for the send
      * that reads what it overwrites: its wait is kept */
-    weft_algo *b = weft_algo_new("keep", WEFT_COLL_ALLTOALL, 2, 2);
-    b->inplace = 1;
-    b->nchannels = 1;
-    for (int r = 0; r < 2; r++) {
-        weft_gpu *g = &b->gpus[r];
-        g->i_chunks = g->o_chunks = 2;
-        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, -1, 0);
-        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 1 - r, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
-        step(t0, WEFT_STEP_CPY, WEFT_BUF_INPUT, r, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
-        weft_tb *t1 = weft_gpu_add_tb(g, -1, 1 - r, 0);
-        step(t1, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 1 - r, 1, 0, 1, 0);
-    }
+    weft_algo *b = a2a_in_place("keep", 0);
     CHECK(weft_plan_prepare(b, 2, 64, &p, why, sizeof why) == WEFT_OK);
     CHECK(p.mode[1].skipped == 2 && p.mode[1].dropped == 0);
     CHECK(p.mode[1].sched->gpus[0].tbs[1].steps[0].depid == 0);
@@ -293,20 +306,7 @@ static void test_in_place_self_copy(void) {
     /* the same with the receive behind a nop of another tb that waits for the copy: that wait
      * guards nothing of its own tb, but the receive's order behind the send rests on it, so the
      * verifier refuses the schedule without it and the copies alone are skipped */
-    b = weft_algo_new("pass_on", WEFT_COLL_ALLTOALL, 2, 2);
-    b->inplace = 1;
-    b->nchannels = 1;
-    for (int r = 0; r < 2; r++) {
-        weft_gpu *g = &b->gpus[r];
-        g->i_chunks = g->o_chunks = 2;
-        weft_tb *t0 = weft_gpu_add_tb(g, 1 - r, -1, 0);
-        step(t0, WEFT_STEP_SEND, WEFT_BUF_INPUT, 1 - r, WEFT_BUF_OUTPUT, 0, 1, -1, -1, 0);
-        step(t0, WEFT_STEP_CPY, WEFT_BUF_INPUT, r, WEFT_BUF_OUTPUT, r, 1, -1, -1, 1);
-        weft_tb *t1 = weft_gpu_add_tb(g, -1, -1, 0);
-        step(t1, WEFT_STEP_NOP, WEFT_BUF_INPUT, -1, WEFT_BUF_INPUT, -1, 0, 0, 1, 1);
-        weft_tb *t2 = weft_gpu_add_tb(g, -1, 1 - r, 0);
-        step(t2, WEFT_STEP_RECV, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 1 - r, 1, 1, 0, 0);
-    }
+    b = a2a_in_place("pass_on", 1);
     CHECK(weft_plan_prepare(b, 2, 64, &p, why, sizeof why) == WEFT_OK);
     CHECK(p.mode[1].own != NULL && p.mode[1].skipped == 2 && p.mode[1].dropped == 0);
     CHECK(p.mode[1].sched->gpus[0].tbs[0].steps[1].type == WEFT_STEP_NOP &&
