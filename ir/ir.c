@@ -105,6 +105,19 @@ int64_t weft_algo_nsteps(const weft_algo *a) {
     return n;
 }
 
+int32_t weft_algo_msg_chunks(const weft_algo *a) {
+    int32_t m = 1;
+    for (int32_t r = 0; r < a->ngpus; r++)
+        for (int32_t t = 0; t < a->gpus[r].ntbs; t++)
+            for (int32_t s = 0; s < a->gpus[r].tbs[t].nsteps; s++) {
+                const weft_step *st = &a->gpus[r].tbs[t].steps[s];
+                if ((weft_step_flags(st->type) & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV)) &&
+                    st->cnt > m)
+                    m = st->cnt;
+            }
+    return m;
+}
+
 weft_algo *weft_algo_new(const char *name, weft_coll coll, int32_t ngpus, int32_t nchunksperloop) {
     if (ngpus < 0) return NULL;
     weft_algo *a = calloc(1, sizeof *a);

@@ -250,6 +250,9 @@ WEFT_API int32_t weft_algo_size_mult(const weft_algo *a);
 WEFT_API int32_t weft_algo_chunks_per_seg(const weft_algo *a);
 /* Total steps over all ranks and tbs. */
 WEFT_API int64_t weft_algo_nsteps(const weft_algo *a);
+/* The most chunks one message carries: the largest cnt of a step that sends or receives (at
+ * least 1). A FIFO slot holds a message, so this, not a local step's cnt, bounds a slice. */
+WEFT_API int32_t weft_algo_msg_chunks(const weft_algo *a);
 
 /* ---- XML (xml_read.c, xml_write.c) ------------------------------------------------------ */
 /* Hard limits: input beyond them is rejected with a clear message (the MSCCL runtimes' own,

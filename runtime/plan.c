@@ -382,18 +382,9 @@ weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ct
     out->proto = weft_plan_proto(a);
     out->k = weft_algo_chunks_per_seg(a);
     out->nranks = nranks;
-    out->maxcnt = 1;
-    for (int32_t r = 0; r < nranks; r++) {
-        const weft_gpu *g = &a->gpus[r];
-        if (g->ntbs > out->maxtbs) out->maxtbs = g->ntbs;
-        for (int32_t t = 0; t < g->ntbs; t++)
-            for (int32_t s = 0; s < g->tbs[t].nsteps; s++) {
-                const weft_step *st = &g->tbs[t].steps[s];
-                if ((weft_step_flags(st->type) & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV)) &&
-                    st->cnt > out->maxcnt)
-                    out->maxcnt = st->cnt;
-            }
-    }
+    out->maxcnt = weft_algo_msg_chunks(a);
+    for (int32_t r = 0; r < nranks; r++)
+        if (a->gpus[r].ntbs > out->maxtbs) out->maxtbs = a->gpus[r].ntbs;
     if (out->maxtbs > max_ctas) {
         weft_rt_why(why, whylen,
                     "rank with %d thread blocks; a launch runs at most %d CTAs per rank here "

@@ -463,7 +463,24 @@ static void test_show(void) {
     weft_algo_free(a);
 }
 
+/* A message's chunks bound a FIFO slice, a local step's do not: the runtime's plan and the trace
+ * model both ask weft_algo_msg_chunks (the model once counted local copies too). */
+static void test_msg_chunks(void) {
+    weft_algo *a = ring2("ring");
+    CHECK(a != NULL);
+    if (a == NULL) return;
+    CHECK(weft_algo_msg_chunks(a) == 1);
+    weft_tb *loc = weft_gpu_add_tb(&a->gpus[0], -1, -1, 0);
+    weft_step cp = mk(WEFT_STEP_CPY, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, 0, 2);
+    CHECK(loc && weft_tb_add_step(loc, &cp) == 0);
+    CHECK(weft_algo_msg_chunks(a) == 1);
+    a->gpus[1].tbs[0].steps[0].cnt = 2; /* rank 1's send */
+    CHECK(weft_algo_msg_chunks(a) == 2);
+    weft_algo_free(a);
+}
+
 int main(void) {
+    test_msg_chunks();
     test_writer_golden();
     test_writer_shape();
     test_escaping_and_root();

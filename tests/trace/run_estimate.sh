@@ -21,6 +21,8 @@ run() {
 }
 {
   run "$a/allreduce_direct_ll.weft" --sizes 8,8K,32K
+  # the own block's copy (2 chunks, a local step) does not halve the slices, as in the runtime
+  run "$a/allgather_direct_ll.weft" --sizes 1M
   run "$a/allreduce_direct_simple.weft" --sizes 1M,128M --path 1M
   run "$a/allreduce_ring.weft" -D N=4 -D SERVE=1 --sizes 8,1M --set gpu_gbps=450 --link-gbps 450 --path 8
   run "$a/allreduce_ring.weft" -D N=4 -D SERVE=1 -D PROTO=LL --sizes 8,1M --type half

@@ -63,14 +63,11 @@ static int64_t valid(const weft_algo *a, int64_t count, int64_t C, int32_t buf, 
 static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, int32_t *niter,
                         int64_t *slice, int32_t *group) {
     int32_t esz = weft_dtype_size((weft_dtype)m->dtype);
-    int32_t ke = weft_coll_reduces(a->coll) ? esz : 1, maxcnt = 1, maxtbs = 1;
-    for (int r = 0; r < a->ngpus; r++) {
+    int32_t ke = weft_coll_reduces(a->coll) ? esz : 1, maxtbs = 1;
+    /* as the runtime's plan: a local step's chunks never pass through a slot */
+    int32_t maxcnt = weft_algo_msg_chunks(a);
+    for (int r = 0; r < a->ngpus; r++)
         if (a->gpus[r].ntbs > maxtbs) maxtbs = a->gpus[r].ntbs;
-        for (int b = 0; b < a->gpus[r].ntbs; b++)
-            for (int s = 0; s < a->gpus[r].tbs[b].nsteps; s++)
-                if (a->gpus[r].tbs[b].steps[s].cnt > maxcnt)
-                    maxcnt = a->gpus[r].tbs[b].steps[s].cnt;
-    }
     int32_t max_ctas = m->max_ctas > 0 ? m->max_ctas : 128;
     int64_t kmax = max_ctas / maxtbs;
     kmax = kmax > 32 ? 32 : kmax < 1 ? 1 : kmax;
