@@ -161,8 +161,8 @@ WEFT_API const char *weft_severity_str(weft_severity s);
       "watchdog: milliseconds a collective may stall with every rank present before it is "        \
       "stopped (default 10000; 0 off)",                                                            \
       WEFT_ENVK_MS)                                                                                \
-    X(FIFO, "WEFT_FIFO", NULL, "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K",          \
-      WEFT_ENVK_RUNTIME)                                                                           \
+    X(FIFO, "WEFT_FIFO", NULL,                                                                     \
+      "FIFO geometry per protocol, e.g. Simple=8x128K,LL=8x32K,LL128=8x64K", WEFT_ENVK_RUNTIME)    \
     X(MAX_CTAS, "WEFT_MAX_CTAS", NULL, "CTAs per rank a collective may take (default 128)",        \
       WEFT_ENVK_COUNT)                                                                             \
     X(COOPERATIVE, "WEFT_COOPERATIVE", NULL,                                                       \
@@ -173,6 +173,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
       "1 (default): LL calls that are neither direct nor traced run on the latency kernel, the "   \
       "interpreter compiled for them alone; 0: on the general one",                                \
       WEFT_ENVK_FLAG)                                                                              \
+    X(LL128, "WEFT_LL128", NULL,                                                                   \
+      "auto (default): LL128 algorithms run as LL128 where the GPU is sm_90 or newer and NVLink "  \
+      "joins every GPU of the node, elsewhere as LL; 1 always as LL128; 0 always as LL",           \
+      WEFT_ENVK_AUTO01)                                                                            \
     X(COLLAPSE, "WEFT_COLLAPSE", NULL,                                                             \
       "largest chunk run with a rank's thread blocks as one CTA group (default LL=256K,Simple=0; " \
       "always,... every plan that can)",                                                           \

@@ -14,15 +14,16 @@ extern "C" {
  *      data types, reduction ops and buffers, which device code shares) -------------------- */
 
 /* The wire protocols, one row each, read by everything that knows one: the XML name; the
- * protocol the runtime runs it as (LL128 runs as LL until the interpreter has an LL128 path);
- * of every 16 bytes of a FIFO slot, how many carry data (LL: lines of 8 data and 8 flag bytes;
- * Simple: all, one flag per message); the runtime's default FIFO (slots per connection member
- * and bytes per slot, WEFT_FIFO overrides) and the chunk bytes up to which a call runs a rank's
- * thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured: docs/runtime.md); the
- * data of one chunk below which a call's slice does not shrink to spread over more of a thread
- * block's CTAs (Simple: a slice pays a handshake; LL: 256 threads' lines, one line a thread,
- * because on 4 x H200 a second and third line a thread cost more than another CTA: allreduce
- * one-shot 32 KB 18.6 us in 16 KB slices, 8.1 us in 2 KB ones; docs/runtime-perf.md). The
+ * protocol the runtime runs it as (itself: each has its device code; the runtime runs LL128 as
+ * LL where its lines are not known to cross whole, weft_plan_gate_proto); of every 16 bytes of a
+ * FIFO slot, how many carry data (LL: lines of 8 data and 8 flag bytes; LL128: lines of 128 bytes,
+ * 120 of data and a flag; Simple: all, one flag per message); the runtime's default FIFO (slots per
+ * connection member and bytes per slot, WEFT_FIFO overrides) and the chunk bytes up to which a call
+ * runs a rank's thread blocks collapsed by default (WEFT_COLLAPSE overrides; measured:
+ * docs/runtime.md); the data of one chunk below which a call's slice does not shrink to spread over
+ * more of a thread block's CTAs (Simple: a slice pays a handshake; LL: 256 threads' lines, one line
+ * a thread, because on 4 x H200 a second and third line a thread cost more than another CTA:
+ * allreduce one-shot 32 KB 18.6 us in 16 KB slices, 8.1 us in 2 KB ones; docs/runtime-perf.md). The
  * runtime (runtime/plan.c, cfg.c, call_geom.c), the trace model (tools/trace/sim.c), weft
  * estimate and the trace summary read the row; a protocol is its row plus its device code
  * (runtime/interp.h).
@@ -30,7 +31,7 @@ extern "C" {
 #define WEFT_PROTOS(X)                                                                             \
     X(SIMPLE, "Simple", SIMPLE, 16, 8, 128 << 10, 0, 16 << 10)                                     \
     X(LL, "LL", LL, 8, 8, 32 << 10, 256 << 10, 2 << 10)                                            \
-    X(LL128, "LL128", LL, 8, 8, 32 << 10, 256 << 10, 2 << 10)
+    X(LL128, "LL128", LL128, 15, 8, 64 << 10, 0, 3840)
 
 typedef enum weft_proto {
 #define WEFT_X_(id, n, as, d, ns, sb, cb, ms) WEFT_PROTO_##id,
@@ -67,6 +68,18 @@ static inline weft_proto weft_proto_runs_as(weft_proto p) {
 /* Data bytes of a FIFO slot of slot_bytes bytes in protocol p (as the runtime runs it). */
 static inline int64_t weft_proto_slot_data(weft_proto p, int64_t slot_bytes) {
     return slot_bytes / 16 * weft_proto_row_of(weft_proto_runs_as(p)).data16;
+}
+/* LL128's line: 128 bytes, 120 of data and an 8-byte flag in its last 16-byte unit. */
+#define WEFT_LL128_LINE      128
+#define WEFT_LL128_LINE_DATA 120
+/* The data bytes each of maxcnt chunks of a message may take in a slot of slot_bytes bytes in
+ * protocol p: LL128 gives each chunk whole lines (the interpreter's lines never straddle two
+ * chunks), the others an equal share of the slot's data. */
+static inline int64_t weft_proto_chunk_data(weft_proto p, int64_t slot_bytes, int64_t maxcnt) {
+    if (maxcnt < 1) maxcnt = 1;
+    if (weft_proto_runs_as(p) == WEFT_PROTO_LL128)
+        return slot_bytes / WEFT_LL128_LINE / maxcnt * WEFT_LL128_LINE_DATA;
+    return weft_proto_slot_data(p, slot_bytes) / maxcnt;
 }
 /* Whether p carries its data in lines with a flag in each (no separate message flag). */
 static inline int weft_proto_lines(weft_proto p) {

@@ -14,8 +14,8 @@ weft_result weft_call_geometry(const weft_algo_plan *p, const weft_rt_cfg *cfg, 
     int64_t C = weft_chunk_elems((int64_t)count, p->k); /* the count policy, in dtype elements */
     int32_t ke = reduces ? dtype_bytes : 1, scale = reduces ? 1 : dtype_bytes;
     int64_t V = 16 / ke;
-    int64_t data = weft_proto_slot_data((weft_proto)p->proto, cfg->slot_bytes[p->proto]);
-    int64_t emax = data / ((int64_t)p->maxcnt * ke);
+    int64_t emax =
+        weft_proto_chunk_data((weft_proto)p->proto, cfg->slot_bytes[p->proto], p->maxcnt) / ke;
     emax -= emax % V;
     if (emax < V) return WEFT_ERR_UNSUPPORTED; /* a message of maxcnt chunks cannot fit */
     g->kelem = ke;
@@ -61,6 +61,7 @@ void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_ge
 
 weft_rt_kvariant weft_call_variant(const weft_rt_cfg *cfg, const weft_rargs *c, int traced) {
     if (traced) return WEFT_RT_KV_TRACED;
+    if (c->proto == WEFT_RT_PROTO_LL128) return WEFT_RT_KV_LL128;
     return cfg->latency_kernel && c->proto == WEFT_RT_PROTO_LL && !c->direct ? WEFT_RT_KV_LL
                                                                              : WEFT_RT_KV_PLAIN;
 }

@@ -25,7 +25,7 @@ weft_result weft_rt_cfg_parse(weft_rt_cfg *cfg, const char *spec, char *why, siz
         size_t nl = strcspn(s, "=");
         int p = rt_proto_named(s, nl);
         if (p < 0 || s[nl] != '=') {
-            weft_rt_why(why, whylen, "expected Simple=NxBYTES or LL=NxBYTES at '%s'", s);
+            weft_rt_why(why, whylen, "expected Simple=, LL= or LL128=NxBYTES at '%s'", s);
             return WEFT_ERR_INPUT;
         }
         char *end;
@@ -138,6 +138,10 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
         WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
     cfg->latency_kernel = weft_env_int(WEFT_ENV_LATENCY_KERNEL, 1) != 0;
+    const char *l128 = weft_env_get(WEFT_ENV_LL128);
+    cfg->ll128 = strcmp(l128, "1") == 0 ? 1 : strcmp(l128, "0") == 0 ? 0 : -1;
+    if (*l128 && cfg->ll128 < 0 && strcmp(l128, "auto") != 0)
+        WEFT_WARN("WEFT_LL128=%s ignored: expected 0, 1 or auto", l128);
     const char *f = weft_env_get(WEFT_ENV_FIFO);
     char why[256];
     if (*f && weft_rt_cfg_parse(cfg, f, why, sizeof why) != WEFT_OK)

@@ -350,6 +350,9 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
             continue;
         }
         WEFT_CHECK(res);
+        if (weft_plan_gate_proto(&c->plans[i], c->cfg.ll128))
+            WEFT_INFO(WEFT_SUBSYS_PLAN, "weft: algorithm %s: LL128 runs as LL on this device",
+                      algos[i]->name);
         const weft_algo_plan *p = &c->plans[i];
         WEFT_INFO(WEFT_SUBSYS_PLAN,
                   "weft: algorithm %s: up to %d CTAs per thread block; out of place: %s%s, in "
@@ -642,6 +645,7 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
         }
         int devmax = weft_rt_device_max_blocks();
         c->dev_ctas = devmax;
+        if (c->cfg.ll128 < 0) c->cfg.ll128 = weft_rt_ll128_auto(c->dev, 0);
         int32_t maxc = c->cfg.max_ctas < devmax ? c->cfg.max_ctas : devmax;
         if (comm_plan(c, algos, nalgos, maxc, d) != WEFT_OK) continue;
         c->hash = comm_hash(c);
@@ -867,6 +871,7 @@ weft_result weft_rt_loopback_create(int nranks, const weft_algo *const *algos, s
     else
         weft_rt_cfg_default(&c->cfg);
     CUDA_TRY(d, cudaEventCreateWithFlags(&c->order_ev, cudaEventDisableTiming));
+    if (c->cfg.ll128 < 0) c->cfg.ll128 = weft_rt_ll128_auto(c->dev, 1);
     /* Every rank's CTAs share the device, all resident at once. */
     int32_t devmax = weft_rt_device_max_blocks(), maxc = devmax / nranks;
     if (c->cfg.max_ctas < maxc) maxc = c->cfg.max_ctas;

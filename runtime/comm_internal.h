@@ -10,6 +10,11 @@
 extern "C" {
 #endif
 
+/* Whether LL128 algorithms run as LL128 on device dev (nvlink.c): sm_90 or newer, and every
+ * rank on that one GPU (loopback) or NVLink to every GPU of the node; cached per device, said at
+ * INFO level once. */
+int weft_rt_ll128_auto(int dev, int loopback);
+
 /* One rank's device state (a communicator has one; a loopback communicator one per rank). */
 typedef struct rt_rank {
     int rank;

@@ -1,4 +1,4 @@
-/* interp.h — the interpreter of one thread block's step list: FIFO protocols (Simple, LL),
+/* interp.h — the interpreter of one thread block's step list: FIFO protocols (Simple, LL, LL128),
  * direct transfers, thread-block groups, dependencies, the count policy, the watchdog. Written
  * once over a platform P, compiled for the GPU (kernels_interp.cuh) and for the host emulation
  * that tests it without one (tests/runtime).
@@ -191,7 +191,7 @@ struct RunSmem {
 /* TR: this instantiation can trace (a.trace.rec decides per launch). The GPU builds every
  * kernel twice and launches the TR = false one when the launch is not traced, so tracing costs
  * an untraced call nothing: not a test, not a register, not a byte of code. */
-template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
+template <class P, class T, class Op, bool TR, bool LLK = false, bool L128 = false> struct Interp {
     static constexpr int SZ = sizeof(T);
     static constexpr int V = 16 / SZ;
     static constexpr int U = 4;           /* Simple: 16-byte packs in flight per thread */
@@ -260,7 +260,13 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
      * without direct transfers or tracing only, so that none of the other paths is in its
      * code (see weft_interp). */
     WEFT_DEV bool is_ll() const {
-        return LLK || c.proto == WEFT_RT_PROTO_LL;
+        return LLK || (!L128 && c.proto == WEFT_RT_PROTO_LL);
+    }
+    /* The call's messages travel as LL128 lines. L128: the LL128 kernel, built for untraced
+     * LL128 calls; of the others only the tracing kernel has this path (the general kernel's
+     * code and registers stay without it). */
+    WEFT_DEV bool is_ll128() const {
+        return L128 || (TR && c.proto == WEFT_RT_PROTO_LL128);
     }
 
     /* ---- the phase probe (WEFT_PROBE builds only; runtime_internal.h) ------------------ */
@@ -351,44 +357,56 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         bool armed = false;
         for (uint32_t n = 1;; n++) {
             if (ready()) {
-                if (traced() && p.tid() == 0)
-                    trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
-                WEFT_PROBE_ADD(what == WEFT_RT_WAIT_DEP      ? WEFT_RT_PROBE_WDEP
-                               : what == WEFT_RT_WAIT_CREDIT ? WEFT_RT_PROBE_WCREDIT
-                               : what == WEFT_RT_WAIT_READ   ? WEFT_RT_PROBE_WREAD
-                                                             : WEFT_RT_PROBE_WDATA,
-                               WEFT_PROBE_CLOCK() - pc);
+                waited(what, first, pc);
                 return true;
             }
-            if ((n & 255) == 0) {
-                uint32_t *abortw = (uint32_t *)(void *)(a.peer_win[a.rank] + WEFT_RT_ABORT_OFF);
-                uint32_t ab = P::ld_rlx32(abortw);
-                if (ab != 0) {
-                    record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
-                    if (traced() && p.tid() == 0)
-                        trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
-                    return false;
-                }
-                uint64_t now = P::now_ns();
-                if (c.timeout_ns > 0 && now - t0 > (uint64_t)c.timeout_ns) {
-                    if (!all_arrived()) {
-                        t0 = now;
-                    } else if (!armed) {
-                        armed = true;
-                        t0 = now;
-                    } else {
-                        record(what, st, peer, chan, want, seen(), now - first);
-                        for (int q = 0; q < c.nranks; q++)
-                            P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
-                                        (uint32_t)a.rank + 1);
-                        if (traced() && p.tid() == 0)
-                            trace_waited<P>(a.trace, tbi, what, now - first);
-                        return false;
-                    }
-                }
-            }
+            if ((n & 255) == 0 && stalled(t0, first, armed, seen, what, st, peer, chan, want))
+                return false;
             P::pause();
         }
+    }
+
+    /* A wait that ended, since first (ns) and pc (probe cycles): to the trace and the probe. */
+    WEFT_DEV void waited(uint32_t what, uint64_t first, uint64_t pc) {
+        (void)pc;
+        if (traced() && p.tid() == 0) trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
+        WEFT_PROBE_ADD(what == WEFT_RT_WAIT_DEP      ? WEFT_RT_PROBE_WDEP
+                       : what == WEFT_RT_WAIT_CREDIT ? WEFT_RT_PROBE_WCREDIT
+                       : what == WEFT_RT_WAIT_READ   ? WEFT_RT_PROBE_WREAD
+                                                     : WEFT_RT_PROBE_WDATA,
+                       WEFT_PROBE_CLOCK() - pc);
+    }
+
+    /* The watchdog's look at a wait (every 256 polls): true when this call must stop, because
+     * another CTA or rank gave up or because this wait has stalled (recorded here, and every
+     * rank told). t0 and armed: the wait's state between looks. */
+    template <class Seen>
+    WEFT_DEV bool stalled(uint64_t &t0, uint64_t first, bool &armed, Seen seen, uint32_t what,
+                          const weft_dstep &st, int peer, int chan, uint64_t want) {
+        uint32_t *abortw = (uint32_t *)(void *)(a.peer_win[a.rank] + WEFT_RT_ABORT_OFF);
+        uint32_t ab = P::ld_rlx32(abortw);
+        if (ab != 0) {
+            record(WEFT_RT_WAIT_ABORTED, st, (int)ab - 1, chan, want, seen(), 0);
+            if (traced() && p.tid() == 0) trace_waited<P>(a.trace, tbi, what, P::now_ns() - first);
+            return true;
+        }
+        uint64_t now = P::now_ns();
+        if (c.timeout_ns > 0 && now - t0 > (uint64_t)c.timeout_ns) {
+            if (!all_arrived()) {
+                t0 = now;
+            } else if (!armed) {
+                armed = true;
+                t0 = now;
+            } else {
+                record(what, st, peer, chan, want, seen(), now - first);
+                for (int q = 0; q < c.nranks; q++)
+                    P::st_rlx32((uint32_t *)(void *)(a.peer_win[q] + WEFT_RT_ABORT_OFF),
+                                (uint32_t)a.rank + 1);
+                if (traced() && p.tid() == 0) trace_waited<P>(a.trace, tbi, what, now - first);
+                return true;
+            }
+        }
+        return false;
     }
 
     /* ---- addressing (the count policy of weft_semantics.h) ----------------------------- */
@@ -526,8 +544,9 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
     }
 
     WEFT_DEV bool simple_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
-        /* the latency kernel moves messages in ll_step only: here, local copies */
-        const bool recv = !LLK && (f & WEFT_STEP_F_RECV), send = !LLK && (f & WEFT_STEP_F_SEND);
+        /* the latency and LL128 kernels move messages in their own steps: here, local copies */
+        const bool recv = !LLK && !L128 && (f & WEFT_STEP_F_RECV),
+                   send = !LLK && !L128 && (f & WEFT_STEP_F_SEND);
         if (send && sdir) {
             /* An `s` step read in place: its source is final once every thread of this CTA is
              * past its earlier stores (this barrier) and other CTAs' writes were acquired through
@@ -771,6 +790,189 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
         /* As NCCL's LL: the lines' values are in registers and used before the barrier, so a
          * plain store returns the slot; no fence. */
         if (recv && p.tid() == 0) P::st_rlx(rc.head, rpos + 1);
+        spos += send;
+        rpos += recv;
+        return true;
+    }
+
+    /* ---- LL128 ------------------------------------------------------------------------ *
+     * A message is lines of 128 bytes, each 8 units of 16: units 0-6 carry 16 data bytes, unit 7
+     * carries 8 and the message's flag (ll_flag) in its upper half. A chunk's slice takes whole
+     * lines (line L: data bytes [120 L, 120 L + 120)), and a message's chunks lie c.E's lines
+     * apart (weft_proto_chunk_data sizes the slice so that they fit the slot). On the GPU
+     * (P::LG = 8) eight lanes of a warp store a line, and load it, in one instruction, which
+     * NVLink and the L2 move whole, so a line whose flag is the message's holds its data, with no
+     * fence (NCCL's LL128 rests on the same; the runtime runs LL128 only where it holds,
+     * weft_plan_gate_proto); a warp waits for its lines together (a vote). On the host (P::LG =
+     * 1) a thread takes a whole line: its flag stored last with a release, loaded first with an
+     * acquire. Lines are never reset: a slot's next message has another flag. */
+    static constexpr int LG = P::LG;  /* threads of one line */
+    static constexpr int LS = 8 / LG; /* units of a line each of them takes */
+
+    /* The data of unit sub of line L of a slice of lim elements at ptr (zeros past its end).
+     * Whatever a lane's unit holds, every lane runs the same instructions (predicated, a loop of
+     * fixed length), and the flag goes into the store inside its asm (ll128_st): with a loop
+     * as long as each lane's data and the flag set in a branch, int8 calls read torn lines on
+     * one H200 (test_gpu in loopback: 12 of 376 cases wrong, all of 1-byte types; none since). */
+    WEFT_DEV Pack l128_read(const char *ptr, int64_t lim, int64_t L, int sub) const {
+        const int64_t off = L * WEFT_LL128_LINE_DATA + sub * 16, nb = lim * SZ - off;
+        const int n = sub == 7 ? 8 : 16;
+        const char *q = ptr + off;
+        const bool fast = nb >= n && ((uintptr_t)q & 7) == 0;
+        Pack v{0, 0};
+        if (fast) v.lo = P::template ld<uint64_t>(q);
+        if (fast && n == 16) v.hi = P::template ld<uint64_t>(q + 8);
+        char b[16];
+        memcpy(b, &v, 16);
+        WEFT_UNROLL
+        for (int i = 0; i < 16; i += SZ)
+            if (!fast && i < n && i < nb) {
+                T x = P::template ld<T>(q + i);
+                memcpy(b + i, &x, SZ);
+            }
+        memcpy(&v, b, 16);
+        return v;
+    }
+    WEFT_DEV void l128_write(char *ptr, int64_t lim, int64_t L, int sub, Pack v) const {
+        const int64_t off = L * WEFT_LL128_LINE_DATA + sub * 16, nb = lim * SZ - off;
+        const int n = sub == 7 ? 8 : 16;
+        char *q = ptr + off;
+        const bool fast = nb >= n && ((uintptr_t)q & 7) == 0;
+        if (fast) P::template st<uint64_t>(q, v.lo);
+        if (fast && n == 16) P::template st<uint64_t>(q + 8, v.hi);
+        char b[16];
+        memcpy(b, &v, 16);
+        WEFT_UNROLL
+        for (int i = 0; i < 16; i += SZ)
+            if (!fast && i < n && i < nb) {
+                T x;
+                memcpy(&x, b + i, SZ);
+                P::template st<T>(q + i, x);
+            }
+    }
+
+    /* A warp's lines of one batch (act: this thread's line is in the slice) until every flag is
+     * the message's; w: this thread's units of its line, loaded again. Every lane of the warp
+     * calls it and gets the same answer (false: the call stops, as spin's). */
+    WEFT_DEV bool wait128(const char *line, bool act, uint64_t flag, const weft_dstep &st,
+                          Pack *w) {
+        const int sub0 = p.tid() % LG;
+        const bool fl = sub0 == LG - 1;
+        uint64_t t0 = P::now_ns(), first = t0;
+        const uint64_t pc = WEFT_PROBE_CLOCK();
+        bool armed = false;
+        for (uint32_t n = 1;; n++) {
+            P::pause();
+            if (act)
+                for (int k = LS - 1; k >= 0; k--)
+                    w[k] = P::ll128_ld(line + (sub0 + k * LG) * 16);
+            if (!p.warp_any(act && fl && w[LS - 1].hi != flag)) {
+                waited(WEFT_RT_WAIT_DATA, first, pc);
+                return true;
+            }
+            bool stop = false;
+            if ((n & 255) == 0 && p.lane0())
+                stop = stalled(
+                    t0, first, armed, [&] { return w[LS - 1].hi; }, WEFT_RT_WAIT_DATA, st, rc.peer,
+                    rc.chan, flag);
+            if (p.warp_any(stop)) return false;
+        }
+    }
+
+    /* One step of one connection each way (at most), LL128: as ll_step, line by line. */
+    WEFT_DEV bool ll128_step(const weft_dstep &st, unsigned f, int64_t e0, int64_t en) {
+        constexpr int B = LU; /* lines in flight per thread */
+        const bool recv = f & WEFT_STEP_F_RECV, send = f & WEFT_STEP_F_SEND;
+        /* Each thread checks credit for itself (no barrier before the lines go out); a warp's
+         * lanes then go on together. */
+        bool ok = !send || wait_credit(st);
+        ok = !p.warp_any(!ok);
+        const char *islot =
+            recv ? rc.slots + (int64_t)(rpos % (uint64_t)rc.nslots) * rc.slot_bytes : nullptr;
+        char *oslot =
+            send ? sc.slots + (int64_t)(spos % (uint64_t)sc.nslots) * sc.slot_bytes : nullptr;
+        const uint64_t fin = ll_flag(rpos), fout = ll_flag(spos);
+        const int64_t nline = (en * SZ + WEFT_LL128_LINE_DATA - 1) / WEFT_LL128_LINE_DATA,
+                      stride = (c.E * SZ + WEFT_LL128_LINE_DATA - 1) / WEFT_LL128_LINE_DATA *
+                               WEFT_LL128_LINE;
+        const int tid = p.tid(), sub0 = tid % LG;
+        const int64_t grp = tid / LG, ngrp = p.nthreads() / LG;
+        Ptrs q;
+        for (int jj = 0; jj < st.cnt && ok; jj++) {
+            ptrs(st, f, jj, e0, en, islot, nullptr, c.E, q);
+            if (traced() && tid == 0) trace_bytes<P>(a.trace, tbi, (q.dst ? q.dlim : q.lim) * SZ);
+            const bool rd = !recv || q.nred != 0;
+            const char *rsrc = recv ? q.red0 : q.in;
+            const char *il = recv ? islot + (int64_t)jj * stride : nullptr;
+            char *ol = send ? oslot + (int64_t)jj * stride : nullptr;
+            /* every thread runs every batch (the votes take whole warps) */
+            for (int64_t b0 = 0; ok && b0 < nline; b0 += (int64_t)B * ngrp) {
+                Pack w[B][LS], x[B][LS];
+                WEFT_UNROLL
+                for (int u = 0; u < B; u++) {
+                    const int64_t L = b0 + (int64_t)u * ngrp + grp;
+                    WEFT_UNROLL
+                    for (int k = 0; k < LS; k++)
+                        x[u][k] =
+                            L < nline && rd ? l128_read(rsrc, q.lim, L, sub0 + k * LG) : Pack{0, 0};
+                }
+                if (recv) {
+                    p.warp_sync(); /* a line's lanes load it in one instruction */
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int64_t L = b0 + (int64_t)u * ngrp + grp;
+                        if (L < nline)
+                            for (int k = LS - 1; k >= 0; k--) /* the flag first (host) */
+                                w[u][k] =
+                                    P::ll128_ld(il + L * WEFT_LL128_LINE + (sub0 + k * LG) * 16);
+                    }
+                    WEFT_UNROLL
+                    for (int u = 0; u < B && ok; u++) {
+                        const int64_t L = b0 + (int64_t)u * ngrp + grp;
+                        const bool act = L < nline;
+                        if (p.warp_any(act && sub0 == LG - 1 && w[u][LS - 1].hi != fin))
+                            ok = wait128(il + L * WEFT_LL128_LINE, act, fin, st, w[u]);
+                    }
+                    if (!ok) break;
+                    WEFT_PROBE_SUB(SUB_DATA);
+                }
+                WEFT_UNROLL
+                for (int u = 0; u < B; u++) {
+                    const int64_t L = b0 + (int64_t)u * ngrp + grp;
+                    if (L >= nline) continue;
+                    WEFT_UNROLL
+                    for (int k = 0; k < LS; k++) {
+                        const int sub = sub0 + k * LG;
+                        if (recv) {
+                            Pack m = w[u][k];
+                            if (sub == 7) m.hi = 0; /* the flag */
+                            x[u][k] = rd ? reduce_pack<T, Op>(m, x[u][k]) : m;
+                        }
+                        if (q.dst) l128_write(q.dst, q.dlim, L, sub, x[u][k]);
+                    }
+                }
+                if (send) {
+                    p.warp_sync(); /* a line's lanes store it in one instruction */
+                    WEFT_UNROLL
+                    for (int u = 0; u < B; u++) {
+                        const int64_t L = b0 + (int64_t)u * ngrp + grp;
+                        if (L >= nline) continue;
+                        WEFT_UNROLL
+                        for (int k = 0; k < LS; k++) { /* the flag last (host) */
+                            const int sub = sub0 + k * LG;
+                            /* the flag goes in inside the store: no branch between the lanes */
+                            P::ll128_st(ol + L * WEFT_LL128_LINE + sub * 16, x[u][k], fout,
+                                        sub == 7);
+                        }
+                    }
+                }
+                WEFT_PROBE_SUB(SUB_STORE);
+            }
+        }
+        if (p.sync_or(!ok)) return false;
+        WEFT_PROBE_SUB(SUB_SYNC);
+        /* as LL's: the values were used before the barrier; a plain store returns the slot */
+        if (recv && tid == 0) P::st_rlx(rc.head, rpos + 1);
         spos += send;
         rpos += recv;
         return true;
@@ -1228,7 +1430,9 @@ template <class P, class T, class Op, bool TR, bool LLK = false> struct Interp {
             if (!xstep(st, f, e0, en)) return false;
         } else if (st.type != WEFT_STEP_NOP) {
             bool comm = f & (WEFT_STEP_F_SEND | WEFT_STEP_F_RECV);
-            bool ok = comm && is_ll() ? ll_step(st, f, e0, en, late) : simple_step(st, f, e0, en);
+            bool ok = comm && is_ll128() ? ll128_step(st, f, e0, en)
+                      : comm && is_ll()  ? ll_step(st, f, e0, en, late)
+                                         : simple_step(st, f, e0, en);
             if (!ok) return false;
         }
         if (st.post && p.tid() == 0) {

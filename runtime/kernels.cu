@@ -108,12 +108,12 @@ int weft_rt_kernel_max_blocks(int index) {
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    /* The general kernel, traced or not: a call must fit whichever of them runs it. The latency
-     * kernel, compiled for one CTA an SM (no spills), serves a launch only where it fits itself
-     * (weft_rt_kernel_capacity); the general kernel serves the others. */
-    for (int v = 0; v <= WEFT_RT_KV_TRACED; v++) {
+    /* The general kernel, traced or not, and the LL128 kernel: a call must fit whichever of
+     * them runs it. The latency kernel, compiled for one CTA an SM (no spills), serves a launch
+     * only where it fits itself (weft_rt_kernel_capacity); the general kernel serves the others. */
+    for (int v = 0; v < WEFT_RT_KVARIANTS; v++) {
         int pv = 0;
-        if (!kernels().fn[v][index]) continue;
+        if (v == WEFT_RT_KV_LL || !kernels().fn[v][index]) continue;
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
                                                           WEFT_RT_NTHREADS, 0) != cudaSuccess)
             return 0;

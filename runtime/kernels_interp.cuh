@@ -1,7 +1,7 @@
 // kernels_interp.cuh — the interpreter kernel (the device platform for interp.h and the kernel
 // template), included by the generated shard files kernels_shardK.cu: shard K instantiates the
-// kernels i with i % WEFT_RT_NSHARDS == K (all three variants of each), so that the build compiles
-// the 105 instantiations in WEFT_RT_NSHARDS translation units side by side instead of one.
+// kernels i with i % WEFT_RT_NSHARDS == K (all four variants of each), so that the build compiles
+// the 140 instantiations in WEFT_RT_NSHARDS translation units side by side instead of one.
 #ifndef WEFT_RT_SHARD
 #error "kernels_interp.cuh is included by a kernels_shardK.cu that defines WEFT_RT_SHARD"
 #endif
@@ -15,6 +15,17 @@ using weft_rt::Pack;
 struct DevPlat {
     const char **sr;
     weft_rt::RunSmem *rs;
+    /* LL128 (interp.h): eight lanes of a warp take a line, one 16-byte unit each */
+    static constexpr int LG = 8;
+    static __device__ __forceinline__ bool warp_any(bool v) {
+        return __any_sync(0xffffffffu, v) != 0;
+    }
+    static __device__ __forceinline__ bool lane0() {
+        return (threadIdx.x & 31) == 0;
+    }
+    static __device__ __forceinline__ void warp_sync() {
+        __syncwarp();
+    }
     __device__ __forceinline__ const char **sred() const {
         return sr;
     }
@@ -154,6 +165,25 @@ struct DevPlat {
                      "r"(f0), "r"(d1), "r"(f1)
                      : "memory");
     }
+    /* An LL128 unit; the warp's eight lanes of a line issue it together (as NCCL's LL128). */
+    static __device__ __forceinline__ Pack ll128_ld(const char *u) {
+        Pack v;
+        asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(v.lo), "=l"(v.hi)
+                     : "l"(u)
+                     : "memory");
+        return v;
+    }
+    /* The unit's upper half becomes flag where isflag holds, chosen inside the one asm block
+     * (selp), so that no branch can split a line's lanes into two stores. */
+    static __device__ __forceinline__ void ll128_st(char *u, Pack v, uint64_t flag, bool isflag) {
+        uint64_t hi = v.hi;
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\tselp.b64 %0, %4, %0, p;\n\t"
+                     "st.volatile.global.v2.u64 [%1], {%2, %0};\n\t}"
+                     : "+l"(hi)
+                     : "l"(u), "l"(v.lo), "r"((unsigned)isflag), "l"(flag)
+                     : "memory");
+    }
 };
 
 /* Two CTAs of WEFT_RT_NTHREADS per SM: loopback runs every rank's CTAs on one GPU at once. The
@@ -163,7 +193,9 @@ struct DevPlat {
  * nor traced: the same interpreter without the other paths, so that its code is a fraction of
  * the general kernel's. A small call's time is mostly instruction fetch when the path through
  * a 330 KB kernel misses the SM's instruction cache at every turn (docs/runtime-perf.md). */
-template <class T, class Op, bool TR, bool LLK>
+/* L128: the LL128 kernel (untraced LL128 calls; two CTAs an SM, as the general kernel, so that
+ * whatever fits the one fits the other). */
+template <class T, class Op, bool TR, bool LLK, bool L128 = false>
 __global__ void __launch_bounds__(WEFT_RT_NTHREADS, LLK ? 1 : 2)
     weft_interp(const __grid_constant__ weft_kargs ka) {
     int b = blockIdx.x, s = 0;
@@ -174,7 +206,7 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, LLK ? 1 : 2)
     __shared__ const char *sred[4 * WEFT_RT_MAX_FUSE];
     __shared__ weft_rt::RunSmem rsm;
     DevPlat p{sred, &rsm};
-    weft_rt::Interp<DevPlat, T, Op, TR, LLK> in(p, ka.c, ka.r[s], tbi, g);
+    weft_rt::Interp<DevPlat, T, Op, TR, LLK, L128> in(p, ka.c, ka.r[s], tbi, g);
     in.run();
 }
 
@@ -243,6 +275,7 @@ template <int I, class T, class Op> void put_slot(const void **fn[WEFT_RT_KVARIA
     if constexpr (I % WEFT_RT_NSHARDS == WEFT_RT_SHARD && sel_slot(kSel, I) == 1) {
         fn[WEFT_RT_KV_PLAIN][I] = (const void *)weft_interp<T, Op, false, false>;
         fn[WEFT_RT_KV_LL][I] = (const void *)weft_interp<T, Op, false, true>;
+        fn[WEFT_RT_KV_LL128][I] = (const void *)weft_interp<T, Op, false, false, true>;
         if constexpr (WEFT_RT_KERNELS_TRACED)
             fn[WEFT_RT_KV_TRACED][I] = (const void *)weft_interp<T, Op, true, false>;
     }

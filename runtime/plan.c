@@ -22,6 +22,12 @@ int32_t weft_plan_proto(const weft_algo *a) {
     return (int32_t)weft_proto_runs_as(a->proto); /* weft_rt_proto shares the values */
 }
 
+int weft_plan_gate_proto(weft_algo_plan *p, int ll128) {
+    if (p->algo == NULL || p->proto != WEFT_RT_PROTO_LL128 || ll128) return 0;
+    p->proto = WEFT_RT_PROTO_LL; /* same chunks and messages; LL's lines cross in any order */
+    return 1;
+}
+
 /* The tb of rank r that receives from `from` on channel c (or sends to `to`), or NULL. */
 static const weft_tb *find_tb(const weft_gpu *g, int send, int32_t peer, int32_t chan) {
     for (int32_t t = 0; t < g->ntbs; t++) {
@@ -1406,14 +1412,16 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
     for (int mi = 0; mi < 2; mi++) {
         weft_mode_plan *m = &p->mode[mi];
         if (m->sched == NULL) continue;
-        for (int fuse = 1; fuse >= 0; fuse--) {
+        /* LL128 steps run one connection each way (ll128_step): no folds, no runners */
+        const int ll128 = p->proto == WEFT_RT_PROTO_LL128;
+        for (int fuse = !ll128; fuse >= 0; fuse--) {
             m->ranks = calloc((size_t)p->nranks, sizeof *m->ranks);
             WEFT_CHECK_ALLOC(m->ranks);
             m->fused = 0;
             for (int32_t r = 0; r < p->nranks; r++)
                 WEFT_CHECK(build_rank(p, m->sched, r, layout, &m->ranks[r]));
             /* the runners copy the steps as built, before fusing rewrites them */
-            WEFT_CHECK(collapse_mode(p, m, cap));
+            if (!ll128) WEFT_CHECK(collapse_mode(p, m, cap));
             if (fuse)
                 for (int32_t r = 0; r < p->nranks; r++)
                     m->fused += fuse_rank(m->sched, r, &m->ranks[r]);

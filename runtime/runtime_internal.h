@@ -38,6 +38,7 @@ extern "C" {
 typedef enum weft_rt_proto {
     WEFT_RT_PROTO_SIMPLE = WEFT_PROTO_SIMPLE,
     WEFT_RT_PROTO_LL = WEFT_PROTO_LL,
+    WEFT_RT_PROTO_LL128 = WEFT_PROTO_LL128,
     WEFT_RT_PROTO_COUNT
 } weft_rt_proto;
 
@@ -65,6 +66,10 @@ typedef struct weft_rt_cfg {
     /* LL calls that are neither direct nor traced run on the latency kernel (WEFT_LATENCY_KERNEL;
      * 1 by default). */
     int32_t latency_kernel;
+    /* LL128 algorithms run as LL128 (1) or as LL (0): WEFT_LL128, by default 1 where the device
+     * is sm_90 or newer and NVLink joins every GPU of the node (weft_rt_ll128_auto); -1 until
+     * a communicator resolves it. */
+    int32_t ll128;
     /* Tests only: every counter starts as if start_calls calls of every algorithm had run and
      * start_msgs messages had crossed every connection (weft_layout_start), so that a short run
      * crosses the 2^32 wraps of the call epoch and of LL flags. 0 in use. */
@@ -356,7 +361,7 @@ typedef struct weft_kargs {
 } weft_kargs;
 
 /* ---- kernel instantiations -------------------------------------------------------------- */
-/* 35 instantiations (each in three variants, weft_rt_kvariant: kernels_interp.cuh): one
+/* 35 instantiations (each in four variants, weft_rt_kvariant: kernels_interp.cuh): one
  * byte-moving kernel for collectives that do not reduce; sum and product per width and float type
  * (signed and unsigned integers share bits); max and min per type. weft_rt_kernel_index maps a
  * call to its slot (avg runs as sum, then a scaling pass). */
@@ -481,6 +486,10 @@ weft_result weft_plan_build(weft_algo_plan *p, const weft_layout *layout, int32_
 void weft_plan_free(weft_algo_plan *p);
 /* The protocol the interpreter runs an algorithm with. */
 int32_t weft_plan_proto(const weft_algo *a);
+/* A prepared plan of an LL128 algorithm runs as LL where ll128 is 0 (its lines are not known to
+ * cross whole: weft_rt_cfg.ll128); before weft_layout_add, which keys connections by protocol.
+ * Returns whether it changed the plan. */
+int weft_plan_gate_proto(weft_algo_plan *p, int ll128);
 /* Whether the interpreter can run a (independent of layout and device); reason in why. */
 int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t whylen);
 /* The plan of one call mode, or NULL when the algorithm does not declare it (its ranks are
@@ -512,12 +521,15 @@ typedef struct weft_call_geom {
 } weft_call_geom;
 
 /* A kernel slot's variants: the general interpreter without tracing code, the one that records
- * a trace, and the latency kernel (LL calls that are neither direct nor traced: the same
- * interpreter compiled without the other paths, kernels_interp.cuh). */
+ * a trace, the latency kernel (LL calls that are neither direct nor traced: the same
+ * interpreter compiled without the other paths, kernels_interp.cuh), and the LL128 kernel
+ * (LL128 calls that are not traced; the general kernel has no LL128 code, so that its registers
+ * and code stay as they were; the traced one has all of them). */
 typedef enum weft_rt_kvariant {
     WEFT_RT_KV_PLAIN,
     WEFT_RT_KV_TRACED,
     WEFT_RT_KV_LL,
+    WEFT_RT_KV_LL128,
     WEFT_RT_KVARIANTS
 } weft_rt_kvariant;
 /* The variant that runs a launch of call arguments c (traced: some rank records a trace). */

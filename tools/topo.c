@@ -99,7 +99,8 @@ const char *weft_topo_kind_text(weft_topo_kind k) {
 }
 
 double weft_topo_hw_lat_us(weft_topo_kind k, weft_proto p) {
-    /* NCCL's hwLatencies, ring column (LL, LL128, Simple); weft's runtime runs LL128 as LL */
+    /* NCCL's hwLatencies, ring column (LL, LL128, Simple); weft prices LL128 as LL (a flag per
+     * line, polled as LL's) */
     static const double lat[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
     int hw = k == WEFT_TOPO_NVL ? 0 : k == WEFT_TOPO_NET ? 2 : 1;
     int pr = p == WEFT_PROTO_SIMPLE ? 2 : 0;

@@ -88,9 +88,13 @@ weft_rt_cfg config(uint64_t h) {
     c.nslots[WEFT_RT_PROTO_LL] = 2 + (int)((h >> 2) % 3);
     c.slot_bytes[WEFT_RT_PROTO_SIMPLE] = 256 << ((h >> 4) % 3);
     c.slot_bytes[WEFT_RT_PROTO_LL] = 512 << ((h >> 6) % 3);
+    /* LL128: 16 or 32 lines a slot, so that a message of a few chunks still fits whole lines */
+    c.nslots[WEFT_RT_PROTO_LL128] = 2 + (int)((h >> 10) % 3);
+    c.slot_bytes[WEFT_RT_PROTO_LL128] = 2048 << ((h >> 12) % 2);
     if ((h >> 8) & 1) {
         c.slice_bytes[WEFT_RT_PROTO_SIMPLE] = 128;
         c.slice_bytes[WEFT_RT_PROTO_LL] = 64;
+        c.slice_bytes[WEFT_RT_PROTO_LL128] = 240; /* two lines */
     }
     c.nthreads = 2;
     c.timeout_ns = 3ll * 1000000000ll; /* a stall fails the case (a call takes milliseconds) */

@@ -94,6 +94,7 @@ void coro_run(Sched &s) {
     while (left > 0) {
         uint64_t now = mono_ns();
         bool ran = false;
+        s.round++;
         for (Coro &c : s.co) {
             if (c.done || c.start_ns > now) continue;
             s.cur = &c;
@@ -247,10 +248,13 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
     std::vector<CtaSync> syncs(ncta);
     /* as the GPU (weft_call_variant): the tracing variant for traced ranks, the latency kernel
      * for LL calls that are not direct */
-    static const CtaFn *const tabs[WEFT_RT_KVARIANTS] = {cta_plain, cta_traced, cta_ll};
+    static const CtaFn *const tabs[WEFT_RT_KVARIANTS] = {cta_plain, cta_traced, cta_ll, cta_ll128};
     std::vector<CtaFn> fns(n);
-    for (int r = 0; r < n; r++)
-        fns[r] = tabs[weft_call_variant(&cfg, &c, ra[r].trace.rec != nullptr)][ki];
+    for (int r = 0; r < n; r++) {
+        weft_rt_kvariant v = weft_call_variant(&cfg, &c, ra[r].trace.rec != nullptr);
+        fns[r] = v == WEFT_RT_KV_LL128 && ll128_lanes ? cta_ll128w[ki] : tabs[v][ki];
+    }
+    if (ll128_lanes && (nthreads < 8 || nthreads > 32 || nthreads % 8)) return WEFT_ERR_USAGE;
 #if defined(__SANITIZE_THREAD__)
     const bool threads = true;
 #else

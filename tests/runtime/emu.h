@@ -21,6 +21,9 @@ struct EmuComm {
     /* Every emulated thread an OS thread (always under ThreadSanitizer); otherwise coroutines
      * on the launching thread, much faster (emu.cc). */
     bool os_threads = false;
+    /* LL128 calls on the GPU's lanes (HostPlat8: eight threads a line; nthreads 8 .. 32, a
+     * multiple of 8) instead of a thread a line. */
+    bool ll128_lanes = false;
     /* Launch with every rank's buffers "registered" (as symmetric windows): transfers the plan
      * allows run direct, receivers reading the sender's buffer in place. */
     bool direct = false;

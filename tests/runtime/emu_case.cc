@@ -119,7 +119,7 @@ std::string emu_check_case(EmuComm &em, int ai, const EmuCase &c, EmuTally &t) {
         return fmt("%s: launch failed: %s %s", name.c_str(), weft_result_str(res), msg);
     }
     /* At a call boundary every connection is drained: the sender's count, the receiver's count
-     * and (LL) the head agree, per key and member, whichever forms ran. */
+     * and (LL, LL128) the head agree, per key and member, whichever forms ran. */
     for (int32_t kk = 0; kk < em.lay.nkeys; kk++)
         for (int r = 0; r < n; r++) {
             int to = (r + em.lay.keys[kk].d) % n;
@@ -128,7 +128,7 @@ std::string emu_check_case(EmuComm &em, int ai, const EmuCase &c, EmuTally &t) {
                 uint64_t rp = em.pos[to][em.lay.pos_off[kk] + 2 * em.lay.members[kk] + 2 * g];
                 uint64_t hd = *(uint64_t *)(void *)(em.win[r] + em.lay.head_off[kk] +
                                                     (size_t)g * WEFT_RT_LINE);
-                if (sp != rp || (em.lay.keys[kk].proto == WEFT_RT_PROTO_LL && hd != sp))
+                if (sp != rp || (em.lay.keys[kk].proto != WEFT_RT_PROTO_SIMPLE && hd != sp))
                     return fmt("%s: after the call, rank %d to %d (distance %d, channel %d, "
                                "member %d): sent %llu, received %llu, returned %llu",
                                name.c_str(), r, to, em.lay.keys[kk].d, em.lay.keys[kk].chan, g,

@@ -47,6 +47,7 @@ struct Sched {
     void *main_fake = nullptr; /* the launching thread's, for AddressSanitizer */
     const void *main_bottom = nullptr;
     size_t main_size = 0;
+    uint64_t round = 0; /* the scheduler's rounds so far (HostPlat8::warp_sync) */
 };
 extern thread_local Sched *g_sched;
 
@@ -57,6 +58,7 @@ struct CtaSync {
     pthread_barrier_t bar; /* OS threads */
     int arrived = 0;       /* coroutines */
     unsigned gen = 0;
+    uint64_t flip = 0; /* the round a warp barrier opened in (HostPlat8::warp_sync) */
     int flag[2];
     const char *sred[4 * WEFT_RT_MAX_FUSE];
     weft_rt::RunSmem rsm;
@@ -70,6 +72,15 @@ void bump();
 struct HostPlat {
     CtaSync *cs;
     int t, n, ph;
+    /* LL128 (interp.h): a thread takes a whole line, so a "warp" is one thread */
+    static constexpr int LG = 1;
+    static bool warp_any(bool v) {
+        return v;
+    }
+    static bool lane0() {
+        return true;
+    }
+    static void warp_sync() {}
 
     const char **sred() const {
         return cs->sred;
@@ -199,25 +210,81 @@ struct HostPlat {
                          __ATOMIC_RELAXED);
         bump();
     }
+
+    /* An LL128 unit: 16 bytes, its upper half (a line's flag in its last unit) loaded first with
+     * an acquire and stored last with a release, so that a thread that stores a line's units in
+     * order and one that loads them in reverse see the line whole, as a warp does on the GPU. */
+    static Pack ll128_ld(const char *u) {
+        Pack v;
+        v.hi = __atomic_load_n((const uint64_t *)(const void *)(u + 8), __ATOMIC_ACQUIRE);
+        v.lo = __atomic_load_n((const uint64_t *)(const void *)u, __ATOMIC_RELAXED);
+        return v;
+    }
+    static void ll128_st(char *u, Pack v, uint64_t flag, bool isflag) {
+        if (isflag) v.hi = flag;
+        __atomic_store_n((uint64_t *)(void *)u, v.lo, __ATOMIC_RELAXED);
+        __atomic_store_n((uint64_t *)(void *)(u + 8), v.hi, __ATOMIC_RELEASE);
+        bump();
+    }
+};
+
+/* The host platform with the GPU's LL128 lanes: eight threads take a line, one 16-byte unit each,
+ * and the CTA is one warp (its votes are CTA barriers), so that the emulation runs the lane
+ * arithmetic the GPU runs (EmuComm::ll128_lanes; the CTA's threads must be 8, 16, 24 or 32).
+ * Coroutines switch only at waits and barriers (warp_sync), so the line a warp stores after its
+ * barrier is whole before any other CTA looks, as the GPU's one instruction makes it; under OS
+ * threads it is not (no test runs it so). */
+struct HostPlat8 : HostPlat {
+    static constexpr int LG = 8;
+    bool warp_any(bool v) {
+        return sync_or(v);
+    }
+    bool lane0() const {
+        return t == 0;
+    }
+    /* The barrier before a warp's line loads and stores, after which every thread goes on in
+     * the round after the one it opened in, so all in one round, in order, one after the other
+     * with nothing between (a thread that left the barrier in the round it opened would store
+     * or load a line's unit a round before the others theirs). */
+    void warp_sync() {
+        if (g_sched == nullptr) {
+            sync();
+            return;
+        }
+        unsigned g = cs->gen;
+        if (++cs->arrived == n) {
+            cs->arrived = 0;
+            cs->flip = g_sched->round;
+            cs->gen++;
+        } else {
+            while (cs->gen == g)
+                coro_yield();
+        }
+        while (g_sched->round <= cs->flip)
+            coro_yield();
+    }
 };
 
 using CtaFn = void (*)(const weft_rargs *, const weft_rank_args *, int, int, CtaSync *, int, int);
 
 /* One emulated thread of a CTA running the interpreter (TR: the tracing variant, used only when
  * the launch is traced; LLK: the latency kernel; as weft_call_variant picks them on the GPU). */
-template <bool TR, class T, class Op, bool LLK = false>
+template <bool TR, class T, class Op, bool LLK = false, bool L128 = false, class HP = HostPlat>
 void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, CtaSync *cs, int t,
                 int n) {
-    HostPlat p{cs, t, n, 0};
-    weft_rt::Interp<HostPlat, T, Op, TR, LLK> in(p, *c, *a, tb, g);
+    HP p;
+    p.cs = cs, p.t = t, p.n = n, p.ph = 0;
+    weft_rt::Interp<HP, T, Op, TR, LLK, L128> in(p, *c, *a, tb, g);
     in.run();
 }
 
 /* Per kernel index (WEFT_RT_KERNEL_LIST), in weft_rt_kvariant order: emu_cta_plain.cc,
- * emu_cta_traced.cc, emu_cta_ll.cc. */
+ * emu_cta_traced.cc, emu_cta_ll.cc, emu_cta_ll128.cc. */
 extern const CtaFn cta_plain[WEFT_RT_NKERNELS];
 extern const CtaFn cta_traced[WEFT_RT_NKERNELS];
 extern const CtaFn cta_ll[WEFT_RT_NKERNELS];
+extern const CtaFn cta_ll128[WEFT_RT_NKERNELS];
+extern const CtaFn cta_ll128w[WEFT_RT_NKERNELS]; /* the same on HostPlat8 */
 
 } // namespace weft_emu
 

@@ -37,6 +37,60 @@ static int failures = 0;
 /* ---- one call, checked ------------------------------------------------------------------ */
 static EmuTally tally;
 
+/* LL128 on the GPU's lanes (HostPlat8: eight threads a line, the CTA one warp) with the
+ * runtime's default FIFOs: slices of whole lines, the last of a chunk partial and in a warp of
+ * which only some lines take part, chunks that start at odd bytes (int8 at odd counts), in and
+ * out of place, 2, 4 and 8 ranks. */
+static void test_ll128_lanes(void) {
+    for (int nr : {2, 4, 8}) {
+        std::vector<weft_algo *> own;
+        char s[160];
+        for (const char *sp : {"ar_direct", "ar_oneshot", "ar_staged", "ag_direct", "rs_ring",
+                               "a2a_direct", "reduce_chain"}) {
+            /* ar_direct is for 2 ranks, ar_oneshot for more */
+            const bool direct = strcmp(sp, "ar_direct") == 0,
+                       oneshot = strcmp(sp, "ar_oneshot") == 0;
+            if ((direct && nr != 2) || (oneshot && nr == 2)) continue;
+            for (int ch : {1, 4}) {
+                snprintf(s, sizeof s, "%s:n=%d:ch=%d:proto=LL128:root=%d", sp, nr, ch, nr / 2);
+                gen_params p;
+                weft_algo *a = gen_parse(s, &p) == 0 ? gen_algo(&p) : nullptr;
+                if (a)
+                    own.push_back(a);
+                else
+                    FAILF("gen_algo(%s) failed\n", s);
+            }
+        }
+        EmuComm em;
+        std::vector<const weft_algo *> v(own.begin(), own.end());
+        weft_rt_cfg c;
+        weft_rt_cfg_default(&c);
+        c.timeout_ns = 60ll * 1000000000ll;
+        em.nthreads = nr == 8 ? 16 : 32;
+        em.ll128_lanes = true;
+        if (em.attach(nr, v, c) != WEFT_OK) {
+            FAILF("attach of %d-rank LL128 schedules failed\n", nr);
+        } else {
+            uint32_t seed = 7;
+            for (size_t ai = 0; ai < v.size(); ai++)
+                for (int mode = 0; mode < 2; mode++) {
+                    if (!(mode ? v[ai]->inplace : v[ai]->outofplace)) continue;
+                    for (size_t count : {(size_t)1, (size_t)49, (size_t)1000, (size_t)65541}) {
+                        int red = weft_coll_reduces(v[ai]->coll);
+                        EmuCase k;
+                        k.dt = count % 2 ? WEFT_DTYPE_INT8 : WEFT_DTYPE_FLOAT;
+                        k.op = red ? (weft_redop)(seed % 4) : WEFT_OP_SUM;
+                        k.count = count, k.inplace = mode, k.seed = seed++;
+                        std::string err = emu_check_case(em, (int)ai, k, tally);
+                        if (!err.empty()) FAILF("%s (LL128 lanes)\n", err.c_str());
+                    }
+                }
+        }
+        for (weft_algo *a : own)
+            weft_algo_free(a);
+    }
+}
+
 /* Every other call with registered buffers: direct transfers where the plan allows. Of the
  * calls, a third run every rank collapsed where the plan has it, a third as written, a third
  * with the ranks differing (both forms on one communicator, call after call). */
@@ -115,6 +169,8 @@ static weft_rt_cfg tiny_cfg() {
     c.slot_bytes[WEFT_RT_PROTO_SIMPLE] = 512;
     c.nslots[WEFT_RT_PROTO_LL] = 3;
     c.slot_bytes[WEFT_RT_PROTO_LL] = 1024;
+    c.nslots[WEFT_RT_PROTO_LL128] = 3;
+    c.slot_bytes[WEFT_RT_PROTO_LL128] = 2048;
     c.nthreads = 2;
     c.latency_kernel = 1;
     c.timeout_ns = 60ll * 1000000000ll; /* a hang is a failure, never a stuck test */
@@ -493,6 +549,7 @@ int main(int argc, char **argv) {
     test_late_rank();
     test_wrap();
     test_generated();
+    test_ll128_lanes();
     const char *shared = getenv("WEFT_SHARED_DIR");
 #ifdef WEFT_TEST_REGISTRY
     if (!quick && argc > 2 && strcmp(argv[1], "--library") == 0) test_library(argv[2]);

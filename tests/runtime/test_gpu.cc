@@ -237,7 +237,7 @@ static std::vector<std::pair<std::string, weft_algo *>> generated(int n) {
         snprintf(s, sizeof s, fmt, args...);
         v.push_back({s, gen_spec(s)});
     };
-    for (const char *pr : {"Simple", "LL"}) {
+    for (const char *pr : {"Simple", "LL", "LL128"}) {
         for (int ch : {1, 4}) {
             for (int ip = 0; ip < 2; ip++) {
                 if (n == 2) add("ar_direct:n=2:ch=%d:proto=%s:inplace=%d", ch, pr, ip);

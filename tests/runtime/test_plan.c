@@ -27,8 +27,10 @@ static void test_cfg(void) {
     CHECK(weft_rt_cfg_parse(&c, "Simple=4x100", why, sizeof why) == WEFT_ERR_INPUT);
     CHECK_STR(why,
               "Simple=4x100: slots must be 1..1024 and slot bytes a multiple of 256 up to 64M");
-    CHECK(weft_rt_cfg_parse(&c, "LL128=1x1K", why, sizeof why) == WEFT_ERR_INPUT);
-    CHECK_STR(why, "expected Simple=NxBYTES or LL=NxBYTES at 'LL128=1x1K'");
+    CHECK(weft_rt_cfg_parse(&c, "LL128=2x1K", why, sizeof why) == WEFT_OK);
+    CHECK(c.nslots[WEFT_RT_PROTO_LL128] == 2 && c.slot_bytes[WEFT_RT_PROTO_LL128] == 1024);
+    CHECK(weft_rt_cfg_parse(&c, "LL64=1x1K", why, sizeof why) == WEFT_ERR_INPUT);
+    CHECK_STR(why, "expected Simple=, LL= or LL128=NxBYTES at 'LL64=1x1K'");
     CHECK(weft_rt_cfg_parse(&c, "Simple=8x128K/32K", why, sizeof why) == WEFT_OK);
     CHECK(c.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072 &&
           c.slice_bytes[WEFT_RT_PROTO_SIMPLE] == 32768);
@@ -41,20 +43,26 @@ static void test_cfg(void) {
     weft_rt_cfg_default(&d);
     CHECK(d.nslots[WEFT_RT_PROTO_SIMPLE] == 8 && d.slot_bytes[WEFT_RT_PROTO_SIMPLE] == 131072);
     CHECK(d.timeout_ns == (int64_t)WEFT_RT_DEFAULT_TIMEOUT_MS * 1000000);
-    /* the protocol table's rows (weft_ir.h): LL128 runs as LL, with LL's FIFO and collapse */
+    /* the protocol table's rows (weft_ir.h); LL128 runs as itself, never collapsed */
     CHECK(d.nslots[WEFT_RT_PROTO_LL] == 8 && d.slot_bytes[WEFT_RT_PROTO_LL] == 32768);
     CHECK(d.collapse_bytes[WEFT_RT_PROTO_LL] == 256 << 10);
     CHECK(d.collapse_bytes[WEFT_RT_PROTO_SIMPLE] == 0);
-    CHECK(weft_proto_runs_as(WEFT_PROTO_LL128) == WEFT_PROTO_LL);
+    CHECK(d.nslots[WEFT_RT_PROTO_LL128] == 8 && d.slot_bytes[WEFT_RT_PROTO_LL128] == 65536);
+    CHECK(d.collapse_bytes[WEFT_RT_PROTO_LL128] == 0);
+    CHECK(weft_proto_runs_as(WEFT_PROTO_LL128) == WEFT_PROTO_LL128);
     CHECK(weft_proto_slot_data(WEFT_PROTO_LL, 32768) == 16384);
-    CHECK(weft_proto_slot_data(WEFT_PROTO_LL128, 32768) == 16384);
+    CHECK(weft_proto_slot_data(WEFT_PROTO_LL128, 32768) == 30720);
+    /* LL128 gives each chunk of a message whole 128-byte lines: 3 chunks of 85 lines */
+    CHECK(weft_proto_chunk_data(WEFT_PROTO_LL128, 32768, 3) == 85 * 120);
+    CHECK(weft_proto_chunk_data(WEFT_PROTO_LL, 32768, 3) == 16384 / 3);
+    CHECK(weft_proto_lines(WEFT_PROTO_LL128));
     CHECK(weft_proto_slot_data(WEFT_PROTO_SIMPLE, 32768) == 32768);
     CHECK(weft_proto_lines(WEFT_PROTO_LL) && !weft_proto_lines(WEFT_PROTO_SIMPLE));
     weft_algo *a = gen("ar_direct:n=2:ch=1:proto=LL");
     CHECK(a != NULL);
     if (a) {
         a->proto = WEFT_PROTO_LL128;
-        CHECK(weft_plan_proto(a) == WEFT_RT_PROTO_LL);
+        CHECK(weft_plan_proto(a) == WEFT_RT_PROTO_LL128);
         a->proto = WEFT_PROTO_SIMPLE;
         CHECK(weft_plan_proto(a) == WEFT_RT_PROTO_SIMPLE);
         weft_algo_free(a);
@@ -413,6 +421,36 @@ static weft_algo *oneshot3(void) {
     return a;
 }
 
+/* LL128 steps move one connection each way (interp.h, ll128_step): the planner fuses no
+ * receives and collapses no rank of an LL128 algorithm; where LL128 may not run, the plan runs as
+ * LL and fuses as LL's (weft_plan_gate_proto, before the layout keys its connections). */
+static void test_ll128_plan(void) {
+    weft_algo *a = oneshot3();
+    a->proto = WEFT_PROTO_LL128;
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    weft_algo_plan p;
+    weft_layout l;
+    verified_plan(a, &c, &p, &l);
+    CHECK(p.proto == WEFT_RT_PROTO_LL128 && p.mode[0].fused == 0 && !p.mode[0].collapsed);
+    const weft_rank_plan *rp = &p.mode[0].ranks[1];
+    for (int32_t i = 0; i < rp->nsteps; i++)
+        CHECK(!(rp->steps[i].flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_ELSEWHERE)));
+    CHECK(weft_plan_gate_proto(&p, 1) == 0 && p.proto == WEFT_RT_PROTO_LL128);
+    weft_plan_free(&p);
+    weft_layout_free(&l);
+    char why[256] = "";
+    CHECK(weft_plan_prepare(a, 3, 64, &p, why, sizeof why) == WEFT_OK);
+    CHECK(weft_plan_gate_proto(&p, 0) == 1 && p.proto == WEFT_RT_PROTO_LL);
+    weft_layout_init(&l, 3, 1);
+    CHECK(weft_layout_add(&l, 0, &p) == WEFT_OK && weft_layout_finish(&l, &c) == WEFT_OK);
+    CHECK(l.keys[0].proto == WEFT_RT_PROTO_LL);
+    CHECK(weft_plan_build(&p, &l, 8) == WEFT_OK && p.mode[0].fused == 3);
+    weft_plan_free(&p);
+    weft_layout_free(&l);
+    weft_algo_free(a);
+}
+
 static void test_fused_receive(void) {
     weft_algo *a = oneshot3();
     weft_rt_cfg c;
@@ -769,6 +807,7 @@ int main(void) {
     test_in_place_self_copy();
     test_fusion();
     test_fused_receive();
+    test_ll128_plan();
     test_collapse_gain();
     test_closing_copy_in_place();
     test_dep_late();

@@ -30,6 +30,8 @@ static weft_rt_cfg small_cfg() {
     c.slot_bytes[WEFT_RT_PROTO_SIMPLE] = 1024;
     c.nslots[WEFT_RT_PROTO_LL] = 2;
     c.slot_bytes[WEFT_RT_PROTO_LL] = 2048;
+    c.nslots[WEFT_RT_PROTO_LL128] = 2;
+    c.slot_bytes[WEFT_RT_PROTO_LL128] = 2048;
     c.nthreads = 2;
     c.timeout_ns = 60ll * 1000000000ll;
     return c;

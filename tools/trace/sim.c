@@ -23,6 +23,8 @@ void weft_sim_model_default(weft_sim_model *m) {
     m->max_ctas = 128;
     m->proto[WEFT_PROTO_SIMPLE] = (weft_sim_proto){1870, 950, 20.0, 1.0};
     m->proto[WEFT_PROTO_LL] = (weft_sim_proto){446, 55, 233.2, 0.5};
+    /* LL128: LL's latency and step (a line's flag is polled as LL's), 15 data bytes of 16 */
+    m->proto[WEFT_PROTO_LL128] = (weft_sim_proto){446, 55, 233.2, 120.0 / 128.0};
     /* a protocol the runtime runs as another is priced as that one */
     for (int p = 0; p < WEFT_PROTO_COUNT; p++)
         m->proto[p] = m->proto[weft_proto_runs_as((weft_proto)p)];
@@ -76,8 +78,8 @@ static void runtime_cut(const weft_algo *a, const weft_sim_model *m, int64_t C, 
     int32_t slots, slot_bytes;
     int64_t collapse;
     weft_proto_defaults(a->proto, &slots, &slot_bytes, &collapse);
-    int64_t data = weft_proto_slot_data(a->proto, slot_bytes); /* the runtime's default FIFO */
-    int64_t emax = data / ((int64_t)maxcnt * ke);
+    /* the runtime's default FIFO */
+    int64_t emax = weft_proto_chunk_data(a->proto, slot_bytes, maxcnt) / ke;
     emax -= emax % V;
     if (emax < V) emax = V;
     int64_t E = weft_proto_slice(a->proto, Cb, ke, emax, 0, kmax);
