@@ -37,7 +37,7 @@ double now_s() {
 struct Stats {
     long seeds = 0, gaveup = 0, rejected = 0, refused = 0, run = 0, failed = 0, cpu_calls = 0;
     long by_coll[WEFT_COLL_COUNT] = {}, by_proto[WEFT_PROTO_COUNT] = {}, steps = 0;
-    long inplace = 0, ranks[9] = {};
+    long inplace = 0, ranks[9] = {}, lanes = 0; /* lanes: LL128 on the GPU's lanes */
     long reject_class[WEFT_VERIFY_CLASS_COUNT] = {};
     std::map<std::string, long> refusals;
     EmuTally emu;
@@ -177,6 +177,11 @@ bool check(weft_algo *a, uint64_t seed, Stats &st) {
             std::unique_ptr<EmuComm> e(new EmuComm);
             e->nthreads = 1 + (int)((h >> 20) % 3);
             e->max_group = 1 + (int)((h >> 22) % 3);
+            /* a quarter of the LL128 schedules on the GPU's lanes (eight threads a line) */
+            if (a->proto == WEFT_PROTO_LL128 && ((h >> 30) & 3) == 0) {
+                e->ll128_lanes = true;
+                e->nthreads = 8 * (1 + (int)((h >> 32) % 2));
+            }
             if (e->attach(a->ngpus, v, config(h >> 24)) != WEFT_OK) e.reset();
             return e;
         };
@@ -201,6 +206,7 @@ bool check(weft_algo *a, uint64_t seed, Stats &st) {
         st.run++;
         st.by_coll[a->coll]++;
         st.by_proto[a->proto]++;
+        st.lanes += emp->ll128_lanes;
         st.inplace += a->inplace;
         st.ranks[a->ngpus]++;
         st.steps += weft_algo_nsteps(a);
@@ -320,8 +326,8 @@ void report(const Stats &st, double secs) {
     fprintf(stderr, "  run by collective:");
     for (int c = 0; c < WEFT_COLL_COUNT; c++)
         if (st.by_coll[c]) fprintf(stderr, " %s %ld", cn[c], st.by_coll[c]);
-    fprintf(stderr, "; Simple %ld, LL %ld, LL128 %ld; in place %ld; ranks", st.by_proto[0],
-            st.by_proto[1], st.by_proto[2], st.inplace);
+    fprintf(stderr, "; Simple %ld, LL %ld, LL128 %ld (%ld on the GPU's lanes); in place %ld; ranks",
+            st.by_proto[0], st.by_proto[1], st.by_proto[2], st.lanes, st.inplace);
     for (int r = 2; r <= 8; r++)
         if (st.ranks[r]) fprintf(stderr, " %d:%ld", r, st.ranks[r]);
     fprintf(stderr, "\n  verifier's refusals by class:");
