@@ -1,7 +1,7 @@
 /* cfg.c — the runtime's configuration: its defaults, with WEFT_FIFO, WEFT_COLLAPSE, WEFT_MAX_CTAS,
- * WEFT_TIMEOUT_MS and WEFT_COOPERATIVE applied (read through weft_env_*), and the parsers of the
- * FIFO and collapse specs, and what the registry and `weft env` ask of them (weft_rt_cfg.h). Pure
- * host code, tested without a GPU. */
+ * WEFT_TIMEOUT_MS, WEFT_COOPERATIVE, WEFT_LATENCY_KERNEL and WEFT_LL128 applied (read through
+ * weft_env_*), and the parsers of the FIFO and collapse specs, and what the registry and `weft env`
+ * ask of them (weft_rt_cfg.h). Pure host code, tested without a GPU. */
 #include "runtime_internal.h"
 #include "weft_rt_cfg.h"
 
@@ -154,7 +154,11 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
 int32_t weft_rt_fifo_slots(const weft_algo *a) {
     weft_rt_cfg cfg;
     weft_rt_cfg_default(&cfg);
-    return cfg.nslots[weft_plan_proto(a)];
+    int32_t p = weft_plan_proto(a), n = cfg.nslots[p];
+    /* an LL128 plan may run as LL (weft_plan_gate_proto): proven with the smaller FIFO */
+    if (p == WEFT_RT_PROTO_LL128 && cfg.nslots[WEFT_RT_PROTO_LL] < n)
+        n = cfg.nslots[WEFT_RT_PROTO_LL];
+    return n;
 }
 
 weft_result weft_rt_env_check(weft_env_id id, const char *value, char *why, size_t whylen) {

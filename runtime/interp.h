@@ -189,7 +189,8 @@ struct RunSmem {
 };
 
 /* TR: this instantiation can trace (a.trace.rec decides per launch). The GPU builds every
- * kernel twice and launches the TR = false one when the launch is not traced, so tracing costs
+ * kernel with and without it and launches a TR = false one when the launch is not traced
+ * (LLK: the latency kernel, L128: the LL128 kernel, both untraced), so tracing costs
  * an untraced call nothing: not a test, not a register, not a byte of code. */
 template <class P, class T, class Op, bool TR, bool LLK = false, bool L128 = false> struct Interp {
     static constexpr int SZ = sizeof(T);
@@ -863,6 +864,7 @@ template <class P, class T, class Op, bool TR, bool LLK = false, bool L128 = fal
         bool armed = false;
         for (uint32_t n = 1;; n++) {
             P::pause();
+            p.warp_sync(); /* a line's lanes load it in one instruction */
             if (act)
                 for (int k = LS - 1; k >= 0; k--)
                     w[k] = P::ll128_ld(line + (sub0 + k * LG) * 16);
@@ -871,7 +873,7 @@ template <class P, class T, class Op, bool TR, bool LLK = false, bool L128 = fal
                 return true;
             }
             bool stop = false;
-            if ((n & 255) == 0 && p.lane0())
+            if ((n & 255) == 0 && p.flag_leader()) /* it reports its flag as what it saw */
                 stop = stalled(
                     t0, first, armed, [&] { return w[LS - 1].hi; }, WEFT_RT_WAIT_DATA, st, rc.peer,
                     rc.chan, flag);

@@ -20,8 +20,9 @@ struct DevPlat {
     static __device__ __forceinline__ bool warp_any(bool v) {
         return __any_sync(0xffffffffu, v) != 0;
     }
-    static __device__ __forceinline__ bool lane0() {
-        return (threadIdx.x & 31) == 0;
+    /* the warp's first flag lane (unit 7 of its first line): it speaks for the warp */
+    static __device__ __forceinline__ bool flag_leader() {
+        return (threadIdx.x & 31) == LG - 1;
     }
     static __device__ __forceinline__ void warp_sync() {
         __syncwarp();

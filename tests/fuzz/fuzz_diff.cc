@@ -180,7 +180,7 @@ bool check(weft_algo *a, uint64_t seed, Stats &st) {
             /* a quarter of the LL128 schedules on the GPU's lanes (eight threads a line) */
             if (a->proto == WEFT_PROTO_LL128 && ((h >> 30) & 3) == 0) {
                 e->ll128_lanes = true;
-                e->nthreads = 8 * (1 + (int)((h >> 32) % 2));
+                e->nthreads = 8 * (1 + (int)((h >> 40) % 2));
             }
             if (e->attach(a->ngpus, v, config(h >> 24)) != WEFT_OK) e.reset();
             return e;

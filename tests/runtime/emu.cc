@@ -250,16 +250,19 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
      * for LL calls that are not direct */
     static const CtaFn *const tabs[WEFT_RT_KVARIANTS] = {cta_plain, cta_traced, cta_ll, cta_ll128};
     std::vector<CtaFn> fns(n);
-    for (int r = 0; r < n; r++) {
-        weft_rt_kvariant v = weft_call_variant(&cfg, &c, ra[r].trace.rec != nullptr);
-        fns[r] = v == WEFT_RT_KV_LL128 && ll128_lanes ? cta_ll128w[ki] : tabs[v][ki];
-    }
-    if (ll128_lanes && (nthreads < 8 || nthreads > 32 || nthreads % 8)) return WEFT_ERR_USAGE;
 #if defined(__SANITIZE_THREAD__)
     const bool threads = true;
 #else
     const bool threads = os_threads;
 #endif
+    /* the GPU's lanes need coroutines (HostPlat8: a line whole within a scheduler round); OS
+     * threads run a thread a line */
+    const bool lanes = ll128_lanes && !threads;
+    for (int r = 0; r < n; r++) {
+        weft_rt_kvariant v = weft_call_variant(&cfg, &c, ra[r].trace.rec != nullptr);
+        fns[r] = v == WEFT_RT_KV_LL128 && lanes ? cta_ll128w[ki] : tabs[v][ki];
+    }
+    if (ll128_lanes && (nthreads < 8 || nthreads > 32 || nthreads % 8)) return WEFT_ERR_USAGE;
     if (threads) {
         std::vector<std::thread> th;
         size_t ci = 0;

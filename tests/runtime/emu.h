@@ -22,7 +22,8 @@ struct EmuComm {
      * on the launching thread, much faster (emu.cc). */
     bool os_threads = false;
     /* LL128 calls on the GPU's lanes (HostPlat8: eight threads a line; nthreads 8 .. 32, a
-     * multiple of 8) instead of a thread a line. */
+     * multiple of 8) instead of a thread a line; coroutines only (under OS threads a thread a
+     * line, as before). */
     bool ll128_lanes = false;
     /* Launch with every rank's buffers "registered" (as symmetric windows): transfers the plan
      * allows run direct, receivers reading the sender's buffer in place. */

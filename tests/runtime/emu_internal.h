@@ -77,7 +77,7 @@ struct HostPlat {
     static bool warp_any(bool v) {
         return v;
     }
-    static bool lane0() {
+    static bool flag_leader() {
         return true;
     }
     static void warp_sync() {}
@@ -239,8 +239,8 @@ struct HostPlat8 : HostPlat {
     bool warp_any(bool v) {
         return sync_or(v);
     }
-    bool lane0() const {
-        return t == 0;
+    bool flag_leader() const {
+        return t == LG - 1;
     }
     /* The barrier before a warp's line loads and stores, after which every thread goes on in
      * the round after the one it opened in, so all in one round, in order, one after the other

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "gen.h"
 #include "runtime_internal.h"
+#include "weft_rt_cfg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,15 @@ static void test_ll128_plan(void) {
     for (int32_t i = 0; i < rp->nsteps; i++)
         CHECK(!(rp->steps[i].flags & (WEFT_DSTEP_F_FOLD | WEFT_DSTEP_F_ELSEWHERE)));
     CHECK(weft_plan_gate_proto(&p, 1) == 0 && p.proto == WEFT_RT_PROTO_LL128);
+    /* the registry proves it with the FIFO it may run with: LL's where that is smaller */
+    setenv("WEFT_FIFO", "LL=2x32K,LL128=8x64K", 1);
+    weft_env_reset();
+    CHECK(weft_rt_fifo_slots(a) == 2);
+    setenv("WEFT_FIFO", "LL=8x32K,LL128=4x64K", 1);
+    weft_env_reset();
+    CHECK(weft_rt_fifo_slots(a) == 4);
+    unsetenv("WEFT_FIFO");
+    weft_env_reset();
     weft_plan_free(&p);
     weft_layout_free(&l);
     char why[256] = "";

@@ -374,9 +374,10 @@ int main(int argc, char **argv) {
     weft_algo *ap3 = read_xml(data, "allpairs3.xml");
     if (ap3) one_case("allpairs3 (LL, fused re)", ap3, 3, 555, -1);
     weft_algo_free(ap3);
-    const char *specs[] = {"ar_ring:n=3:ch=2:proto=Simple", "ar_ring:n=4:ch=1:proto=LL",
+    const char *specs[] = {"ar_ring:n=3:ch=2:proto=Simple",     "ar_ring:n=4:ch=1:proto=LL",
                            "ar_direct:n=2:ch=2:proto=LL:cpc=2", "ag_ring:n=3:ch=2:proto=Simple",
-                           "rs_ring:n=3:ch=1:proto=LL"};
+                           "rs_ring:n=3:ch=1:proto=LL",         "ar_ring:n=3:ch=2:proto=LL128",
+                           "ar_direct:n=2:ch=2:proto=LL128"};
     for (const char *sp : specs) {
         gen_params gp;
         weft_algo *a = gen_parse(sp, &gp) == 0 ? gen_algo(&gp) : nullptr;
