@@ -154,11 +154,10 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
 int32_t weft_rt_fifo_slots(const weft_algo *a) {
     weft_rt_cfg cfg;
     weft_rt_cfg_default(&cfg);
-    int32_t p = weft_plan_proto(a), n = cfg.nslots[p];
-    /* an LL128 plan may run as LL (weft_plan_gate_proto): proven with the smaller FIFO */
-    if (p == WEFT_RT_PROTO_LL128 && cfg.nslots[WEFT_RT_PROTO_LL] < n)
-        n = cfg.nslots[WEFT_RT_PROTO_LL];
-    return n;
+    int32_t p = weft_plan_proto(a), n = cfg.nslots[p], g = cfg.nslots[weft_plan_proto_gated(p)];
+    /* the plan may run as its gated protocol (weft_plan_gate_proto): proven with the smaller FIFO
+     */
+    return g < n ? g : n;
 }
 
 weft_result weft_rt_env_check(weft_env_id id, const char *value, char *why, size_t whylen) {

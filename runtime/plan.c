@@ -22,9 +22,14 @@ int32_t weft_plan_proto(const weft_algo *a) {
     return (int32_t)weft_proto_runs_as(a->proto); /* weft_rt_proto shares the values */
 }
 
+int32_t weft_plan_proto_gated(int32_t proto) {
+    /* same chunks and messages; LL's lines cross in any order */
+    return proto == WEFT_RT_PROTO_LL128 ? WEFT_RT_PROTO_LL : proto;
+}
+
 int weft_plan_gate_proto(weft_algo_plan *p, int ll128) {
-    if (p->algo == NULL || p->proto != WEFT_RT_PROTO_LL128 || ll128) return 0;
-    p->proto = WEFT_RT_PROTO_LL; /* same chunks and messages; LL's lines cross in any order */
+    if (p->algo == NULL || ll128 || weft_plan_proto_gated(p->proto) == p->proto) return 0;
+    p->proto = weft_plan_proto_gated(p->proto);
     return 1;
 }
 

@@ -490,6 +490,8 @@ int32_t weft_plan_proto(const weft_algo *a);
  * cross whole: weft_rt_cfg.ll128); before weft_layout_add, which keys connections by protocol.
  * Returns whether it changed the plan. */
 int weft_plan_gate_proto(weft_algo_plan *p, int ll128);
+/* The protocol a plan of protocol proto runs as where LL128 may not run (itself but LL128). */
+int32_t weft_plan_proto_gated(int32_t proto);
 /* Whether the interpreter can run a (independent of layout and device); reason in why. */
 int weft_plan_eligible(const weft_algo *a, int32_t nranks, char *why, size_t whylen);
 /* The plan of one call mode, or NULL when the algorithm does not declare it (its ranks are
