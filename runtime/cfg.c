@@ -1,7 +1,7 @@
 /* cfg.c — the runtime's configuration: its defaults, with WEFT_FIFO, WEFT_COLLAPSE, WEFT_MAX_CTAS,
- * WEFT_TIMEOUT_MS, WEFT_COOPERATIVE, WEFT_LATENCY_KERNEL and WEFT_LL128 applied (read through
- * weft_env_*), and the parsers of the FIFO and collapse specs, and what the registry and `weft env`
- * ask of them (weft_rt_cfg.h). Pure host code, tested without a GPU. */
+ * WEFT_TIMEOUT_MS, WEFT_COOPERATIVE, WEFT_LATENCY_KERNEL, WEFT_HOP and WEFT_LL128 applied (read
+ * through weft_env_*), and the parsers of the FIFO and collapse specs, and what the registry and
+ * `weft env` ask of them (weft_rt_cfg.h). Pure host code, tested without a GPU. */
 #include "runtime_internal.h"
 #include "weft_rt_cfg.h"
 
@@ -138,6 +138,7 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
         WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
     cfg->latency_kernel = weft_env_int(WEFT_ENV_LATENCY_KERNEL, 1) != 0;
+    cfg->hop = weft_env_int(WEFT_ENV_HOP, 1) != 0;
     const char *l128 = weft_env_get(WEFT_ENV_LL128);
     cfg->ll128 = strcmp(l128, "1") == 0 ? 1 : strcmp(l128, "0") == 0 ? 0 : -1;
     if (*l128 && cfg->ll128 < 0 && strcmp(l128, "auto") != 0)

@@ -187,6 +187,7 @@ static void rank_free(weft_comm *c, rt_rank *rr) {
                 cudaFree(rr->tab[i].rec[m]);
                 cudaFree(rr->tab[i].xsrc[m]);
                 cudaFree(rr->tab[i].xrecv[m]);
+                cudaFree(rr->tab[i].hop[m]);
             }
             cudaFree(rr->tab[i].prog);
         }
@@ -296,6 +297,14 @@ static weft_result rank_setup(weft_comm *c, rt_rank *rr, int rank, char *const *
                 upload((void **)&rr->tab[i].xrecv[m], rp->xrecv,
                        (size_t)rp->nxrecv * sizeof *rp->xrecv) != WEFT_OK)
                 goto cuda_fail;
+            if (mp->hop) {
+                weft_hop_hdr hd;
+                memcpy(&hd, mp->hop->tab[rank], sizeof hd);
+                rr->tab[i].hop_bytes[m] = hd.bytes;
+                if (upload((void **)&rr->tab[i].hop[m], mp->hop->tab[rank], (size_t)hd.bytes) !=
+                    WEFT_OK)
+                    goto cuda_fail;
+            }
         }
         size_t nprog = (size_t)p->maxtbs * (size_t)p->kmax;
         rr->tab[i].prog = dmalloc0(nprog * sizeof(weft_dprog), &res);
@@ -369,6 +378,16 @@ static weft_result comm_plan(weft_comm *c, const weft_algo *const *algos, size_t
                   !p->mode[1].skipped  ? ""
                   : p->mode[1].dropped ? " (copies onto themselves skipped, and the waits for them)"
                                        : " (copies onto themselves skipped)");
+        if (p->mode[0].sched || p->mode[1].sched)
+            WEFT_INFO(WEFT_SUBSYS_PLAN,
+                      "weft: algorithm %s: one-hop kernel out of place: %s, in place: %s",
+                      algos[i]->name,
+                      !p->mode[0].sched ? "-"
+                      : p->mode[0].hop  ? "yes"
+                                        : p->mode[0].hop_why,
+                      !p->mode[1].sched ? "-"
+                      : p->mode[1].hop  ? "yes"
+                                        : p->mode[1].hop_why);
         stage = "window layout";
         WEFT_CHECK(weft_layout_add(&c->lay, (int32_t)i, p));
     }
@@ -1122,6 +1141,61 @@ weft_result weft_rt_call_geom(weft_comm *c, int ai, const weft_call *call, const
                               g);
 }
 
+/* After a call's kernel: avg's scaling pass, the call count, the stream, the device back. */
+static weft_result launch_tail(weft_comm *c, int ai, const weft_call *call, void *const *recv,
+                               cudaStream_t stream, weft_result res, int launched, int cur) {
+    const weft_algo *a = c->plans[ai].algo;
+    if (res == WEFT_OK && call->op == WEFT_OP_AVG && weft_coll_reduces(a->coll))
+        for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
+            int64_t n = weft_avg_elems(call->coll, a->root, c->sub[s].rank, (int64_t)call->count,
+                                       c->nranks);
+            if (n &&
+                weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
+                res = WEFT_ERR_CUDA;
+        }
+    c->ncalls += launched; /* a trace's call numbers: every launched call counts */
+    if (res == WEFT_OK) {
+        c->last_stream = stream;
+        c->have_last = 1;
+    }
+    if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
+    return res;
+}
+
+/* A call on the one-hop kernel (runtime_internal.h, "the one-hop path"): nb CTAs per rank of S
+ * bytes of every chunk each, every rank of the launch's tables and buffers by value. */
+static weft_result hop_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
+                              void *const *recv, cudaStream_t stream, int ki, int32_t nb, int32_t S,
+                              int32_t nt) {
+    const weft_algo_plan *p = &c->plans[ai];
+    const int mi = call->inplace ? 1 : 0;
+    const weft_mode_plan *m = weft_plan_mode(p, mi);
+    weft_result res = order_streams(c, stream);
+    if (res != WEFT_OK) return res;
+    weft_hop_kargs ka;
+    weft_hop_args(p, ai, &c->lay, &c->cfg, call->count, weft_dtype_size(call->dtype),
+                  weft_coll_reduces(call->coll), nb, S, &ka);
+    ka.nsub = c->nsub;
+    for (int s = 0; s < c->nsub; s++) {
+        rt_rank *rr = &c->sub[s];
+        const weft_rank_plan *rp = &m->ranks[rr->rank];
+        if ((rp->uses_buf[WEFT_BUF_INPUT] && send[s] == NULL) ||
+            (rp->uses_buf[WEFT_BUF_OUTPUT] && recv[s] == NULL) || !rr->tab[ai].hop[mi])
+            return WEFT_ERR_UNSUPPORTED;
+        weft_hop_rargs *x = &ka.r[s];
+        x->tab = rr->tab[ai].hop[mi];
+        x->tab_bytes = rr->tab[ai].hop_bytes[mi];
+        x->mem[0] = (char *)(uintptr_t)send[s];
+        x->mem[1] = (char *)recv[s];
+        x->peer_win = rr->peer_win;
+        x->state = rr->state;
+        x->err = rr->err_d;
+        x->rank = rr->rank;
+    }
+    return weft_rt_hop_launch(ki, &ka, c->nsub * nb, nt, stream) == cudaSuccess ? WEFT_OK
+                                                                                : WEFT_ERR_CUDA;
+}
+
 weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
                            void *const *recv, cudaStream_t stream) {
     weft_result res = WEFT_OK;
@@ -1154,6 +1228,13 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     int cur = -1;
     cudaGetDevice(&cur);
     if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
+    int32_t hb = 0, hS = 0, hT = 0;
+    if (c->lay.hop_off && weft_rt_kernel_built(ki, WEFT_RT_KV_HOP) &&
+        weft_hop_call(m, p, &c->cfg, call->count, weft_dtype_size(call->dtype), reduces,
+                      c->trace != NULL, &hb, &hS, &hT)) {
+        res = hop_launch(c, ai, call, send, recv, stream, ki, hb, hS, hT);
+        return launch_tail(c, ai, call, recv, stream, res, res == WEFT_OK, cur);
+    }
     const rt_window *w[2] = {NULL, NULL};
     int64_t off[2] = {0, 0};
     int direct = m->direct && call_windows(c, call, send, (const void *const *)recv, w, off);
@@ -1225,22 +1306,8 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
         else
             launched = 1;
     }
-    if (res == WEFT_OK && call->op == WEFT_OP_AVG && reduces)
-        for (int s = 0; s < c->nsub && res == WEFT_OK; s++) {
-            int64_t n = weft_avg_elems(call->coll, a->root, c->sub[s].rank, (int64_t)call->count,
-                                       c->nranks);
-            if (n &&
-                weft_rt_scale_launch(recv[s], n, call->dtype, c->nranks, stream) != cudaSuccess)
-                res = WEFT_ERR_CUDA;
-        }
     if (c->trace) weft_rt_trace_end_launch(c, launched);
-    c->ncalls += launched; /* a trace's call numbers: every launched call counts */
-    if (res == WEFT_OK) {
-        c->last_stream = stream;
-        c->have_last = 1;
-    }
-    if (cur >= 0 && cur != c->dev) cudaSetDevice(cur);
-    return res;
+    return launch_tail(c, ai, call, recv, stream, res, launched, cur);
 }
 
 int weft_rt_algo_eligible(const weft_comm *c, int ai) {
@@ -1260,6 +1327,14 @@ int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
     if (weft_rt_call_geom((weft_comm *)c, ai, call, NULL, NULL, &g) != WEFT_OK) return 0;
     const weft_mode_plan *m = weft_plan_mode(&c->plans[ai], call->inplace);
     if (m == NULL) return 0;
+    int32_t hb = 0, hS = 0, hT = 0;
+    int reduces = weft_coll_reduces(call->coll);
+    if (c->lay.hop_off &&
+        weft_rt_kernel_built(weft_rt_kernel_index(call->dtype, call->op, reduces),
+                             WEFT_RT_KV_HOP) &&
+        weft_hop_call(m, &c->plans[ai], &c->cfg, call->count, weft_dtype_size(call->dtype), reduces,
+                      c->trace != NULL, &hb, &hS, &hT))
+        return hb; /* the one-hop kernel */
     int collapsed = weft_plan_use_collapsed(&c->plans[ai], m, &g, &c->cfg, c->trace != NULL);
     return weft_plan_ntbs_run(&m->ranks[c->sub[0].rank], collapsed) * g.K;
 }

@@ -28,7 +28,9 @@ typedef struct rt_rank {
         int32_t rec_bytes[2];
         weft_dsrc *xsrc[2];
         weft_drecv *xrecv[2];
-        weft_dprog *prog;       /* ntbs x kmax */
+        weft_dprog *prog; /* ntbs x kmax */
+        char *hop[2];     /* the one-hop table per call mode (NULL: none) */
+        int32_t hop_bytes[2];
     } * tab;                    /* per algorithm (NULL when ineligible) */
     weft_errrec *err_h, *err_d; /* host-mapped watchdog record */
     char *scratch;

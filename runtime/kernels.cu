@@ -61,6 +61,7 @@ __global__ void weft_peer_ptrs(ncclWindow_t win, int nranks, void **out) {
 
 static_assert(sizeof(ncclDevComm) <= WEFT_RT_DEVCOMM_BYTES, "ncclDevComm grew");
 static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
+static_assert(sizeof(weft_hop_kargs) <= 4096, "one-hop kernel arguments too large");
 
 extern "C" {
 
@@ -97,6 +98,28 @@ cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative
     return cudaLaunchKernelExC(&cfg, fn, args);
 }
 
+cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks, int nthreads,
+                               cudaStream_t stream) {
+    if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1 || nthreads < 32 ||
+        nthreads > WEFT_RT_NTHREADS || nthreads % 32 != 0)
+        return cudaErrorInvalidValue;
+    const void *fn = kernels().fn[WEFT_RT_KV_HOP][index];
+    if (!fn) return cudaErrorInvalidDeviceFunction;
+    void *args[] = {(void *)ka};
+    /* as the interpreter: it may begin while the stream's previous kernel ends (its table loads
+     * before its grid wait); never cooperative (no CTA waits for another of its launch) */
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nblocks);
+    cfg.blockDim = dim3((unsigned)nthreads);
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, fn, args);
+}
+
 int weft_rt_kernel_built(int index, weft_rt_kvariant v) {
     return index >= 0 && index < WEFT_RT_NKERNELS && (unsigned)v < WEFT_RT_KVARIANTS &&
            kernels().fn[v][index] != NULL;
@@ -113,7 +136,7 @@ int weft_rt_kernel_max_blocks(int index) {
      * only where it fits itself (weft_rt_kernel_capacity); the general kernel serves the others. */
     for (int v = 0; v < WEFT_RT_KVARIANTS; v++) {
         int pv = 0;
-        if (v == WEFT_RT_KV_LL || !kernels().fn[v][index]) continue;
+        if (v == WEFT_RT_KV_LL || v == WEFT_RT_KV_HOP || !kernels().fn[v][index]) continue;
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&pv, kernels().fn[v][index],
                                                           WEFT_RT_NTHREADS, 0) != cudaSuccess)
             return 0;

@@ -5,7 +5,7 @@
 #ifndef WEFT_RT_SHARD
 #error "kernels_interp.cuh is included by a kernels_shardK.cu that defines WEFT_RT_SHARD"
 #endif
-#include "interp.h"
+#include "hop.h"
 #include "kernels_internal.h"
 
 namespace {
@@ -15,6 +15,7 @@ using weft_rt::Pack;
 struct DevPlat {
     const char **sr;
     weft_rt::RunSmem *rs;
+    weft_rt::HopSmem *hs = nullptr;
     /* LL128 (interp.h): eight lanes of a warp take a line, one 16-byte unit each */
     static constexpr int LG = 8;
     static __device__ __forceinline__ bool warp_any(bool v) {
@@ -32,6 +33,9 @@ struct DevPlat {
     }
     __device__ __forceinline__ weft_rt::RunSmem *rsm() const {
         return rs;
+    }
+    __device__ __forceinline__ weft_rt::HopSmem *hsm() const {
+        return hs;
     }
     __device__ __forceinline__ int tid() const {
         return threadIdx.x;
@@ -211,6 +215,18 @@ __global__ void __launch_bounds__(WEFT_RT_NTHREADS, LLK ? 1 : 2)
     in.run();
 }
 
+/* The one-hop kernel (hop.h): CTA b of rank s at blockIdx s * nb + b; a small kernel of its own,
+ * so that its few hundred instructions stay in the SM's instruction cache. */
+template <class T, class Op>
+__global__ void __launch_bounds__(WEFT_RT_NTHREADS)
+    weft_hop(const __grid_constant__ weft_hop_kargs ka) {
+    int s = blockIdx.x / ka.nb, b = blockIdx.x - s * ka.nb;
+    __shared__ weft_rt::HopSmem hsm;
+    DevPlat p{nullptr, nullptr, &hsm};
+    weft_rt::Hop<DevPlat, T, Op> h(p, ka, ka.r[s], b);
+    h.run();
+}
+
 /* ---- which kernels this build compiles (CMake's WEFT_KERNELS, WEFT_KERNELS_TRACED) ---- *
  * WEFT_RT_KERNELS_SEL: "all", or a comma-separated list of TYPE:OP in the IR's names
  * (float:sum, bfloat16:max; avg runs on the sum kernel) and "copy" (the collectives that do not
@@ -277,6 +293,7 @@ template <int I, class T, class Op> void put_slot(const void **fn[WEFT_RT_KVARIA
         fn[WEFT_RT_KV_PLAIN][I] = (const void *)weft_interp<T, Op, false, false>;
         fn[WEFT_RT_KV_LL][I] = (const void *)weft_interp<T, Op, false, true>;
         fn[WEFT_RT_KV_LL128][I] = (const void *)weft_interp<T, Op, false, false, true>;
+        fn[WEFT_RT_KV_HOP][I] = (const void *)weft_hop<T, Op>;
         if constexpr (WEFT_RT_KERNELS_TRACED)
             fn[WEFT_RT_KV_TRACED][I] = (const void *)weft_interp<T, Op, true, false>;
     }

@@ -63,6 +63,7 @@ weft_result weft_layout_add(weft_layout *l, int32_t ai, const weft_algo_plan *p)
     int32_t pr = p->proto, n = l->nranks;
     if (ai >= 0 && ai < l->nalgos && (p->mode[0].direct || p->mode[1].direct))
         l->dflag_tbs[ai] = p->maxtbs * p->kmax;
+    if (p->mode[0].hop || p->mode[1].hop) l->hop_off = 1; /* placed by weft_layout_finish */
     for (int32_t r = 0; r < a->ngpus && r < n; r++)
         for (int32_t t = 0; t < a->gpus[r].ntbs; t++) {
             const weft_tb *tb = &a->gpus[r].tbs[t];
@@ -123,6 +124,11 @@ weft_result weft_layout_finish(weft_layout *l, const weft_rt_cfg *cfg) {
         size_t ms = round_up((size_t)cfg->nslots[p] * (size_t)cfg->slot_bytes[p], 4096);
         off += (size_t)l->members[i] * ms;
     }
+    if (l->hop_off) {
+        off = round_up(off, 4096);
+        l->hop_off = off;
+        off += weft_hop_area_bytes(l->nranks);
+    }
     l->pos_words = pw ? pw : 1;
     l->bytes = off;
 fail:
@@ -138,6 +144,7 @@ void weft_layout_start(const weft_layout *l, const weft_rt_cfg *cfg, uint64_t *p
             put(ctx, l->head_off[i] + (size_t)g * WEFT_RT_LINE, cfg->start_msgs);
             put(ctx, l->tail_off[i] + (size_t)g * WEFT_RT_LINE, cfg->start_msgs);
         }
+    weft_hop_start(l, cfg, put, ctx);
     for (int32_t ai = 0; ai < l->nalgos; ai++) {
         put(ctx, WEFT_RT_ARRIVAL_OFF(ai), cfg->start_calls);
         /* the previous call's epoch, no message yet (interp.h: tag | count) */

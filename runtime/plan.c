@@ -407,8 +407,17 @@ weft_result weft_plan_prepare(const weft_algo *a, int32_t nranks, int32_t max_ct
     out->kmax = max_ctas / out->maxtbs;
     if (out->kmax > WEFT_RT_MAX_GROUP) out->kmax = WEFT_RT_MAX_GROUP;
     if (out->kmax < 1) out->kmax = 1;
-    for (int inplace = 0; inplace < 2; inplace++)
-        if (inplace ? a->inplace : a->outofplace) prepare_mode(a, inplace, &out->mode[inplace]);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        weft_mode_plan *m = &out->mode[inplace];
+        if (!(inplace ? a->inplace : a->outofplace)) continue;
+        prepare_mode(a, inplace, m);
+        /* LL schedules (latency-bound by their author's choice) may run on the one-hop kernel */
+        if (weft_proto_runs_as(a->proto) == WEFT_PROTO_SIMPLE)
+            weft_rt_why(m->hop_why, sizeof m->hop_why, "a Simple schedule");
+        else
+            m->hop =
+                weft_hop_build(m->sched, inplace, nranks, out->k, m->hop_why, sizeof m->hop_why);
+    }
     return WEFT_OK;
 }
 
@@ -1449,6 +1458,7 @@ void weft_plan_free(weft_algo_plan *p) {
     for (int mi = 0; mi < 2; mi++) {
         weft_mode_plan *m = &p->mode[mi];
         free_ranks(m, p->nranks);
+        weft_hop_free(m->hop);
         weft_algo_free(m->own);
     }
     memset(p, 0, sizeof *p);

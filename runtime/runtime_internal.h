@@ -66,6 +66,9 @@ typedef struct weft_rt_cfg {
     /* LL calls that are neither direct nor traced run on the latency kernel (WEFT_LATENCY_KERNEL;
      * 1 by default). */
     int32_t latency_kernel;
+    /* Calls of one-hop plans that fit the one-hop kernel run on it (WEFT_HOP; 1 by default):
+     * weft_hop_call. */
+    int32_t hop;
     /* LL128 algorithms run as LL128 (1) or as LL (0): WEFT_LL128, by default 1 where the device
      * is sm_90 or newer and NVLink joins every GPU of the node (weft_rt_ll128_auto); -1 until
      * a communicator resolves it. */
@@ -420,6 +423,7 @@ typedef struct weft_layout {
     size_t *dflag_off;  /* per algorithm: its direct-transfer words (0: none) */
     int32_t *dflag_tbs; /* per algorithm: tbs x kmax lines of ready, then as many of done */
     size_t pos_words;   /* local message counters per rank */
+    size_t hop_off;     /* the one-hop area (weft_hop_area), 0: no algorithm has a one-hop plan */
     size_t bytes;
 } weft_layout;
 
@@ -458,8 +462,10 @@ typedef struct weft_mode_plan {
      * this much longer than collapsed (weft_plan_build): where it is <= 0 the thread blocks
      * run in parallel as well as the runner would serially, and calls run them as written. */
     int32_t collapse_gain;
-    int32_t maxsteps;      /* most steps of a tb */
-    weft_rank_plan *ranks; /* nranks (weft_plan_build) */
+    int32_t maxsteps;          /* most steps of a tb */
+    weft_rank_plan *ranks;     /* nranks (weft_plan_build) */
+    struct weft_hop_plan *hop; /* the one-hop form (hop.c), or NULL */
+    char hop_why[160];         /* why there is none */
 } weft_mode_plan;
 
 typedef struct weft_algo_plan {
@@ -532,6 +538,7 @@ typedef enum weft_rt_kvariant {
     WEFT_RT_KV_TRACED,
     WEFT_RT_KV_LL,
     WEFT_RT_KV_LL128,
+    WEFT_RT_KV_HOP, /* the one-hop kernel (hop.h): weft_hop_kargs, not weft_kargs */
     WEFT_RT_KVARIANTS
 } weft_rt_kvariant;
 /* The variant that runs a launch of call arguments c (traced: some rank records a trace). */
@@ -590,6 +597,122 @@ void weft_plan_records(const weft_algo_plan *p, int32_t ai, const weft_mode_plan
 /* The call arguments common to every rank (c) of a launch of plan p, algorithm ai. */
 void weft_plan_call_args(const weft_algo_plan *p, int32_t ai, const weft_call_geom *g,
                          const weft_rt_cfg *cfg, weft_rargs *c);
+
+/* ---- the one-hop path (hop.c, hop.h) ------------------------------------------------------
+ * A schedule in which every message is a chunk of its sender's own buffers as they were when
+ * the call began (no forwarding, no partial sums on the wire) computes, on every rank, each
+ * chunk it writes as a fold of such chunks in a fixed order. hop.c finds those folds by running
+ * the schedule symbolically over every rank (the order of its steps, dependencies and messages),
+ * and where they exist, a call may run them directly: every rank pushes each chunk a peer
+ * needs into that peer's window once, as LL lines whose flag is the call's number on that pair
+ * of ranks (never reset: two areas by its parity), then folds what it needs in the schedule's
+ * order. The results are the schedule's, bit for bit. No FIFO, no credit, no progress word: a
+ * rank reaches call n + 2 of a pair only after its peer's pushes of call n + 1, which it made
+ * after it had read everything of call n, so two areas suffice as long as every pair that
+ * exchanges exchanges both ways (hop.c requires it). CTA b of a launch takes the bytes
+ * [b S, (b + 1) S) of every chunk, sends and folds alike, and has its own counters and areas,
+ * so in place is safe with one CTA barrier between pushing and folding. */
+#define WEFT_RT_HOP_MAX_CTAS  16
+#define WEFT_RT_HOP_MAX_RANKS 32
+/* bytes of LL lines per CTA, parity and sender: 8 KB of data */
+#define WEFT_RT_HOP_REGION ((size_t)16 << 10)
+/* the one-hop kernel's table of a rank, in shared memory */
+#define WEFT_RT_HOP_SMEM 6144
+/* LL flags cycle through 1 .. 2^32 - 1 (0 never: a zeroed line is empty) */
+#define WEFT_RT_HOP_CYCLE 0xffffffffull
+
+/* A push: chunk x of memory mem (WEFT_MEM_SEND / RECV) to peer, into its slot `slot` of the
+ * area it keeps for this rank. */
+typedef struct weft_hop_send {
+    int16_t peer;
+    uint8_t mem, pad_;
+    int32_t x, slot, pad2_;
+} weft_hop_send;
+/* A fold's operand: chunk x of the rank's own memory mem (peer < 0), or slot x of what peer
+ * pushed. */
+typedef struct weft_hop_op {
+    int16_t peer;
+    uint8_t mem, pad_;
+    int32_t x;
+} weft_hop_op;
+/* Chunk x of memory mem := op over nops operands from op0 on, in their order (one operand: a
+ * copy). otb/ostep: the schedule's step that wrote it last (the watchdog's report). */
+typedef struct weft_hop_fold {
+    uint8_t mem, nops;
+    uint16_t op0;
+    int32_t x, otb, ostep;
+} weft_hop_fold;
+/* A rank's table as uploaded (header, then nsend sends, nfold folds, nop operands). */
+typedef struct weft_hop_hdr {
+    int32_t nsend, nfold, nop, bytes;
+    uint32_t peers; /* bit q: this rank exchanges with rank q */
+    int32_t pad_[3];
+} weft_hop_hdr;
+typedef struct weft_hop_plan {
+    int32_t nranks;
+    int32_t maxslots; /* most chunks one rank pushes to one peer */
+    int32_t maxwork;  /* most sends or folds of a rank */
+    int32_t pad_;
+    char **tab; /* per rank: its table (weft_hop_hdr and what follows, hdr.bytes) */
+} weft_hop_plan;
+
+/* The one-hop form of the schedule a mode plan runs (the mode's own: in place its aliasing), or
+ * NULL with the reason in why. k: chunks per segment. */
+weft_hop_plan *weft_hop_build(const weft_algo *sched, int inplace, int32_t nranks, int32_t k,
+                              char *why, size_t whylen);
+void weft_hop_free(weft_hop_plan *h);
+
+/* The one-hop area of a window (layout.hop_off): per CTA b a 64-byte line with the calls it ran
+ * (its peers' watchdog reads it), per CTA and peer the calls of that pair, then per CTA, parity
+ * and sender an area of WEFT_RT_HOP_REGION. */
+WEFT_HD size_t weft_hop_ctr_off(void) {
+    return (size_t)WEFT_RT_HOP_MAX_CTAS * 64;
+}
+WEFT_HD size_t weft_hop_reg_off(int32_t nranks) {
+    size_t o = weft_hop_ctr_off() + (size_t)WEFT_RT_HOP_MAX_CTAS * (size_t)nranks * 8;
+    return (o + 4095) / 4096 * 4096;
+}
+WEFT_HD size_t weft_hop_area_bytes(int32_t nranks) {
+    return weft_hop_reg_off(nranks) +
+           (size_t)WEFT_RT_HOP_MAX_CTAS * 2 * (size_t)nranks * WEFT_RT_HOP_REGION;
+}
+
+/* Launch arguments of the one-hop kernel: per rank, then common. */
+typedef struct weft_hop_rargs {
+    const char *tab;       /* the rank's table (device) */
+    char *mem[2];          /* NCCL's send and receive buffers */
+    char *const *peer_win; /* every window, as this rank addresses it */
+    weft_dstate *state;
+    weft_errrec *err;
+    int32_t rank, tab_bytes;
+} weft_hop_rargs;
+typedef struct weft_hop_kargs {
+    int64_t count, C; /* kernel elements */
+    int64_t timeout_ns;
+    uint64_t hop_off;
+    int32_t k, kelem, nranks;
+    int32_t nb;   /* CTAs per rank */
+    int32_t S;    /* bytes of each chunk a CTA takes (a multiple of 8: whole LL lines) */
+    int32_t tag;  /* the host's algorithm index (watchdog record) */
+    int32_t nsub; /* ranks of this launch (loopback: several on one device) */
+    int32_t pad_;
+    weft_hop_rargs r[WEFT_RT_MAX_SUB];
+} weft_hop_kargs;
+
+/* Whether a call of count elements (dtype_bytes each) in mode plan m runs on the one-hop kernel
+ * under cfg, and if so (1) its CTAs per rank, slice and threads. Depends only on the call and
+ * the plan, so every rank decides alike. */
+int weft_hop_call(const weft_mode_plan *m, const weft_algo_plan *p, const weft_rt_cfg *cfg,
+                  size_t count, int32_t dtype_bytes, int reduces, int traced, int32_t *nb,
+                  int32_t *S, int32_t *nthreads);
+/* The common part of a one-hop launch. */
+void weft_hop_args(const weft_algo_plan *p, int32_t ai, const weft_layout *l,
+                   const weft_rt_cfg *cfg, size_t count, int32_t dtype_bytes, int reduces,
+                   int32_t nb, int32_t S, weft_hop_kargs *ka);
+/* A rank's counters at attach (cfg->start_calls for tests near the flags' wrap) through
+ * put(ctx, window offset, value). */
+void weft_hop_start(const weft_layout *l, const weft_rt_cfg *cfg,
+                    void (*put)(void *ctx, size_t off, uint64_t v), void *ctx);
 
 /* Formats what a watchdog record says (errrec.c), naming rank/tb/step and the step's XML line. */
 void weft_errrec_format(const weft_errrec *e, const weft_algo *a, char *buf, size_t len);

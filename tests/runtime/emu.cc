@@ -3,6 +3,8 @@
 #include "emu_internal.h"
 
 #include <climits>
+#include <cstddef>
+#include <functional>
 #include <sched.h>
 #include <stdlib.h>
 #include <thread>
@@ -110,6 +112,47 @@ void coro_run(Sched &s) {
     g_sched = nullptr;
 }
 
+/* Runs every emulated thread of a launch: CTA ci of ncta belongs to rank rank[ci] (its start
+ * delay) and runs body(ci, its CtaSync, thread, nthreads); OS threads or coroutines as chosen. */
+void run_ctas(size_t ncta, int nthreads, bool threads, const std::vector<int> &rank,
+              const std::vector<int> &delay_ms,
+              const std::function<void(size_t, CtaSync *, int, int)> &body) {
+    std::vector<CtaSync> syncs(ncta);
+    if (threads) {
+        std::vector<std::thread> th;
+        for (size_t ci = 0; ci < ncta; ci++) {
+            CtaSync *cs = &syncs[ci];
+            pthread_barrier_init(&cs->bar, nullptr, (unsigned)nthreads);
+            cs->flag[0] = cs->flag[1] = 0;
+            int delay = delay_ms[rank[ci]];
+            for (int i = 0; i < nthreads; i++)
+                th.emplace_back([=, &body] {
+                    if (delay) usleep((useconds_t)delay * 1000);
+                    body(ci, cs, i, nthreads);
+                });
+        }
+        for (auto &x : th)
+            x.join();
+        for (auto &cs : syncs)
+            pthread_barrier_destroy(&cs.bar);
+        return;
+    }
+    Sched sch;
+    sch.co.resize(ncta * (size_t)nthreads);
+    size_t qi = 0;
+    uint64_t t0 = mono_ns();
+    for (size_t ci = 0; ci < ncta; ci++) {
+        CtaSync *cs = &syncs[ci];
+        cs->flag[0] = cs->flag[1] = 0;
+        for (int i = 0; i < nthreads; i++, qi++) {
+            Coro &co = sch.co[qi];
+            co.start_ns = t0 + (uint64_t)delay_ms[rank[ci]] * 1000000u;
+            co.fn = [=, &body] { body(ci, cs, i, nthreads); };
+        }
+    }
+    coro_run(sch);
+}
+
 } // namespace
 
 EmuComm::~EmuComm() {
@@ -206,6 +249,14 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
                                          direct ? 1 : 0, &g);
     if (res != WEFT_OK) return res;
     last = g;
+    bool any_traced = false;
+    for (int r = 0; r < n; r++)
+        any_traced |= (size_t)r < trace.size() && trace[r].rec != nullptr;
+    weft_rt_cfg hc = cfg;
+    if (hop >= 0) hc.hop = hop;
+    int32_t hb = 0, hS = 0, hT = 0;
+    if (weft_hop_call(m, &p, &hc, count, weft_dtype_size(dt), reduces, any_traced, &hb, &hS, &hT))
+        return launch_hop(ai, ki, dt, count, inplace, bufs, hb, hS);
     weft_rargs c;
     weft_plan_call_args(&p, ai, &g, &cfg, &c);
     /* Direct: every rank's buffer b is its own "window" (offset 0). */
@@ -245,7 +296,6 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
     size_t ncta = 0;
     for (int r = 0; r < n; r++)
         ncta += (size_t)weft_plan_ntbs_run(&m->ranks[r], col[r]) * (size_t)g.K;
-    std::vector<CtaSync> syncs(ncta);
     /* as the GPU (weft_call_variant): the tracing variant for traced ranks, the latency kernel
      * for LL calls that are not direct */
     static const CtaFn *const tabs[WEFT_RT_KVARIANTS] = {cta_plain, cta_traced, cta_ll, cta_ll128};
@@ -263,43 +313,56 @@ weft_result EmuComm::launch(int ai, weft_dtype dt, weft_redop op, size_t count, 
         fns[r] = v == WEFT_RT_KV_LL128 && lanes ? cta_ll128w[ki] : tabs[v][ki];
     }
     if (ll128_lanes && (nthreads < 8 || nthreads > 32 || nthreads % 8)) return WEFT_ERR_USAGE;
-    if (threads) {
-        std::vector<std::thread> th;
-        size_t ci = 0;
-        for (int r = 0; r < n; r++)
-            for (int t = ra[r].tb0; t < ra[r].tb0 + weft_plan_ntbs_run(&m->ranks[r], col[r]); t++)
-                for (int k = 0; k < g.K; k++, ci++) {
-                    CtaSync *cs = &syncs[ci];
-                    pthread_barrier_init(&cs->bar, nullptr, (unsigned)nthreads);
-                    cs->flag[0] = cs->flag[1] = 0;
-                    int delay = start_delay_ms[r];
-                    for (int i = 0; i < nthreads; i++)
-                        th.emplace_back([=, &ra, &c, &fns] {
-                            if (delay) usleep((useconds_t)delay * 1000);
-                            fns[r](&c, &ra[r], t, k, cs, i, nthreads);
-                        });
-                }
-        for (auto &x : th)
-            x.join();
-        for (auto &cs : syncs)
-            pthread_barrier_destroy(&cs.bar);
-    } else {
-        Sched sch;
-        sch.co.resize(ncta * (size_t)nthreads);
-        size_t ci = 0, qi = 0;
-        uint64_t t0 = mono_ns();
-        for (int r = 0; r < n; r++)
-            for (int t = ra[r].tb0; t < ra[r].tb0 + weft_plan_ntbs_run(&m->ranks[r], col[r]); t++)
-                for (int k = 0; k < g.K; k++, ci++) {
-                    CtaSync *cs = &syncs[ci];
-                    cs->flag[0] = cs->flag[1] = 0;
-                    for (int i = 0; i < nthreads; i++, qi++) {
-                        Coro &co = sch.co[qi];
-                        co.start_ns = t0 + (uint64_t)start_delay_ms[r] * 1000000u;
-                        co.fn = [=, &ra, &c, &fns] { fns[r](&c, &ra[r], t, k, cs, i, nthreads); };
-                    }
-                }
-        coro_run(sch);
+    /* CTA ci: rank, record and member */
+    std::vector<int> crank, ctb, cmem;
+    for (int r = 0; r < n; r++)
+        for (int t = ra[r].tb0; t < ra[r].tb0 + weft_plan_ntbs_run(&m->ranks[r], col[r]); t++)
+            for (int k = 0; k < g.K; k++)
+                crank.push_back(r), ctb.push_back(t), cmem.push_back(k);
+    run_ctas(ncta, nthreads, threads, crank, start_delay_ms,
+             [&](size_t ci, CtaSync *cs, int i, int nt) {
+                 int r = crank[ci];
+                 fns[r](&c, &ra[r], ctb[ci], cmem[ci], cs, i, nt);
+             });
+    return any_error() ? WEFT_ERR_TIMEOUT : WEFT_OK;
+}
+
+/* A call on the one-hop kernel (hop.h): every rank's CTAs b = 0 .. nb - 1, each on its own
+ * arguments (one rank a launch here, so that any rank count fits). */
+weft_result EmuComm::launch_hop(int ai, int ki, weft_dtype dt, size_t count, int inplace,
+                                const std::vector<std::vector<char *>> &bufs, int32_t nb,
+                                int32_t S) {
+    const weft_algo_plan &p = plans[ai];
+    const weft_mode_plan *m = weft_plan_mode(&p, inplace);
+    int reduces = weft_coll_reduces(p.algo->coll);
+    std::vector<weft_hop_kargs> ka(n);
+    for (int r = 0; r < n; r++) {
+        weft_hop_args(&p, ai, &lay, &cfg, count, weft_dtype_size(dt), reduces, nb, S, &ka[r]);
+        ka[r].nsub = 1;
+        weft_hop_rargs &x = ka[r].r[0];
+        x.tab = m->hop->tab[r];
+        memcpy(&x.tab_bytes, m->hop->tab[r] + offsetof(weft_hop_hdr, bytes), sizeof x.tab_bytes);
+        x.mem[0] = bufs[r][0];
+        x.mem[1] = bufs[r][1];
+        x.peer_win = win.data();
+        x.state = state[r];
+        x.err = &err[r];
+        x.rank = r;
     }
+    hop_calls++;
+    const HopFn fn = cta_hop[ki];
+    size_t ncta = (size_t)n * (size_t)nb;
+#if defined(__SANITIZE_THREAD__)
+    const bool threads = true;
+#else
+    const bool threads = os_threads;
+#endif
+    std::vector<int> crank(ncta);
+    for (size_t ci = 0; ci < ncta; ci++)
+        crank[ci] = (int)(ci / (size_t)nb);
+    run_ctas(ncta, nthreads, threads, crank, start_delay_ms,
+             [&](size_t ci, CtaSync *cs, int i, int nt) {
+                 fn(&ka[crank[ci]], (int)(ci % (size_t)nb), cs, i, nt);
+             });
     return any_error() ? WEFT_ERR_TIMEOUT : WEFT_OK;
 }

@@ -31,6 +31,10 @@ struct EmuComm {
     /* Collapsed ranks (plan.c): -1 as the configuration says (cfg.collapse_bytes), 0 never,
      * 1 whenever the plan has them; per rank when collapse_ranks is not empty (ranks may run
      * different forms of one plan). collapsed_calls counts rank-calls that ran collapsed. */
+    /* The one-hop kernel (hop.h): -1 as the configuration says (cfg.hop, weft_hop_call), 0 never,
+     * 1 wherever weft_hop_call allows it with cfg.hop on. hop_calls counts calls that ran on it. */
+    int hop = -1;
+    long hop_calls = 0;
     int collapse = -1;
     std::vector<int> collapse_ranks;
     long collapsed_calls = 0;
@@ -64,6 +68,10 @@ struct EmuComm {
     weft_result launch(int ai, weft_dtype dt, weft_redop op, size_t count, int inplace,
                        const std::vector<std::vector<char *>> &bufs);
     bool any_error() const;
+
+  private:
+    weft_result launch_hop(int ai, int ki, weft_dtype dt, size_t count, int inplace,
+                           const std::vector<std::vector<char *>> &bufs, int32_t nb, int32_t S);
 };
 
 #endif

@@ -44,9 +44,10 @@ std::string fmt(const char *f, ...) {
 
 std::string emu_case_name(const weft_algo *a, const EmuCase &c) {
     static const char *const cm[] = {"configured", "as written", "collapsed", "mixed"};
-    return fmt("%s %s %s count=%zu %s%s, %s", a->name, weft_dtype_name(c.dt), weft_redop_name(c.op),
-               c.count, c.inplace ? "in-place" : "out-of-place", c.direct ? " registered" : "",
-               cm[c.collapse + 1]);
+    return fmt("%s %s %s count=%zu %s%s, %s%s", a->name, weft_dtype_name(c.dt),
+               weft_redop_name(c.op), c.count, c.inplace ? "in-place" : "out-of-place",
+               c.direct ? " registered" : "", cm[c.collapse + 1],
+               c.hop == 1 ? ", one-hop where it fits" : "");
 }
 
 std::string emu_check_case(EmuComm &em, int ai, const EmuCase &c, EmuTally &t) {
@@ -101,13 +102,16 @@ std::string emu_check_case(EmuComm &em, int ai, const EmuCase &c, EmuTally &t) {
     if (c.collapse == 2)
         for (int r = 0; r < n; r++)
             em.collapse_ranks.push_back((int)((r + c.seed) & 1));
-    long before = em.collapsed_calls;
+    em.hop = c.hop;
+    long before = em.collapsed_calls, hop_before = em.hop_calls;
     weft_result res = em.launch(ai, dt, c.op, count, inplace, bufs);
+    const bool hopped = em.hop_calls > hop_before;
+    t.hop += hopped;
     t.collapsed += em.collapsed_calls > before;
     t.mixed += c.collapse == 2 && em.collapsed_calls > before && em.collapsed_calls - before < n;
-    t.direct += em.last.direct;
-    t.groups += em.last.K > 1;
-    t.fused += em.plans[ai].mode[inplace ? 1 : 0].fused > 0;
+    t.direct += em.last.direct && !hopped;
+    t.groups += em.last.K > 1 && !hopped;
+    t.fused += em.plans[ai].mode[inplace ? 1 : 0].fused > 0 && !hopped;
     if (res != WEFT_OK) {
         char msg[1024] = "";
         for (int pass = 0; pass < 2 && !msg[0]; pass++) /* the stall itself before the aborts */

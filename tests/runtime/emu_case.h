@@ -18,11 +18,13 @@ struct EmuCase {
     /* -1: as the configuration says; 0: as written; 1: collapsed where the plan has it; 2: the
      * ranks differ (rank r collapsed when (r + seed) is odd). */
     int collapse = 0;
+    /* the one-hop kernel: -1 as the configuration says, 0 never, 1 wherever the plan allows */
+    int hop = -1;
 };
 
 /* What the checked calls exercised. */
 struct EmuTally {
-    long cases = 0, direct = 0, groups = 0, fused = 0, collapsed = 0, mixed = 0;
+    long cases = 0, direct = 0, groups = 0, fused = 0, collapsed = 0, mixed = 0, hop = 0;
 };
 
 /* "algo type op count=N mode": how a case is named in messages. */

@@ -6,7 +6,7 @@
 #define WEFT_TESTS_EMU_INTERNAL_H
 
 #include "emu.h"
-#include "interp.h"
+#include "hop.h"
 
 #include <atomic>
 #include <functional>
@@ -62,6 +62,7 @@ struct CtaSync {
     int flag[2];
     const char *sred[4 * WEFT_RT_MAX_FUSE];
     weft_rt::RunSmem rsm;
+    weft_rt::HopSmem hsm;
 };
 
 extern std::atomic<uint32_t> g_epoch;
@@ -87,6 +88,9 @@ struct HostPlat {
     }
     weft_rt::RunSmem *rsm() const {
         return &cs->rsm;
+    }
+    weft_rt::HopSmem *hsm() const {
+        return &cs->hsm;
     }
     int tid() const {
         return t;
@@ -277,6 +281,17 @@ void cta_thread(const weft_rargs *c, const weft_rank_args *a, int tb, int g, Cta
     weft_rt::Interp<HP, T, Op, TR, LLK, L128> in(p, *c, *a, tb, g);
     in.run();
 }
+
+/* One emulated thread of CTA b of rank c->r[0] on the one-hop kernel (hop.h). */
+template <class T, class Op>
+void hop_thread(const weft_hop_kargs *c, int b, CtaSync *cs, int t, int n) {
+    HostPlat p;
+    p.cs = cs, p.t = t, p.n = n, p.ph = 0;
+    weft_rt::Hop<HostPlat, T, Op> h(p, *c, c->r[0], b);
+    h.run();
+}
+using HopFn = void (*)(const weft_hop_kargs *, int, CtaSync *, int, int);
+extern const HopFn cta_hop[WEFT_RT_NKERNELS]; /* emu_cta_hop.cc */
 
 /* Per kernel index (WEFT_RT_KERNEL_LIST), in weft_rt_kvariant order: emu_cta_plain.cc,
  * emu_cta_traced.cc, emu_cta_ll.cc, emu_cta_ll128.cc. */

@@ -16,6 +16,7 @@ extern "C" {
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,24 +101,26 @@ static void run_case(EmuComm &em, int ai, weft_dtype dt, weft_redop op, size_t c
     c.dt = dt, c.op = op, c.count = count, c.inplace = inplace, c.seed = seed;
     c.direct = (seed & 1) != 0;
     c.collapse = (int)((seed >> 1) % 3);
+    c.hop = (seed >> 3) & 1; /* half the calls on the one-hop kernel where it fits */
     std::string err = emu_check_case(em, ai, c, tally);
     if (!err.empty()) FAILF("%s\n", err.c_str());
 }
 
 /* Floats that do not add exactly: a collapsed call computes the bits the schedule as written
  * computes (its reduction order, operand by operand, for sum, max and min). */
-static long norder = 0;
+static long norder = 0, nhop_order = 0;
 static void check_order(EmuComm &em, int ai, int inplace) {
     const weft_algo *a = em.algos[ai];
     const weft_mode_plan *m = weft_plan_mode(&em.plans[ai], inplace);
-    if (!m || !m->collapsed || !weft_coll_reduces(a->coll)) return;
+    if (!m || !(m->collapsed || m->hop) || !weft_coll_reduces(a->coll)) return;
     const int n = em.n, li = weft_coll_large(a->coll, WEFT_BUF_INPUT),
               lo = weft_coll_large(a->coll, WEFT_BUF_OUTPUT);
     const size_t count = 37, ine = (li ? n : 1) * count, oute = (lo ? n : 1) * count;
     int64_t C = weft_chunk_elems((int64_t)count, weft_algo_chunks_per_seg(a));
     for (weft_redop op : {WEFT_OP_SUM, WEFT_OP_MAX, WEFT_OP_MIN}) {
-        std::vector<float> out[2];
-        for (int form = 0; form < 2; form++) {
+        /* forms: as written, collapsed, on the one-hop kernel */
+        std::vector<float> out[3];
+        for (int form = 0; form < 3; form++) {
             std::vector<std::vector<float>> b1(n), b2(n), scr(n);
             std::vector<std::vector<char *>> bufs(n, std::vector<char *>(3));
             for (int r = 0; r < n; r++) {
@@ -140,25 +143,35 @@ static void check_order(EmuComm &em, int ai, int inplace) {
                 bufs[r][2] = (char *)scr[r].data();
             }
             em.direct = false;
-            em.collapse = form;
+            em.collapse = form == 1;
+            em.hop = form == 2;
             em.collapse_ranks.clear();
-            long before = em.collapsed_calls;
-            if (em.launch(ai, WEFT_DTYPE_FLOAT, op, count, inplace, bufs) != WEFT_OK) {
+            long before = em.collapsed_calls, hop_before = em.hop_calls;
+            weft_result res = em.launch(ai, WEFT_DTYPE_FLOAT, op, count, inplace, bufs);
+            em.hop = -1;
+            if (res != WEFT_OK) {
                 FAILF("%s: order check launch failed\n", a->name);
                 return;
             }
-            if (form == 1 && em.collapsed_calls == before) return; /* too large to collapse */
+            /* too large to collapse, or no one-hop form: nothing to compare */
+            if ((form == 1 && em.collapsed_calls == before) ||
+                (form == 2 && em.hop_calls == hop_before))
+                continue;
             for (int r = 0; r < n; r++)
                 out[form].insert(out[form].end(), (float *)bufs[r][1],
                                  (float *)bufs[r][1] + (lo ? n : 1) * count);
         }
-        if (memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)) != 0)
-            FAILF("%s %s %s: collapsed results differ from the plan as written\n", a->name,
-                  op == WEFT_OP_SUM   ? "sum"
-                  : op == WEFT_OP_MAX ? "max"
-                                      : "min",
-                  inplace ? "in-place" : "out-of-place");
-        norder++;
+        for (int form = 1; form < 3; form++) {
+            if (out[form].empty()) continue;
+            if (memcmp(out[0].data(), out[form].data(), out[0].size() * sizeof(float)) != 0)
+                FAILF("%s %s %s: %s results differ from the plan as written\n", a->name,
+                      op == WEFT_OP_SUM   ? "sum"
+                      : op == WEFT_OP_MAX ? "max"
+                                          : "min",
+                      inplace ? "in-place" : "out-of-place", form == 1 ? "collapsed" : "one-hop");
+            norder++;
+            nhop_order += form == 2;
+        }
     }
 }
 
@@ -453,9 +466,50 @@ static void test_late_rank(void) {
     } else {
         em.start_delay_ms[1] = 300;
         run_case(em, 0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 7);
+        long hops = em.hop_calls;
+        run_case(em, 0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 100, 0, 9); /* on the one-hop kernel */
+        if (em.hop_calls == hops) FAILF("late rank: the one-hop kernel did not run\n");
         em.start_delay_ms[1] = 0;
         run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_MAX, 1000, 0, 8);
     }
+    weft_algo_free(a);
+}
+
+/* The one-hop kernel's watchdog: ranks that disagree on a pair's call count (as ranks running
+ * different calls would) wait for each other's lines; once both have entered the call, the
+ * first to give up records what it waited for and every rank stops, within the timeout. */
+static void test_hop_watchdog(void) {
+    gen_params p;
+    gen_parse("ar_oneshot:n=4:ch=1:proto=LL", &p);
+    weft_algo *a = gen_algo(&p);
+    EmuComm em;
+    weft_rt_cfg c = tiny_cfg();
+    c.timeout_ns = 50 * 1000000ll;
+    std::vector<const weft_algo *> v{a};
+    if (!a || em.attach(4, v, c) != WEFT_OK || !em.eligible(0)) {
+        FAILF("one-hop watchdog: attach failed\n");
+        weft_algo_free(a);
+        return;
+    }
+    run_case(em, 0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 10, 0, 8);
+    if (em.hop_calls != 1) FAILF("one-hop watchdog: the first call did not run one-hop\n");
+    uint64_t *ctr = (uint64_t *)(void *)(em.win[1] + em.lay.hop_off + weft_hop_ctr_off());
+    ctr[2] += 1; /* rank 1 (CTA 0) counts one call more with rank 2 than rank 2 with it */
+    std::vector<std::vector<float>> b(4, std::vector<float>(20, 1.0f));
+    std::vector<std::vector<char *>> bufs(4, std::vector<char *>(3));
+    for (int r = 0; r < 4; r++)
+        bufs[r][0] = (char *)b[r].data(), bufs[r][1] = (char *)(b[r].data() + 10),
+        bufs[r][2] = nullptr;
+    em.hop = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    weft_result res = em.launch(0, WEFT_DTYPE_FLOAT, WEFT_OP_SUM, 10, 0, bufs);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    char msg[1024] = "";
+    for (int r = 0; r < 4 && !msg[0]; r++)
+        if (em.err[r].code == WEFT_RT_WAIT_DATA) weft_errrec_format(&em.err[r], a, msg, sizeof msg);
+    if (res != WEFT_ERR_TIMEOUT || !strstr(msg, "waiting for data from rank") || ms > 5000)
+        FAILF("one-hop watchdog: %s after %.0f ms, record \"%s\"\n", weft_result_str(res), ms, msg);
     weft_algo_free(a);
 }
 
@@ -488,11 +542,24 @@ static void test_wrap(void) {
             }
             for (uint32_t i = 0; i < 12; i++)
                 run_case(em, 0, WEFT_DTYPE_INT32, WEFT_OP_SUM, 1 + 37 * i, 0, 100 + i);
+            /* run_case sends some calls to the one-hop kernel (its own counters, below) */
+            uint64_t interp = 12 - (uint64_t)em.hop_calls;
             if (which == 1) {
                 uint64_t v0 = em.prog[0][0][0].v;
-                if (v0 >> 32 != 6) /* 2^32 - 5 + 12 calls, mod 2^32 */
+                if (v0 >> 32 != ((c.start_calls + interp) & 0xffffffffull)) /* mod 2^32 */
                     FAILF("%s: after the wrap the first tb's progress is %#llx\n", a->name,
                           (unsigned long long)v0);
+            }
+            /* the one-hop kernel's count of calls with rank 1 (CTA 0 of rank 0) crossed the
+             * flags' wrap (2^32 - 1 calls a cycle) as often as it ran */
+            if (em.hop_calls > 0) {
+                uint64_t got;
+                memcpy(&got, em.win[0] + em.lay.hop_off + weft_hop_ctr_off() + 8, sizeof got);
+                if (got != c.start_calls + (uint64_t)em.hop_calls)
+                    FAILF("%s: the one-hop count of pair (0, 1) is %#llx after %ld calls\n",
+                          a->name, (unsigned long long)got, em.hop_calls);
+            } else if (a->proto == WEFT_PROTO_LL && a->ngpus == 2) {
+                FAILF("%s: no call ran on the one-hop kernel\n", a->name);
             }
         }
     for (weft_algo *a : owned)
@@ -547,6 +614,7 @@ int main(int argc, char **argv) {
     }
     test_watchdog();
     test_late_rank();
+    test_hop_watchdog();
     test_wrap();
     test_generated();
     test_ll128_lanes();
@@ -566,12 +634,15 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "all %ld emulated calls match (%ld with direct transfers, %ld with groups of "
                 "several CTAs, %ld with fused receives, %ld with collapsed ranks, %ld of them "
-                "mixed; %ld float calls bit for bit as written)\n",
+                "mixed, %ld on the one-hop kernel; %ld float calls bit for bit as written, %ld "
+                "of them one-hop)\n",
                 tally.cases, tally.direct, tally.groups, tally.fused, tally.collapsed, tally.mixed,
-                norder);
-    if (!failures && (tally.direct == 0 || tally.groups == 0 || tally.fused == 0 ||
-                      tally.collapsed == 0 || tally.mixed == 0 || norder == 0)) {
-        fprintf(stderr, "direct transfers, groups, fused receives or collapsed ranks never ran\n");
+                tally.hop, norder, nhop_order);
+    if (!failures &&
+        (tally.direct == 0 || tally.groups == 0 || tally.fused == 0 || tally.collapsed == 0 ||
+         tally.mixed == 0 || norder == 0 || tally.hop == 0 || (!quick && nhop_order == 0))) {
+        fprintf(stderr, "direct transfers, groups, fused receives, collapsed ranks or the one-hop "
+                        "kernel never ran\n");
         failures++;
     }
     return failures ? 1 : 0;

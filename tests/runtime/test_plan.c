@@ -809,6 +809,77 @@ static void test_eligibility(void) {
     CHECK(weft_rt_kernel_index(WEFT_DTYPE_DOUBLE, WEFT_OP_MAX, 0) == 0);
 }
 
+/* The one-hop form (hop.c): the one-shot shapes have it, with every fold in the schedule's order
+ * and the pushes each rank's peers take; shapes that forward or send partial sums, or in which a
+ * pair exchanges one way only, do not, and say why; Simple schedules are left to the
+ * interpreter. */
+static void test_hop(void) {
+    weft_rt_cfg c;
+    weft_rt_cfg_default(&c);
+    c.hop = 1;
+    struct {
+        const char *spec;
+        int hop;
+        const char *why;
+    } cases[] = {
+        {"ar_oneshot:n=4:ch=1:proto=LL", 1, ""},
+        {"ar_direct:n=2:ch=2:proto=LL", 1, ""},
+        {"ag_direct:n=3:ch=1:proto=LL", 1, ""},
+        {"a2a_direct:n=4:ch=1:proto=LL", 1, ""},
+        {"ar_ring:n=4:ch=1:proto=LL", 0, "partial reduction"},
+        {"ag_ring:n=4:ch=1:proto=LL", 0, "forwards"},
+        {"rs_ring:n=4:ch=1:proto=LL", 0, "partial reduction"},
+        {"bcast_chain:n=2:ch=1:proto=LL", 0, "not the other way round"},
+        {"bcast_chain:n=3:ch=1:proto=LL", 0, "forwards"},
+        {"ar_direct:n=2:ch=2:proto=Simple", 0, "Simple"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        weft_algo *a = gen(cases[i].spec);
+        CHECK(a != NULL);
+        if (!a) continue;
+        weft_algo_plan p;
+        char why[256] = "";
+        CHECK(weft_plan_prepare(a, a->ngpus, 64, &p, why, sizeof why) == WEFT_OK);
+        const weft_mode_plan *m = weft_plan_mode(&p, 0);
+        CHECK(m != NULL && (m->hop != NULL) == cases[i].hop);
+        if (m && !cases[i].hop && !strstr(m->hop_why, cases[i].why)) {
+            fprintf(stderr, "%s: one-hop refusal \"%s\", want \"%s\"\n", cases[i].spec, m->hop_why,
+                    cases[i].why);
+            CHECK(0);
+        }
+        int32_t nb = 0, S = 0, nt = 0;
+        if (m && m->hop) {
+            /* every rank of the 4-rank one-shot pushes its input to each of the three others and
+             * folds its output from all four inputs in the order of its receive chain: the
+             * previous rank's and its own, then rank r - 2's and r - 3's */
+            if (i == 0)
+                for (int32_t r = 0; r < 4; r++) {
+                    weft_hop_hdr hd;
+                    memcpy(&hd, m->hop->tab[r], sizeof hd);
+                    CHECK(hd.nsend == 3 && hd.nfold == 1 && hd.nop == 4);
+                    CHECK(hd.peers == (0xfu & ~(1u << r)));
+                    const weft_hop_op *op =
+                        (const weft_hop_op *)(const void *)(m->hop->tab[r] + sizeof hd +
+                                                            3 * sizeof(weft_hop_send) +
+                                                            sizeof(weft_hop_fold));
+                    for (int32_t q = 0; q < 4; q++)
+                        CHECK(op[q].peer == (q == 1 ? -1 : (r + 4 - (q ? q : 1)) % 4));
+                }
+            CHECK(weft_hop_call(m, &p, &c, 2, 4, 1, 0, &nb, &S, &nt) == 1);
+            CHECK(nb == 1 && S == 8 && nt == 32);
+            CHECK(weft_hop_call(m, &p, &c, 2, 4, 1, 1, &nb, &S, &nt) == 0); /* traced */
+            /* large calls: more CTAs, until a CTA's lines no longer fit its area */
+            CHECK(weft_hop_call(m, &p, &c, 8192, 4, 1, 0, &nb, &S, &nt) == 1 && nb > 1);
+            CHECK(weft_hop_call(m, &p, &c, (size_t)1 << 26, 4, 1, 0, &nb, &S, &nt) == 0);
+            c.hop = 0;
+            CHECK(weft_hop_call(m, &p, &c, 2, 4, 1, 0, &nb, &S, &nt) == 0);
+            c.hop = 1;
+        }
+        weft_plan_free(&p);
+        weft_algo_free(a);
+    }
+}
+
 int main(void) {
     test_cfg();
     test_layout_and_conns();
@@ -823,5 +894,6 @@ int main(void) {
     test_dep_late();
     test_geometry();
     test_eligibility();
+    test_hop();
     CHECK_DONE();
 }
