@@ -174,9 +174,10 @@ WEFT_API const char *weft_severity_str(weft_severity s);
       "interpreter compiled for them alone; 0: on the general one",                                \
       WEFT_ENVK_FLAG)                                                                              \
     X(HOP, "WEFT_HOP", NULL,                                                                       \
-      "1 (default): small calls of one-hop LL schedules run on the one-hop kernel (each rank "     \
-      "pushes its operands to its peers once, flags by call, no credits); 0: on the interpreter",  \
-      WEFT_ENVK_FLAG)                                                                              \
+      "auto (default): small calls of one-hop LL schedules on 3 ranks or more run on the one-hop " \
+      "kernel (each rank pushes its operands to its peers once, flags by call, no credits); 1 "    \
+      "on any rank count; 0 never (the interpreter)",                                              \
+      WEFT_ENVK_AUTO01)                                                                            \
     X(LL128, "WEFT_LL128", NULL,                                                                   \
       "auto (default): LL128 algorithms run as LL128 where the GPU is sm_90 or newer and NVLink "  \
       "joins every GPU of the node, elsewhere as LL; 1 always as LL128; 0 always as LL",           \

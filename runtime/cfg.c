@@ -138,7 +138,10 @@ void weft_rt_cfg_default(weft_rt_cfg *cfg) {
     if (*co && cfg->cooperative < 0 && strcmp(co, "auto") != 0)
         WEFT_WARN("WEFT_COOPERATIVE=%s ignored: expected 0, 1 or auto", co);
     cfg->latency_kernel = weft_env_int(WEFT_ENV_LATENCY_KERNEL, 1) != 0;
-    cfg->hop = weft_env_int(WEFT_ENV_HOP, 1) != 0;
+    const char *hop = weft_env_get(WEFT_ENV_HOP);
+    cfg->hop = strcmp(hop, "1") == 0 ? 1 : strcmp(hop, "0") == 0 ? 0 : -1;
+    if (*hop && cfg->hop < 0 && strcmp(hop, "auto") != 0)
+        WEFT_WARN("WEFT_HOP=%s ignored: expected 0, 1 or auto", hop);
     const char *l128 = weft_env_get(WEFT_ENV_LL128);
     cfg->ll128 = strcmp(l128, "1") == 0 ? 1 : strcmp(l128, "0") == 0 ? 0 : -1;
     if (*l128 && cfg->ll128 < 0 && strcmp(l128, "auto") != 0)

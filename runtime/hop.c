@@ -421,9 +421,12 @@ void weft_hop_free(weft_hop_plan *h) {
 int weft_hop_call(const weft_mode_plan *m, const weft_algo_plan *p, const weft_rt_cfg *cfg,
                   size_t count, int32_t dtype_bytes, int reduces, int traced, int32_t *nb,
                   int32_t *S, int32_t *nthreads) {
-    if (!cfg->hop || traced || m == NULL || m->hop == NULL || p->proto != WEFT_RT_PROTO_LL ||
+    if (cfg->hop == 0 || traced || m == NULL || m->hop == NULL || p->proto != WEFT_RT_PROTO_LL ||
         count == 0 || dtype_bytes <= 0 || count > ((size_t)1 << 40))
         return 0;
+    /* auto: on 2 ranks the interpreter's send and receive CTAs of each channel measured faster
+     * (one H200, loopback: 3.18 against 3.38 us at 8 B in graphs; docs/runtime-perf.md) */
+    if (cfg->hop < 0 && p->nranks < 3) return 0;
     int64_t ke = reduces ? dtype_bytes : 1, scale = reduces ? 1 : dtype_bytes;
     int64_t cb = weft_chunk_elems((int64_t)count, p->k) * scale * ke; /* bytes of a chunk */
     int64_t slots = m->hop->maxslots > 0 ? m->hop->maxslots : 1, work = m->hop->maxwork;

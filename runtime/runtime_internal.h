@@ -66,8 +66,9 @@ typedef struct weft_rt_cfg {
     /* LL calls that are neither direct nor traced run on the latency kernel (WEFT_LATENCY_KERNEL;
      * 1 by default). */
     int32_t latency_kernel;
-    /* Calls of one-hop plans that fit the one-hop kernel run on it (WEFT_HOP; 1 by default):
-     * weft_hop_call. */
+    /* Calls of one-hop plans that fit the one-hop kernel run on it (WEFT_HOP, weft_hop_call):
+     * 1 always, 0 never, -1 (auto, the default) on 3 ranks or more, where it was measured
+     * faster than the interpreter (2 ranks: the interpreter, docs/runtime-perf.md). */
     int32_t hop;
     /* LL128 algorithms run as LL128 (1) or as LL (0): WEFT_LL128, by default 1 where the device
      * is sm_90 or newer and NVLink joins every GPU of the node (weft_rt_ll128_auto); -1 until

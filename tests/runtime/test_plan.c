@@ -873,6 +873,8 @@ static void test_hop(void) {
             CHECK(weft_hop_call(m, &p, &c, (size_t)1 << 26, 4, 1, 0, &nb, &S, &nt) == 0);
             c.hop = 0;
             CHECK(weft_hop_call(m, &p, &c, 2, 4, 1, 0, &nb, &S, &nt) == 0);
+            c.hop = -1; /* auto: 3 ranks or more */
+            CHECK(weft_hop_call(m, &p, &c, 2, 4, 1, 0, &nb, &S, &nt) == (a->ngpus >= 3));
             c.hop = 1;
         }
         weft_plan_free(&p);
