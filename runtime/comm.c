@@ -422,6 +422,7 @@ static int64_t comm_hash(const weft_comm *c) {
 #define MIXIN(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
     MIXIN(c->nranks);
     MIXIN(c->max_ctas);
+    MIXIN(c->cfg.hop); /* every rank runs a call on the same kernel (WEFT_HOP, WEFT_TRACE) */
     for (int p = 0; p < WEFT_RT_PROTO_COUNT; p++)
         MIXIN(c->cfg.nslots[p]), MIXIN(c->cfg.slot_bytes[p]), MIXIN(c->cfg.slice_bytes[p]);
     MIXIN(c->lay.nkeys);
@@ -665,6 +666,11 @@ weft_result weft_rt_attach_mn(int ncomms, ncclComm_t *comms, const weft_algo *co
         int devmax = weft_rt_device_max_blocks();
         c->dev_ctas = devmax;
         if (c->cfg.ll128 < 0) c->cfg.ll128 = weft_rt_ll128_auto(c->dev, 0);
+        /* A traced call runs on the interpreter (a trace records thread blocks), and every rank
+         * must pick the same kernel for a call: so where the job asks for traces, no rank runs
+         * the one-hop kernel, even one whose trace file could not be opened. */
+        const char *tr = weft_env_get(WEFT_ENV_TRACE);
+        if (tr && *tr) c->cfg.hop = 0;
         int32_t maxc = c->cfg.max_ctas < devmax ? c->cfg.max_ctas : devmax;
         if (comm_plan(c, algos, nalgos, maxc, d) != WEFT_OK) continue;
         c->hash = comm_hash(c);
@@ -1192,8 +1198,12 @@ static weft_result hop_launch(weft_comm *c, int ai, const weft_call *call, const
         x->err = rr->err_d;
         x->rank = rr->rank;
     }
-    return weft_rt_hop_launch(ki, &ka, c->nsub * nb, nt, stream) == cudaSuccess ? WEFT_OK
-                                                                                : WEFT_ERR_CUDA;
+    /* one rank a launch waits for nothing of its own launch; several (loopback) wait for each
+     * other's CTAs, which must then be resident together as the interpreter's are */
+    int coop = c->nsub > 1 && launch_cooperative(c, c->nsub * nb, c->dev_ctas);
+    return weft_rt_hop_launch(ki, &ka, c->nsub * nb, nt, coop, stream) == cudaSuccess
+               ? WEFT_OK
+               : WEFT_ERR_CUDA;
 }
 
 weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,

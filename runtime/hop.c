@@ -11,14 +11,18 @@
 #define HOP_MAX_LEAVES 32
 
 /* A chunk as it was when the call began: rank's memory mem, chunk x. */
+/* ord (in a fold, not the first operand): 0 combines as op(value, it), 1 as op(it, value), as
+ * the step that took it did, so that even an op whose two arguments are not interchangeable
+ * bit for bit (max of -0 and +0, NaN payloads) gives the schedule's bits. */
 typedef struct leaf {
-    int32_t rank, mem, x;
+    int32_t rank, mem, x, ord;
 } leaf;
 
 /* What a chunk holds: the fold of n leaves in their order (n == 1: one chunk's value); ok == 0:
  * nothing defined (scratch before the schedule writes it). wtb, wstep: the step that wrote it. */
 typedef struct expr {
     int32_t n, ok, wtb, wstep;
+    int32_t unread; /* scratch: written, and not read since */
     leaf l[HOP_MAX_LEAVES];
 } expr;
 
@@ -62,8 +66,9 @@ static const weft_tb *sender_of(const weft_algo *a, int32_t r, const weft_tb *rt
     return NULL;
 }
 
-/* value := incoming (+) operand, as one fold (the ops are commutative, so op(x, F) is F then x);
- * 0 with the reason where that is not one fold. */
+/* value := op(incoming, operand) as one fold: the fold so far, then the one chunk, combined as
+ * op(value, chunk) when the fold came in, op(chunk, value) when it is the operand; 0 with the
+ * reason where that is not one fold. */
 static int combine(hop_sim *s, const expr *in, const expr *op, expr *out) {
     if (!in->ok || !op->ok)
         return weft_rt_why(s->why, s->whylen, "a step reduces a chunk nothing wrote yet");
@@ -72,10 +77,12 @@ static int combine(hop_sim *s, const expr *in, const expr *op, expr *out) {
                            "a step combines two partial results (not one fold of chunks)");
     if (in->n + op->n > HOP_MAX_LEAVES)
         return weft_rt_why(s->why, s->whylen, "a fold of more than %d chunks", HOP_MAX_LEAVES);
-    const expr *f = in->n >= op->n ? in : op, *g = f == in ? op : in;
+    const int chunk_in = in->n == 1 && op->n > 1; /* op(chunk, fold) */
+    const expr *f = chunk_in ? op : in, *g = chunk_in ? in : op;
     *out = *f;
-    memcpy(out->l + f->n, g->l, (size_t)g->n * sizeof(leaf));
-    out->n = f->n + g->n;
+    out->l[f->n] = g->l[0];
+    out->l[f->n].ord = chunk_in;
+    out->n = f->n + 1;
     return 1;
 }
 
@@ -97,8 +104,9 @@ static int ev_take(void *self, int32_t i) {
 static int ev_load(void *self, int32_t i, weft_buf b, int32_t o) {
     hop_eval *e = self;
     int32_t mem, x;
-    const expr *c = at(e->s, e->r, b, o, &mem, &x);
+    expr *c = at(e->s, e->r, b, o, &mem, &x);
     if (!c) return weft_rt_why(e->s->why, e->s->whylen, "a chunk out of range"), -1;
+    c->unread = 0;
     e->reg[i] = *c;
     return 0;
 }
@@ -116,6 +124,7 @@ static int ev_store(void *self, int32_t i, weft_buf b, int32_t o) {
     if (!c) return weft_rt_why(e->s->why, e->s->whylen, "a chunk out of range"), -1;
     *c = e->reg[i];
     c->wtb = e->t, c->wstep = e->si;
+    c->unread = mem == WEFT_MEM_SCRATCH;
     return 0;
 }
 /* A message must be chunks of the sender's own memory as the call found them. */
@@ -212,7 +221,7 @@ static int sim_run(hop_sim *s) {
             for (int32_t x = 0; x < s->nm[mem]; x++) {
                 expr *e = cell(s, r, mem, x);
                 e->n = 1, e->ok = 1, e->wtb = e->wstep = -1;
-                e->l[0] = (leaf){r, mem, x};
+                e->l[0] = (leaf){r, mem, x, 0};
             }
     }
     for (int progress = 1; progress;) {
@@ -252,7 +261,7 @@ static int32_t slot_of(leaf **lists, int32_t *len, int32_t n, int32_t r, int32_t
         if (l[i].mem == mem && l[i].x == x) return i;
     leaf *nl = realloc(l, ((size_t)m + 1) * sizeof *nl);
     if (!nl) return -1;
-    nl[m] = (leaf){q, mem, x};
+    nl[m] = (leaf){q, mem, x, 0};
     lists[(size_t)r * n + q] = nl;
     len[(size_t)r * n + q] = m + 1;
     return m;
@@ -316,6 +325,7 @@ weft_hop_plan *weft_hop_build(const weft_algo *sched, int inplace, int32_t nrank
                     memset(o, 0, sizeof *o);
                     const leaf *lf = &e->l[i];
                     o->mem = (uint8_t)lf->mem;
+                    o->ord = (uint8_t)lf->ord;
                     if (lf->rank == r) {
                         o->peer = -1, o->x = lf->x;
                     } else {
@@ -326,6 +336,13 @@ weft_hop_plan *weft_hop_build(const weft_algo *sched, int inplace, int32_t nrank
                 }
             }
     }
+    /* a schedule that leaves something in scratch that it never reads (a GPU phase's staging
+     * across nodes is its output there) keeps the interpreter: the one-hop kernel writes user
+     * buffers only; scratch read within the call is only a way station */
+    for (int32_t r = 0; r < nranks && ok; r++)
+        for (int32_t x = 0; x < s.nm[WEFT_MEM_SCRATCH] && ok; x++)
+            if (cell(&s, r, WEFT_MEM_SCRATCH, x)->unread)
+                ok = weft_rt_why(why, whylen, "rank %d leaves data in scratch it never reads", r);
     /* in place, a fold must not read a chunk another fold writes (they run side by side) */
     for (int32_t r = 0; r < nranks && ok; r++) {
         const rank_tab *t = &rt[r];

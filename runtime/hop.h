@@ -168,6 +168,7 @@ template <class P, class T, class Op> struct Hop {
                 const char *ln[8];
                 uint32_t fl[8];
                 int16_t pr[8];
+                bool rev[8];
                 WEFT_UNROLL
                 for (int j = 0; j < 8; j++) {
                     ln[j] = nullptr;
@@ -175,6 +176,7 @@ template <class P, class T, class Op> struct Hop {
                     if (j0 + j >= fo.nops) continue;
                     const weft_hop_op &o = ops[fo.op0 + j0 + j];
                     pr[j] = o.peer;
+                    rev[j] = o.ord != 0;
                     if (o.peer < 0) {
                         v[j] = load8(o.mem, o.x, o0 + (int64_t)l * 8);
                         continue;
@@ -215,7 +217,10 @@ template <class P, class T, class Op> struct Hop {
                 }
                 WEFT_UNROLL
                 for (int j = 0; j < 8; j++)
-                    if (j0 + j < fo.nops) acc = j0 + j == 0 ? v[j] : reduce_u64<T, Op>(acc, v[j]);
+                    if (j0 + j < fo.nops)
+                        acc = j0 + j == 0 ? v[j]
+                              : rev[j]    ? reduce_u64<T, Op>(v[j], acc)
+                                          : reduce_u64<T, Op>(acc, v[j]);
             }
             if (!stop) store8(fo.mem, fo.x, o0 + (int64_t)l * 8, acc);
         }

@@ -99,7 +99,7 @@ cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative
 }
 
 cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks, int nthreads,
-                               cudaStream_t stream) {
+                               int cooperative, cudaStream_t stream) {
     if (index < 0 || index >= WEFT_RT_NKERNELS || nblocks < 1 || nthreads < 32 ||
         nthreads > WEFT_RT_NTHREADS || nthreads % 32 != 0)
         return cudaErrorInvalidValue;
@@ -107,16 +107,23 @@ cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks,
     if (!fn) return cudaErrorInvalidDeviceFunction;
     void *args[] = {(void *)ka};
     /* as the interpreter: it may begin while the stream's previous kernel ends (its table loads
-     * before its grid wait); never cooperative (no CTA waits for another of its launch) */
-    cudaLaunchAttribute attr[1];
+     * before its grid wait); cooperative where several ranks share the launch and their CTAs
+     * might not all be resident at once */
+    cudaLaunchAttribute attr[2];
+    unsigned nattr = 1;
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
+    if (cooperative && nblocks > 1) {
+        attr[1].id = cudaLaunchAttributeCooperative;
+        attr[1].val.cooperative = 1;
+        nattr = 2;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)nblocks);
     cfg.blockDim = dim3((unsigned)nthreads);
     cfg.stream = stream;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = nattr;
     return cudaLaunchKernelExC(&cfg, fn, args);
 }
 

@@ -30,9 +30,10 @@ WEFT_RT_SHARD_LIST(WEFT_X_)
 cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative,
                                   const weft_kargs *ka, int nblocks, int nthreads,
                                   cudaStream_t stream);
-/* The one-hop kernel (hop.h) of kernel `index`: nblocks CTAs (every rank's nb) of nthreads. */
+/* The one-hop kernel (hop.h) of kernel `index`: nblocks CTAs (every rank's nb) of nthreads;
+ * cooperative: all resident together (several ranks in one launch wait for each other). */
 cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks, int nthreads,
-                               cudaStream_t stream);
+                               int cooperative, cudaStream_t stream);
 /* Whether this build compiled variant v of kernel `index`: CMake's WEFT_KERNELS and
  * WEFT_KERNELS_TRACED may leave kernels out, and their calls go to NCCL. */
 int weft_rt_kernel_built(int index, weft_rt_kvariant v);

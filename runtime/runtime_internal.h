@@ -630,10 +630,10 @@ typedef struct weft_hop_send {
     int32_t x, slot, pad2_;
 } weft_hop_send;
 /* A fold's operand: chunk x of the rank's own memory mem (peer < 0), or slot x of what peer
- * pushed. */
+ * pushed; ord: combined as op(value, it) (0) or op(it, value) (1), as the schedule's step did. */
 typedef struct weft_hop_op {
     int16_t peer;
-    uint8_t mem, pad_;
+    uint8_t mem, ord;
     int32_t x;
 } weft_hop_op;
 /* Chunk x of memory mem := op over nops operands from op0 on, in their order (one operand: a

@@ -216,7 +216,10 @@ WEFT_API weft_result weft_comm_status(weft_comm *c, char *msg, size_t len);
 /* Per-step timeline traces (docs/trace.md). Starts recording every collective weft serves on
  * c, each local rank into its own Chrome trace event file named by path (%r rank, %p pid, %h
  * host; without %r ".rank<R>" goes before ".json"); a recording already running on c is
- * completed first. Local to the calling process: call it on every rank for all their files.
+ * completed first. Local to the calling process: call it on every rank for all their files,
+ * between the same two collectives (a traced call runs on the interpreter, an untraced small
+ * call of a one-hop schedule on the one-hop kernel, and every rank must run a call alike;
+ * WEFT_HOP=0 or WEFT_TRACE at attach keeps every call on the interpreter).
  * WEFT_TRACE=path starts it at attach. Calls captured in CUDA graphs are not recorded. */
 WEFT_API weft_result weft_comm_trace_start(weft_comm *c, const char *path);
 /* Completes c's trace files (waits for c's traced calls to finish); WEFT_OK when none. Detach

@@ -882,6 +882,44 @@ static void test_hop(void) {
     }
 }
 
+/* A one-hop schedule that parks what it receives in scratch: read back within the call it is a
+ * way station and the one-hop form exists; left there (a GPU phase's staging across nodes is its
+ * output) the form is refused, since the one-hop kernel writes user buffers only. */
+static void test_hop_scratch(void) {
+    for (int readback = 0; readback < 2; readback++) {
+        weft_algo *a = weft_algo_new("park", WEFT_COLL_ALLGATHER, 2, 2);
+        CHECK(a != NULL);
+        if (!a) return;
+        a->proto = WEFT_PROTO_LL;
+        a->inplace = 0;
+        for (int32_t r = 0; r < 2; r++) {
+            weft_gpu *g = &a->gpus[r];
+            g->i_chunks = 1, g->o_chunks = 2, g->s_chunks = 1;
+            weft_tb *ts = weft_gpu_add_tb(g, 1 - r, -1, 0);
+            weft_step st = weft_step_make(WEFT_STEP_SEND, WEFT_BUF_INPUT, 0, WEFT_BUF_INPUT, 0, 1);
+            weft_tb_add_step(ts, &st);
+            weft_tb *tr = weft_gpu_add_tb(g, -1, 1 - r, 0);
+            st = weft_step_make(WEFT_STEP_RECV, WEFT_BUF_SCRATCH, 0, WEFT_BUF_SCRATCH, 0, 1);
+            weft_tb_add_step(tr, &st);
+            if (readback) {
+                st = weft_step_make(WEFT_STEP_CPY, WEFT_BUF_SCRATCH, 0, WEFT_BUF_OUTPUT, 1 - r, 1);
+                weft_tb_add_step(tr, &st);
+            }
+            st = weft_step_make(WEFT_STEP_CPY, WEFT_BUF_INPUT, 0, WEFT_BUF_OUTPUT, r, 1);
+            weft_tb_add_step(ts, &st);
+        }
+        char why[256] = "";
+        weft_hop_plan *h = weft_hop_build(a, 0, 2, 1, why, sizeof why);
+        CHECK((h != NULL) == readback);
+        if (!readback && !strstr(why, "leaves data in scratch")) {
+            fprintf(stderr, "scratch left: one-hop refusal \"%s\"\n", why);
+            CHECK(0);
+        }
+        weft_hop_free(h);
+        weft_algo_free(a);
+    }
+}
+
 int main(void) {
     test_cfg();
     test_layout_and_conns();
@@ -897,5 +935,6 @@ int main(void) {
     test_geometry();
     test_eligibility();
     test_hop();
+    test_hop_scratch();
     CHECK_DONE();
 }
