@@ -168,7 +168,7 @@ template <class P, class T, class Op> struct Hop {
                 const char *ln[8];
                 uint32_t fl[8];
                 int16_t pr[8];
-                bool rev[8];
+                uint32_t rev = 0; /* bit j: operand j goes first, op(it, value) */
                 WEFT_UNROLL
                 for (int j = 0; j < 8; j++) {
                     ln[j] = nullptr;
@@ -176,7 +176,7 @@ template <class P, class T, class Op> struct Hop {
                     if (j0 + j >= fo.nops) continue;
                     const weft_hop_op &o = ops[fo.op0 + j0 + j];
                     pr[j] = o.peer;
-                    rev[j] = o.ord != 0;
+                    rev |= (uint32_t)(o.ord != 0) << j;
                     if (o.peer < 0) {
                         v[j] = load8(o.mem, o.x, o0 + (int64_t)l * 8);
                         continue;
@@ -219,8 +219,8 @@ template <class P, class T, class Op> struct Hop {
                 for (int j = 0; j < 8; j++)
                     if (j0 + j < fo.nops)
                         acc = j0 + j == 0 ? v[j]
-                              : rev[j]    ? reduce_u64<T, Op>(v[j], acc)
-                                          : reduce_u64<T, Op>(acc, v[j]);
+                                          : reduce_u64<T, Op>(rev >> j & 1u ? v[j] : acc,
+                                                              rev >> j & 1u ? acc : v[j]);
             }
             if (!stop) store8(fo.mem, fo.x, o0 + (int64_t)l * 8, acc);
         }
