@@ -59,24 +59,13 @@ __global__ void weft_peer_ptrs(ncclWindow_t win, int nranks, void **out) {
 
 } // namespace
 
-static_assert(sizeof(ncclDevComm) <= WEFT_RT_DEVCOMM_BYTES, "ncclDevComm grew");
-static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
-static_assert(sizeof(weft_hop_kargs) <= 4096, "one-hop kernel arguments too large");
-
-extern "C" {
-
-cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative,
-                                  const weft_kargs *ka, int nblocks, int nthreads,
-                                  cudaStream_t stream) {
-    if (index < 0 || index >= WEFT_RT_NKERNELS || (unsigned)v >= WEFT_RT_KVARIANTS || nblocks < 1 ||
-        nthreads < 32 || nthreads > WEFT_RT_NTHREADS || nthreads % 32 != 0)
-        return cudaErrorInvalidValue;
-    void *args[] = {(void *)ka};
-    /* Programmatic stream serialization: the launch may begin while the stream's previous
-     * kernel finishes (the interpreter waits for it before touching memory it may write).
-     * Cooperative: CTAs spin on each other's progress, so a CTA that started while another
-     * could not (other kernels, another communicator's, holding the SMs) would wait for it;
-     * a cooperative grid is started whole. One CTA waits on nothing of its own launch. */
+namespace {
+/* Programmatic stream serialization: a launch may begin while the stream's previous kernel
+ * finishes (the kernels wait for it before touching memory it may write). Cooperative: CTAs
+ * that wait for each other's steps must all be resident, so the grid is started whole (one CTA
+ * waits on nothing of its own launch). */
+cudaError_t launch_ex(const void *fn, void **args, int nblocks, int nthreads, int cooperative,
+                      cudaStream_t stream) {
     cudaLaunchAttribute attr[2];
     unsigned nattr = 1;
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -93,9 +82,26 @@ cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative
     cfg.stream = stream;
     cfg.attrs = attr;
     cfg.numAttrs = nattr;
+    return cudaLaunchKernelExC(&cfg, fn, args);
+}
+} // namespace
+
+static_assert(sizeof(ncclDevComm) <= WEFT_RT_DEVCOMM_BYTES, "ncclDevComm grew");
+static_assert(sizeof(weft_kargs) <= 4096, "kernel arguments too large");
+static_assert(sizeof(weft_hop_kargs) <= 4096, "one-hop kernel arguments too large");
+
+extern "C" {
+
+cudaError_t weft_rt_kernel_launch(int index, weft_rt_kvariant v, int cooperative,
+                                  const weft_kargs *ka, int nblocks, int nthreads,
+                                  cudaStream_t stream) {
+    if (index < 0 || index >= WEFT_RT_NKERNELS || (unsigned)v >= WEFT_RT_KVARIANTS || nblocks < 1 ||
+        nthreads < 32 || nthreads > WEFT_RT_NTHREADS || nthreads % 32 != 0)
+        return cudaErrorInvalidValue;
     const void *fn = kernels().fn[v][index];
     if (!fn) return cudaErrorInvalidDeviceFunction; /* refused before: weft_rt_kernel_built */
-    return cudaLaunchKernelExC(&cfg, fn, args);
+    void *args[] = {(void *)ka};
+    return launch_ex(fn, args, nblocks, nthreads, cooperative, stream);
 }
 
 cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks, int nthreads,
@@ -106,25 +112,9 @@ cudaError_t weft_rt_hop_launch(int index, const weft_hop_kargs *ka, int nblocks,
     const void *fn = kernels().fn[WEFT_RT_KV_HOP][index];
     if (!fn) return cudaErrorInvalidDeviceFunction;
     void *args[] = {(void *)ka};
-    /* as the interpreter: it may begin while the stream's previous kernel ends (its table loads
-     * before its grid wait); cooperative where several ranks share the launch and their CTAs
-     * might not all be resident at once */
-    cudaLaunchAttribute attr[2];
-    unsigned nattr = 1;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    if (cooperative && nblocks > 1) {
-        attr[1].id = cudaLaunchAttributeCooperative;
-        attr[1].val.cooperative = 1;
-        nattr = 2;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)nblocks);
-    cfg.blockDim = dim3((unsigned)nthreads);
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = nattr;
-    return cudaLaunchKernelExC(&cfg, fn, args);
+    /* as the interpreter's; cooperative where several ranks share the launch (loopback) and
+     * their CTAs might not all be resident at once */
+    return launch_ex(fn, args, nblocks, nthreads, cooperative, stream);
 }
 
 int weft_rt_kernel_built(int index, weft_rt_kvariant v) {
