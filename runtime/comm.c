@@ -1168,6 +1168,19 @@ static weft_result launch_tail(weft_comm *c, int ai, const weft_call *call, void
     return res;
 }
 
+/* Whether call runs on the one-hop kernel (and its CTAs per rank, slice, threads): the
+ * communicator has the area, this build the kernel, and weft_hop_call the call. */
+static int call_hop(const weft_comm *c, int ai, const weft_call *call, int32_t *nb, int32_t *S,
+                    int32_t *nt) {
+    const weft_mode_plan *m = weft_plan_mode(&c->plans[ai], call->inplace);
+    int reduces = weft_coll_reduces(call->coll);
+    return c->lay.hop_off &&
+           weft_rt_kernel_built(weft_rt_kernel_index(call->dtype, call->op, reduces),
+                                WEFT_RT_KV_HOP) &&
+           weft_hop_call(m, &c->plans[ai], &c->cfg, call->count, weft_dtype_size(call->dtype),
+                         reduces, c->trace != NULL, nb, S, nt);
+}
+
 /* A call on the one-hop kernel (runtime_internal.h, "the one-hop path"): nb CTAs per rank of S
  * bytes of every chunk each, every rank of the launch's tables and buffers by value. */
 static weft_result hop_launch(weft_comm *c, int ai, const weft_call *call, const void *const *send,
@@ -1239,9 +1252,7 @@ weft_result weft_rt_launch(weft_comm *c, int ai, const weft_call *call, const vo
     cudaGetDevice(&cur);
     if (cur != c->dev && cudaSetDevice(c->dev) != cudaSuccess) return WEFT_ERR_CUDA;
     int32_t hb = 0, hS = 0, hT = 0;
-    if (c->lay.hop_off && weft_rt_kernel_built(ki, WEFT_RT_KV_HOP) &&
-        weft_hop_call(m, p, &c->cfg, call->count, weft_dtype_size(call->dtype), reduces,
-                      c->trace != NULL, &hb, &hS, &hT)) {
+    if (call_hop(c, ai, call, &hb, &hS, &hT)) {
         res = hop_launch(c, ai, call, send, recv, stream, ki, hb, hS, hT);
         return launch_tail(c, ai, call, recv, stream, res, res == WEFT_OK, cur);
     }
@@ -1338,13 +1349,7 @@ int weft_rt_call_ctas(const weft_comm *c, int ai, const weft_call *call) {
     const weft_mode_plan *m = weft_plan_mode(&c->plans[ai], call->inplace);
     if (m == NULL) return 0;
     int32_t hb = 0, hS = 0, hT = 0;
-    int reduces = weft_coll_reduces(call->coll);
-    if (c->lay.hop_off &&
-        weft_rt_kernel_built(weft_rt_kernel_index(call->dtype, call->op, reduces),
-                             WEFT_RT_KV_HOP) &&
-        weft_hop_call(m, &c->plans[ai], &c->cfg, call->count, weft_dtype_size(call->dtype), reduces,
-                      c->trace != NULL, &hb, &hS, &hT))
-        return hb; /* the one-hop kernel */
+    if (call_hop(c, ai, call, &hb, &hS, &hT)) return hb; /* the one-hop kernel */
     int collapsed = weft_plan_use_collapsed(&c->plans[ai], m, &g, &c->cfg, c->trace != NULL);
     return weft_plan_ntbs_run(&m->ranks[c->sub[0].rank], collapsed) * g.K;
 }
